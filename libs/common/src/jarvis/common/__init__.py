@@ -1,0 +1,1 @@
+"""Shared plumbing for Jarvis services: errors, gRPC helpers, settings, logging, metrics."""
