@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import grpc
 import grpc.aio
@@ -11,13 +11,17 @@ import grpc.aio
 DEFAULT_DEADLINE_SECONDS = 30.0
 
 
-def _service_config(service: str, idempotent_methods: Iterable[str]) -> str:
-    """Retry UNAVAILABLE (a restarting peer) for idempotent methods only; writes are never replayed."""
+def _service_config(idempotent: Mapping[str, Iterable[str]]) -> str:
+    """Retry UNAVAILABLE (a restarting peer) for idempotent methods only; writes are never replayed.
+
+    `idempotent` maps full service names to the methods that are safe to send twice.
+    """
     return json.dumps(
         {
             "methodConfig": [
                 {
-                    "name": [{"service": service, "method": m} for m in idempotent_methods],
+                    "name": [{"service": s, "method": m} for s, methods in idempotent.items() for m in methods],
+                    "timeout": f"{DEFAULT_DEADLINE_SECONDS}s",
                     "retryPolicy": {
                         "maxAttempts": 4,
                         "initialBackoff": "0.1s",
@@ -26,31 +30,25 @@ def _service_config(service: str, idempotent_methods: Iterable[str]) -> str:
                         "retryableStatusCodes": ["UNAVAILABLE"],
                     },
                 },
-                {"name": [{"service": service}], "timeout": f"{DEFAULT_DEADLINE_SECONDS}s"},
+                {"name": [{"service": s} for s in idempotent], "timeout": f"{DEFAULT_DEADLINE_SECONDS}s"},
             ]
         }
     )
 
 
-def aio_channel(target: str, service: str, idempotent_methods: Iterable[str]) -> grpc.aio.Channel:
-    """An asyncio channel to `target` (host:port or unix:path) for one service."""
-    return grpc.aio.insecure_channel(
-        target,
-        options=[
-            ("grpc.enable_retries", 1),
-            ("grpc.service_config", _service_config(service, idempotent_methods)),
-            ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-        ],
-    )
+def _options(idempotent: Mapping[str, Iterable[str]]) -> list[tuple[str, object]]:
+    return [
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", _service_config(idempotent)),
+        ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+    ]
 
 
-def sync_channel(target: str, service: str, idempotent_methods: Iterable[str]) -> grpc.Channel:
+def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]]) -> grpc.aio.Channel:
+    """An asyncio channel to `target` (host:port or unix:path)."""
+    return grpc.aio.insecure_channel(target, options=_options(idempotent))
+
+
+def sync_channel(target: str, idempotent: Mapping[str, Iterable[str]]) -> grpc.Channel:
     """A blocking channel (CLI, workers) with the same retry policy."""
-    return grpc.insecure_channel(
-        target,
-        options=[
-            ("grpc.enable_retries", 1),
-            ("grpc.service_config", _service_config(service, idempotent_methods)),
-            ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-        ],
-    )
+    return grpc.insecure_channel(target, options=_options(idempotent))

@@ -1,0 +1,90 @@
+"""The aggregator's ASGI application: every surface, /healthz and /metrics behind the MCP gate."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from importlib.metadata import version as package_version
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from jarvis.aggregator.aliases import build_alias_table
+from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
+from jarvis.aggregator.context import SystemControl, ToolContext
+from jarvis.aggregator.mcp_server import build_mcp_server
+from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
+from jarvis.aggregator.usage import UsageRecorder
+
+VERSION = package_version("jarvis-aggregator")
+
+
+class Aggregator:
+    """Owns the surfaces, their MCP servers and session managers, and the ASGI app serving them."""
+
+    def __init__(self, settings: AggregatorSettings, registry: RegistryClient, system: SystemControl,
+                 metrics_registry: CollectorRegistry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.metrics_registry = metrics_registry
+        self.metrics = AggregatorMetrics(metrics_registry)
+        self.usage = UsageRecorder(registry)
+        self.context = ToolContext(
+            registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
+            started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
+        )
+        self.surfaces: list[Surface] = [build_jarvis_surface(self.context)]
+        self.context.surfaces = tuple(s.path for s in self.surfaces)
+        self.aliases = build_alias_table(self.surfaces)
+        self.mcp_servers = {s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION)
+                            for s in self.surfaces}
+        self.managers = {
+            s.name: StreamableHTTPSessionManager(
+                app=self.mcp_servers[s.name],
+                stateless=settings.stateless,
+                json_response=settings.json_response,
+                # Host/Origin are validated by the gate before authentication.
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                max_request_body_size=settings.max_body_bytes,
+            )
+            for s in self.surfaces
+        }
+        self.app = self._build_app()
+
+    def _build_app(self) -> Any:
+        routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
+        routes += [Route("/healthz", self._healthz), Route("/metrics", self._metrics)]
+        app = Starlette(routes=routes, lifespan=self._lifespan)
+        hosts, origins = self.settings.host_patterns()
+        gate = GateSettings(require_auth=self.settings.auth_required, allowed_hosts=hosts,
+                            allowed_origins=origins, max_body_bytes=self.settings.max_body_bytes)
+        verifier = TokenVerifier(self.registry, ttl=self.settings.token_cache_seconds)
+        return McpGate(app, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for manager in self.managers.values():
+                await stack.enter_async_context(manager.run())
+            self.usage.start()
+            try:
+                yield
+            finally:
+                await self.usage.stop()
+
+    async def _healthz(self, _: Request) -> Response:
+        return JSONResponse({"status": "ok", "version": VERSION, "surfaces": [s.path for s in self.surfaces]})
+
+    async def _metrics(self, _: Request) -> Response:
+        return Response(generate_latest(self.metrics_registry), media_type=CONTENT_TYPE_LATEST)

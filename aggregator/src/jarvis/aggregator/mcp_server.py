@@ -1,0 +1,94 @@
+"""Binds a Surface to an MCP low-level server: list, call, error mapping, aliases, usage, metrics."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from jarvis.aggregator.aliases import Rename
+from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.principal import LOCAL_ADMIN, Principal
+from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.usage import UsageRecorder
+from jarvis.common.errors import JarvisError, PermissionDenied
+
+log = logging.getLogger(__name__)
+
+PRINCIPAL_SCOPE_KEY = "jarvis.principal"
+
+
+def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
+    """The caller, as the HTTP auth middleware resolved it; stdio callers are the local user."""
+    request = ctx.request
+    scope = getattr(request, "scope", None)
+    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, dict) else None
+    return principal if isinstance(principal, Principal) else LOCAL_ADMIN
+
+
+def text_result(payload: Any, *, is_error: bool = False) -> types.CallToolResult:
+    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"), default=str)
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
+
+
+def build_mcp_server(
+    surface: Surface,
+    aliases: dict[str, Rename],
+    usage: UsageRecorder,
+    metrics: AggregatorMetrics,
+    version: str,
+) -> Server[Any]:
+    tools = surface.list_mcp()
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        if not surface.has(name):
+            rename = aliases.get(name)
+            if rename is not None:
+                metrics.tool_calls.labels(surface.name, "renamed", "", "error").inc()
+                return text_result(rename.message(), is_error=True)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}'; call tools/list for the tools of "
+                           f"the {surface.name} surface")
+        tool = surface.get(name)
+        arguments = params.arguments or {}
+        action = arguments.get("action") if tool.actions else ""
+        action_label = action if isinstance(action, str) and action in tool.action_names else ""
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            result = await tool.call(arguments, principal_of(ctx), surface.name)
+            return text_result(result)
+        except PermissionDenied as exc:
+            outcome = "denied"
+            return text_result(str(exc), is_error=True)
+        except JarvisError as exc:
+            outcome = "error"
+            return text_result(str(exc), is_error=True)
+        except Exception:
+            outcome = "internal"
+            log.exception("tool call failed", extra={"surface": surface.name, "tool": name})
+            return text_result(f"internal error in {name}; the aggregator log has the details", is_error=True)
+        finally:
+            elapsed = time.perf_counter() - started
+            metrics.tool_calls.labels(surface.name, name, action_label, outcome).inc()
+            metrics.tool_latency.labels(surface.name, name).observe(elapsed)
+            usage.record(name, action_label, outcome == "ok", elapsed * 1000)
+
+    return Server(
+        f"jarvis-{surface.name}",
+        version=version,
+        instructions=surface.instructions or None,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

@@ -1,0 +1,58 @@
+"""Settings of the aggregator process (env prefix JARVIS_AGGREGATOR_)."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import SettingsConfigDict
+
+from jarvis.common.settings import ProcessSettings
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class AggregatorSettings(ProcessSettings):
+    model_config = SettingsConfigDict(env_prefix="JARVIS_AGGREGATOR_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    registry_target: str = "127.0.0.1:50051"
+    # Stateless streamable HTTP: no per-process session state, for replicas behind a plain balancer.
+    stateless: bool = False
+    json_response: bool = False
+    # None: decided by the bind address (required beyond loopback, optional on loopback).
+    require_auth: bool | None = None
+    # Extra Host header values accepted beyond loopback (e.g. "jarvis.example.com", "10.0.0.5:8765").
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+    max_body_bytes: int = 1024 * 1024
+    token_cache_seconds: float = 5.0
+    project_root: Path = Field(default_factory=Path.cwd)
+    redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
+    docker_host: str = Field(default="unix:///var/run/docker.sock",
+                             validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST"))
+
+    @property
+    def auth_required(self) -> bool:
+        # Beyond loopback auth is not optional: an explicit require_auth=False is overridden.
+        if not is_loopback(self.host):
+            return True
+        return bool(self.require_auth)
+
+    def host_patterns(self) -> tuple[list[str], list[str]]:
+        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
+        origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+        if not is_loopback(self.host) and self.host not in ("0.0.0.0", "::"):  # noqa: S104 - comparing, not binding
+            hosts += [self.host, f"{self.host}:*"]
+        return hosts + self.allowed_hosts, origins + self.allowed_origins

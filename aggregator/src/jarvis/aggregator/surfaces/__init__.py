@@ -1,0 +1,1 @@
+"""MCP surfaces: named endpoints with curated tool sets."""

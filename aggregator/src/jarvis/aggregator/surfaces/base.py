@@ -1,0 +1,162 @@
+"""The surface framework: consolidated action-based tools, their schemas, annotations and dispatch."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+import mcp_types as types
+
+from jarvis.aggregator.principal import Principal
+from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
+
+JsonObject = dict[str, Any]
+Handler = Callable[[JsonObject, Principal], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One operation of a consolidated tool.
+
+    `read_only`, `destructive` and `idempotent` describe what the action does; the tool's
+    annotations are derived from its actions so they can never disagree with the code.
+    `admin` marks writes that define a command or image (they need the admin scope).
+    """
+
+    name: str
+    handler: Handler
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    required: tuple[str, ...] = ()
+    admin: bool = False
+
+
+@dataclass
+class Tool:
+    """A tool of a surface. With `actions`, an `action` parameter routes to one of them;
+    without, `handler` runs directly (single-purpose tools such as `jarvis_check_status`)."""
+
+    name: str
+    description: str
+    properties: Mapping[str, JsonObject] = field(default_factory=dict)
+    actions: Sequence[Action] = ()
+    handler: Handler | None = None
+    read_only: bool = False
+    idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.description) > 60:
+            raise ValueError(f"description of {self.name} is over 60 characters")
+        if bool(self.actions) == (self.handler is not None):
+            raise ValueError(f"{self.name} needs either actions or a handler")
+        self._by_action = {a.name: a for a in self.actions}
+        self.input_schema = self._build_schema()
+        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+
+    @property
+    def action_names(self) -> list[str]:
+        return [a.name for a in self.actions]
+
+    def _build_schema(self) -> JsonObject:
+        properties: dict[str, JsonObject] = {}
+        if self.actions:
+            properties["action"] = {"type": "string", "enum": self.action_names}
+        properties.update(self.properties)
+        # `action` is checked by dispatch (spec 001's exact texts), so it is not "required" here:
+        # a schema-level rejection would answer a missing action with a different message.
+        return {"type": "object", "properties": properties, "additionalProperties": False}
+
+    def annotations(self) -> types.ToolAnnotations:
+        if self.actions:
+            read_only = all(a.read_only for a in self.actions)
+            destructive = any(a.destructive for a in self.actions)
+            idempotent = all(a.idempotent or a.read_only for a in self.actions)
+        else:
+            read_only, destructive, idempotent = self.read_only, not self.read_only, self.idempotent
+        return types.ToolAnnotations(
+            read_only_hint=read_only,
+            destructive_hint=False if read_only else destructive,
+            idempotent_hint=idempotent,
+            open_world_hint=False,
+        )
+
+    def to_mcp(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            annotations=self.annotations(),
+        )
+
+    def resolve(self, arguments: Mapping[str, Any] | None) -> tuple[Action | None, JsonObject]:
+        """Pick the action and validate the arguments; raise InvalidArgument with spec texts."""
+        args = dict(arguments or {})
+        action: Action | None = None
+        if self.actions:
+            name = args.get("action")
+            if name is None or name == "":
+                raise InvalidArgument("action parameter is required")
+            if not isinstance(name, str) or name not in self._by_action:
+                raise InvalidArgument(
+                    f"unknown action '{name}' for {self.name} tool; valid actions: {', '.join(self.action_names)}"
+                )
+            action = self._by_action[name]
+        errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
+        if errors:
+            raise InvalidArgument(_describe_schema_error(self.name, errors[0]))
+        if action is not None:
+            missing = [p for p in action.required if args.get(p) in (None, "", [])]
+            if missing:
+                raise InvalidArgument(
+                    f"{self.name} action={action.name} requires {', '.join(repr(m) for m in missing)}"
+                )
+        return action, args
+
+    async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:
+        action, args = self.resolve(arguments)
+        if not principal.may(surface, self.name, action.name if action else None,
+                             read_only=action.read_only if action else self.read_only,
+                             admin=action.admin if action else False):
+            what = f"{self.name} action={action.name}" if action else self.name
+            raise PermissionDenied(f"your token's scopes do not allow {what} on the {surface} surface")
+        handler = action.handler if action else self.handler
+        assert handler is not None
+        return await handler(args, principal)
+
+
+def _describe_schema_error(tool: str, error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.path)
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))  # type: ignore[union-attr]
+        return f"{tool}: {error.message}; accepted parameters: {allowed}"
+    if where:
+        return f"{tool}: parameter '{where}': {error.message}"
+    return f"{tool}: {error.message}"
+
+
+@dataclass
+class Surface:
+    """A named MCP endpoint exposing a curated set of tools."""
+
+    name: str
+    path: str
+    tools: Sequence[Tool]
+    instructions: str = ""
+
+    def __post_init__(self) -> None:
+        self._by_name = {t.name: t for t in self.tools}
+
+    def get(self, name: str) -> Tool:
+        tool = self._by_name.get(name)
+        if tool is None:
+            raise NotFound(f"unknown tool '{name}' on the {self.name} surface; tools: {', '.join(self._by_name)}")
+        return tool
+
+    def has(self, name: str) -> bool:
+        return name in self._by_name
+
+    def list_mcp(self) -> list[types.Tool]:
+        return [t.to_mcp() for t in self.tools]

@@ -1,0 +1,122 @@
+"""`jarvis_server`: installed MCP servers and the catalog, through the registry."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.registry_client import to_dict
+from jarvis.aggregator.surfaces import schema as s
+from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.errors import InvalidArgument
+
+TRANSPORTS = {
+    "stdio": pb.TRANSPORT_STDIO,
+    "streamable-http": pb.TRANSPORT_STREAMABLE_HTTP,
+    "container": pb.TRANSPORT_CONTAINER,
+}
+
+
+def _summary(server: pb.Server) -> dict[str, Any]:
+    launch = server.launch
+    where = launch.url or launch.image or " ".join([launch.command, *launch.args]).strip()
+    return {
+        "name": server.name,
+        "transport": pb.Transport.Name(launch.transport).removeprefix("TRANSPORT_").lower().replace("_", "-"),
+        "status": server.status,
+        "tools": len(server.tools),
+        "profiles": list(server.profiles),
+        "launch": where,
+        "description": server.description,
+    }
+
+
+def _detail(server: pb.Server) -> dict[str, Any]:
+    detail = to_dict(server)
+    for tool in detail.get("tools", []):
+        raw = tool.pop("input_schema_json", "")
+        tool["input_schema"] = json.loads(raw) if raw else {}
+    return detail
+
+
+def build(ctx: ToolContext) -> Tool:
+    reg = ctx.registry
+
+    async def list_(_: dict[str, Any], __: Principal) -> Any:
+        resp = await reg.call(reg.registry.ListServers, pb.ListServersRequest())
+        return {"servers": [_summary(x) for x in resp.servers], "count": len(resp.servers)}
+
+    async def info(a: dict[str, Any], _: Principal) -> Any:
+        return _detail(await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=a["name"])))
+
+    async def install(a: dict[str, Any], _: Principal) -> Any:
+        req = pb.InstallServerRequest(catalog_name=a["name"], name=a.get("new_name", ""), env=a.get("env", {}))
+        return {"installed": _detail(await reg.call(reg.registry.InstallServer, req))}
+
+    async def uninstall(a: dict[str, Any], _: Principal) -> Any:
+        resp = await reg.call(reg.registry.UninstallServer, pb.UninstallServerRequest(name=a["name"]))
+        return {"uninstalled": to_dict(resp)}
+
+    async def search(a: dict[str, Any], _: Principal) -> Any:
+        req = pb.SearchServersRequest(query=a["query"], limit=a.get("limit", 0))
+        resp = await reg.call(reg.registry.SearchServers, req)
+        return {"query": a["query"], "results": [to_dict(h) for h in resp.hits]}
+
+    async def create(a: dict[str, Any], _: Principal) -> Any:
+        launch = pb.LaunchSpec(
+            transport=TRANSPORTS[a["type"]], command=a.get("command", ""), args=a.get("args", []),
+            env=a.get("env", {}), url=a.get("url", ""), image=a.get("image", ""), cwd=a.get("cwd", ""),
+        )
+        req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
+        return {"created": _detail(await reg.call(reg.registry.CreateServer, req))}
+
+    async def edit(a: dict[str, Any], _: Principal) -> Any:
+        fields = {k: a[k] for k in ("new_name", "description", "command", "url", "image", "cwd") if k in a}
+        if not fields and not any(k in a for k in ("args", "env", "unset_env")):
+            raise InvalidArgument(
+                "jarvis_server action=edit needs something to change: new_name, description, command, "
+                "args, env, unset_env, url, image or cwd"
+            )
+        req = pb.EditServerRequest(
+            name=a["name"], args=a.get("args", []), replace_args="args" in a,
+            set_env=a.get("env", {}), unset_env=a.get("unset_env", []), **fields,
+        )
+        return {"edited": _detail(await reg.call(reg.registry.EditServer, req))}
+
+    async def usage(a: dict[str, Any], _: Principal) -> Any:
+        await ctx.usage.flush()
+        resp = await reg.call(reg.registry.GetUsage, pb.GetUsageRequest(tool=a.get("name", "")))
+        return {"usage": [to_dict(x) for x in resp.stats]}
+
+    return Tool(
+        name="jarvis_server",
+        description="Servers list|info|install|uninstall|search|edit|create|usage",
+        properties={
+            "name": s.string(),
+            "query": s.string(),
+            "type": s.string(enum=list(TRANSPORTS)),
+            "command": s.string(),
+            "args": s.strings(),
+            "env": s.string_map(),
+            "unset_env": s.strings(),
+            "url": s.string(),
+            "image": s.string(),
+            "cwd": s.string(),
+            "description": s.string(),
+            "new_name": s.string(),
+            "limit": s.integer(minimum=1, maximum=100),
+        },
+        actions=[
+            Action("list", list_, read_only=True, idempotent=True),
+            Action("info", info, read_only=True, idempotent=True, required=("name",)),
+            Action("install", install, required=("name",), admin=True),
+            Action("uninstall", uninstall, destructive=True, required=("name",)),
+            Action("search", search, read_only=True, idempotent=True, required=("query",)),
+            Action("edit", edit, required=("name",), admin=True),
+            Action("create", create, required=("name", "type"), admin=True),
+            Action("usage", usage, read_only=True, idempotent=True),
+        ],
+    )

@@ -1,0 +1,70 @@
+"""Buffers tool-call usage in memory and ships it to the registry in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from jarvis.api.registry.v1 import registry_pb2
+from jarvis.common.errors import JarvisError
+
+if TYPE_CHECKING:
+    from jarvis.aggregator.registry_client import RegistryClient
+
+log = logging.getLogger(__name__)
+
+
+class UsageRecorder:
+    """Recording is a cheap append on the request path; a background task does the I/O."""
+
+    def __init__(self, registry: RegistryClient, flush_interval: float = 2.0, max_buffer: int = 10_000) -> None:
+        self._registry = registry
+        self._interval = flush_interval
+        self._max = max_buffer
+        self._events: list[registry_pb2.UsageEvent] = []
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self.dropped = 0
+
+    def record(self, tool: str, action: str, ok: bool, latency_ms: float) -> None:
+        if len(self._events) >= self._max:
+            # The registry is unreachable for long: keep memory bounded, count what is lost.
+            self.dropped += 1
+            return
+        at = Timestamp()
+        at.FromNanoseconds(time.time_ns())
+        self._events.append(
+            registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
+        )
+
+    async def flush(self) -> None:
+        async with self._lock:
+            if not self._events:
+                return
+            batch, self._events = self._events, []
+            try:
+                await self._registry.call(
+                    self._registry.registry.RecordUsage, registry_pb2.RecordUsageRequest(events=batch)
+                )
+            except JarvisError as exc:
+                log.warning("usage not recorded yet; will retry", extra={"events": len(batch), "error": str(exc)})
+                self._events[:0] = batch[: max(0, self._max - len(self._events))]
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.flush()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="usage-flush")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        await self.flush()

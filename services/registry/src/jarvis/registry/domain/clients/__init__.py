@@ -1,0 +1,30 @@
+"""MCP client applications (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf) and their config files."""
+
+from .formats import CLIENTS, ClientFormat
+from .manager import ClientManager
+from .models import (
+    ClientStatus,
+    ConfigEntry,
+    EditResult,
+    EntryKind,
+    ImportResult,
+    PathInfo,
+    ServerLaunch,
+    SkippedEntry,
+    Transport,
+)
+
+__all__ = [
+    "CLIENTS",
+    "ClientFormat",
+    "ClientManager",
+    "ClientStatus",
+    "ConfigEntry",
+    "EditResult",
+    "EntryKind",
+    "ImportResult",
+    "PathInfo",
+    "ServerLaunch",
+    "SkippedEntry",
+    "Transport",
+]

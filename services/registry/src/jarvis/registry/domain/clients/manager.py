@@ -1,0 +1,373 @@
+"""ClientManager: list, edit and import the MCP server entries of known client applications."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+
+from .config import ConfigUnreadable, LoadedConfig, load_config, render
+from .files import atomic_write, backup, real_target
+from .formats import CLIENTS, CLIENTS_BY_NAME, PROFILE_ENTRY_PREFIX, ClientFormat
+from .models import (
+    ClientStatus,
+    ConfigEntry,
+    EditResult,
+    ImportResult,
+    PathInfo,
+    ServerLaunch,
+    SkippedEntry,
+    name_problem,
+    validate_launch,
+    validate_name,
+)
+from .state import ClientState, ManagedEntry, StateStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where one client's config is, resolved against the injected home and the state file."""
+
+    client: ClientFormat
+    path: Path
+    default: Path
+    custom: bool
+
+
+class ClientManager:
+    """Reads and edits client config files; remembers in `<data_dir>/clients.json` what it wrote.
+
+    Every write keeps unrelated content, backs the file up first and replaces it atomically.
+    Calls are serialised by a lock in the process and, on POSIX, a lock file beside the state.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        home: Path,
+        aggregator_url: str,
+        platform: str = sys.platform,
+        *,
+        jarvis_command: str = "jarvis",
+    ) -> None:
+        self._data_dir = data_dir
+        self._state = StateStore(data_dir / "clients.json")
+        self._home = home
+        self._aggregator_url = aggregator_url.rstrip("/")
+        self._platform = platform
+        self._jarvis_command = jarvis_command
+        self._lock = threading.RLock()
+
+    # --- public API -----------------------------------------------------------------------------
+
+    def list(self) -> builtins.list[ClientStatus]:
+        with self._locked():
+            states = self._state.load()
+            return [self._status(client, states.get(client.name, ClientState())) for client in CLIENTS]
+
+    def edit(
+        self,
+        name: str,
+        add_servers: Sequence[ServerLaunch] = (),
+        remove_servers: Sequence[str] = (),
+        add_profiles: Sequence[str] = (),
+        remove_profiles: Sequence[str] = (),
+    ) -> EditResult:
+        client = self._client(name)
+        if not (add_servers or remove_servers or add_profiles or remove_profiles):
+            raise InvalidArgument("nothing to change: give servers or profiles to add or remove")
+        adds = self._planned_adds(client, add_servers, add_profiles)
+        removes: dict[str, str] = {}  # entry name -> how the caller named it
+        for server in remove_servers:
+            validate_name(server, "server")
+            removes[server] = f"server {server!r}"
+        for profile in remove_profiles:
+            validate_name(profile, "profile")
+            removes[PROFILE_ENTRY_PREFIX + profile] = f"profile {profile!r} (entry {PROFILE_ENTRY_PREFIX + profile!r})"
+
+        with self._locked():
+            states = self._state.load()
+            state = states.setdefault(client.name, ClientState())
+            target = self._target(client, state)
+            loaded = self._load_for_change(target, "edit")
+            managed = state.managed_in(target.path)
+            for entry, label in removes.items():
+                if entry not in loaded.servers:
+                    present = ", ".join(loaded.servers) or "none"
+                    raise NotFound(
+                        f"{client.display_name} config {target.path} has no {label}; entries there: {present}"
+                    )
+                if entry not in managed:
+                    raise FailedPrecondition(
+                        f"entry {entry!r} in {target.path} was not added by Jarvis, so Jarvis will not "
+                        "remove it; edit the file yourself if you want it gone"
+                    )
+            for entry, _, _ in adds:
+                if entry in loaded.servers and entry not in managed:
+                    raise AlreadyExists(
+                        f"{target.path} already has its own entry {entry!r}, not added by Jarvis; "
+                        "rename or remove it first, or use another name"
+                    )
+            backup_path = self._write(target, state, states, loaded, builtins.list(removes), adds)
+        return EditResult(
+            client=client.name,
+            config_path=str(target.path),
+            backup_path=backup_path,
+            added=[entry for entry, _, _ in adds],
+            removed=builtins.list(removes),
+        )
+
+    def import_servers(self, name: str) -> ImportResult:
+        client = self._client(name)
+        with self._locked():
+            state = self._state.load().get(client.name, ClientState())
+            target = self._target(client, state)
+            loaded = self._load_for_change(target, "import from")
+            managed = state.managed_in(target.path)
+        if loaded.text is None:
+            raise NotFound(f"{client.display_name} has no config file at {target.path}")
+        servers: builtins.list[ServerLaunch] = []
+        skipped: builtins.list[SkippedEntry] = []
+        for entry, raw in loaded.servers.items():
+            kind, _ = client.classify(raw, self._aggregator_url)
+            problem = name_problem(entry)
+            result: ServerLaunch | str
+            if entry in managed:
+                result = "the entry was added by Jarvis"
+            elif kind != "server":
+                result = "the entry points at Jarvis itself"
+            elif problem is not None:
+                result = f"the entry name {problem}"
+            else:
+                result = client.decode(entry, raw)
+            if isinstance(result, str):
+                skipped.append(SkippedEntry(entry, result))
+            else:
+                servers.append(result)
+        return ImportResult(client.name, str(target.path), servers, skipped)
+
+    def config_path(self, name: str, new_path: str | None = None) -> PathInfo:
+        """The client's config path; with `new_path` set a custom one ("" goes back to the default)."""
+        client = self._client(name)
+        with self._locked():
+            states = self._state.load()
+            state = states.setdefault(client.name, ClientState())
+            if new_path is not None:
+                path = self._custom_path(new_path) if new_path else None
+                default = client.config_file(self._home, self._platform)
+                state.config_path = None if path is None or path == default else str(path)
+                self._state.save(states)
+            target = self._target(client, state)
+        return PathInfo(
+            client=client.name,
+            path=str(target.path),
+            default_path=str(target.default),
+            custom=target.custom,
+            exists=target.path.exists(),
+        )
+
+    def remove_server_everywhere(self, server_name: str) -> builtins.list[str]:
+        """Remove Jarvis's entries for an uninstalled server; returns the clients changed."""
+        return self._remove_everywhere(ManagedEntry("server", server_name))
+
+    def remove_profile_everywhere(self, profile_name: str) -> builtins.list[str]:
+        """Remove Jarvis's entries for a deleted profile; returns the clients changed."""
+        return self._remove_everywhere(ManagedEntry("profile", profile_name))
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _client(self, name: str) -> ClientFormat:
+        client = CLIENTS_BY_NAME.get(name)
+        if client is None:
+            raise NotFound(f"unknown client {name!r}; known clients: {', '.join(CLIENTS_BY_NAME)}")
+        return client
+
+    def _target(self, client: ClientFormat, state: ClientState) -> _Target:
+        default = client.config_file(self._home, self._platform)
+        if state.config_path is None:
+            return _Target(client, default, default, False)
+        return _Target(client, Path(state.config_path), default, True)
+
+    def _custom_path(self, raw: str) -> Path:
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+            raise InvalidArgument("config path contains control characters")
+        if raw == "~" or raw.startswith(("~/", "~\\")):
+            path = self._home / raw[2:] if len(raw) > 1 else self._home
+        elif raw.startswith("~"):
+            raise InvalidArgument(f"config path {raw!r}: only '~' (your home) can be expanded, not '~user'")
+        else:
+            path = Path(raw)
+        if not path.is_absolute():
+            raise InvalidArgument(f"config path must be absolute (after ~ expansion), got {raw!r}")
+        path = Path(os.path.normpath(path))
+        if path.is_dir():
+            raise InvalidArgument(f"config path {path} is a directory; give the path of the config file")
+        if not path.parent.is_dir():
+            raise InvalidArgument(f"config path {path}: its directory {path.parent} does not exist; create it first")
+        return path
+
+    def _status(self, client: ClientFormat, state: ClientState) -> ClientStatus:
+        target = self._target(client, state)
+        exists = target.path.exists()
+        detected = exists or client.app_dir(self._home, self._platform).is_dir()
+        entries: builtins.list[ConfigEntry] = []
+        error = None
+        try:
+            loaded = load_config(client, target.path)
+        except ConfigUnreadable as exc:
+            error = str(exc)
+        else:
+            managed = state.managed_in(target.path)
+            for entry, raw in loaded.servers.items():
+                record = managed.get(entry)
+                if record is not None:
+                    profile = record.ref if record.kind == "profile" else None
+                    entries.append(ConfigEntry(entry, record.kind, True, profile))
+                else:
+                    kind, profile = client.classify(raw, self._aggregator_url)
+                    entries.append(ConfigEntry(entry, kind, False, profile))
+        return ClientStatus(
+            name=client.name,
+            display_name=client.display_name,
+            config_path=str(target.path),
+            detected=detected,
+            config_exists=exists,
+            custom_path=target.custom,
+            entries=entries,
+            error=error,
+        )
+
+    def _planned_adds(
+        self, client: ClientFormat, servers: Sequence[ServerLaunch], profiles: Sequence[str]
+    ) -> builtins.list[tuple[str, ManagedEntry, dict[str, Any]]]:
+        adds: builtins.list[tuple[str, ManagedEntry, dict[str, Any]]] = []
+        for server in servers:
+            validate_launch(server)
+            adds.append((server.name, ManagedEntry("server", server.name), client.encode(server)))
+        for profile in profiles:
+            validate_name(profile, "profile")
+            launch = client.profile_launch(profile, self._aggregator_url, self._jarvis_command)
+            validate_launch(launch)
+            adds.append((launch.name, ManagedEntry("profile", profile), client.encode(launch)))
+        names = [entry for entry, _, _ in adds]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise InvalidArgument(f"entries added twice in one edit: {', '.join(duplicates)}")
+        return adds
+
+    def _load_for_change(self, target: _Target, verb: str) -> LoadedConfig:
+        try:
+            return load_config(target.client, target.path)
+        except ConfigUnreadable as exc:
+            raise FailedPrecondition(
+                f"cannot {verb} {target.client.display_name}: {exc}; fix or move the file (Jarvis left it untouched)"
+            ) from exc
+
+    def _write(
+        self,
+        target: _Target,
+        state: ClientState,
+        states: dict[str, ClientState],
+        loaded: LoadedConfig,
+        removes: builtins.list[str],
+        adds: builtins.list[tuple[str, ManagedEntry, dict[str, Any]]],
+    ) -> str | None:
+        """Apply the change; returns the backup's path (None when the file did not exist)."""
+        client = target.client
+        text = render(client, loaded, removes, [(entry, raw) for entry, _, raw in adds])
+        path = real_target(target.path)
+        if loaded.text is None and not path.parent.is_dir():
+            app_dir = client.app_dir(self._home, self._platform)
+            if not (target.custom or app_dir.is_dir()):
+                raise FailedPrecondition(
+                    f"{client.display_name} does not seem to be installed ({app_dir} does not exist); "
+                    "install it, or set a custom config path with the config action"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+        before = state.managed_in(target.path)
+        final_names = [e for e in loaded.servers if e not in removes] + [e for e, _, _ in adds]
+        after = {e: r for e, r in before.items() if e in final_names and e not in removes}
+        after.update({entry: record for entry, record, _ in adds})
+        # Record additions before writing: a crash between the two writes then leaves at worst a
+        # record for an entry that is missing, never a Jarvis entry that Jarvis would not recognise.
+        state.set_managed(target.path, {**before, **after})
+        self._state.save(states)
+        try:
+            backup_path = backup(path) if loaded.text is not None else None
+            atomic_write(path, text)
+        except OSError as exc:
+            state.set_managed(target.path, before)
+            self._state.save(states)
+            raise FailedPrecondition(f"cannot write {target.path}: {exc.strerror or exc}") from exc
+        state.set_managed(target.path, after)
+        self._state.save(states)
+        log.info(
+            "client config updated",
+            extra={
+                "client": client.name,
+                "path": str(target.path),
+                "added": [e for e, _, _ in adds],
+                "removed": removes,
+            },
+        )
+        return str(backup_path) if backup_path is not None else None
+
+    def _remove_everywhere(self, wanted: ManagedEntry) -> builtins.list[str]:
+        changed: builtins.list[str] = []
+        with self._locked():
+            states = self._state.load()
+            for client in CLIENTS:
+                state = states.get(client.name)
+                if state is None:
+                    continue
+                target = self._target(client, state)
+                managed = state.managed_in(target.path)
+                entries = [entry for entry, record in managed.items() if record == wanted]
+                if not entries:
+                    continue
+                try:
+                    loaded = load_config(client, target.path)
+                except ConfigUnreadable as exc:
+                    # One broken file must not stop the clean-up of the others; list() reports it.
+                    log.warning(
+                        "cannot remove entries from an unreadable client config",
+                        extra={"client": client.name, "entries": entries, "error": str(exc)},
+                    )
+                    continue
+                present = [entry for entry in entries if entry in loaded.servers]
+                if not present:  # the user already removed them: forget the records
+                    state.set_managed(target.path, {e: r for e, r in managed.items() if e not in entries})
+                    self._state.save(states)
+                    continue
+                self._write(target, state, states, loaded, present, [])
+                changed.append(client.name)
+        return changed
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Serialise changes between threads, and between processes sharing the data dir (POSIX)."""
+        with self._lock:
+            if sys.platform == "win32":
+                yield
+                return
+            import fcntl
+
+            self._data_dir.mkdir(parents=True, exist_ok=True)
+            with open(self._data_dir / "clients.lock", "a") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,144 @@
+"""Embedded mode: every service in one process, talking gRPC over loopback like the distributed mode."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from pydantic import AliasChoices, Field
+from pydantic_settings import SettingsConfigDict
+
+from jarvis.aggregator import probes
+from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
+from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.api.registry.v1 import project_pb2_grpc
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
+from jarvis.common.metrics import GrpcMetrics
+from jarvis.common.settings import ProcessSettings
+from jarvis.registry.project_servicer import ProjectServicer
+from jarvis.registry.server import build_registry_bindings
+from jarvis.registry.settings import RegistrySettings
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedSettings(ProcessSettings):
+    """Settings of `jarvis up` (env prefix JARVIS_); command-line options override them."""
+
+    model_config = SettingsConfigDict(env_prefix="JARVIS_", extra="ignore")
+
+    data_dir: Path = Path("~/.jarvis")
+    host: str = "127.0.0.1"
+    port: int = 8765
+    registry_port: int = 0
+    stateless: bool = False
+    require_auth: bool | None = None
+    allowed_hosts: list[str] = Field(default_factory=list)
+    database_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_DATABASE_URL", "DATABASE_URL"))
+    log_json: bool = False
+
+    def registry_settings(self) -> RegistrySettings:
+        values: dict[str, Any] = {"data_dir": self.resolved_data_dir, "listen": f"127.0.0.1:{self.registry_port}"}
+        if self.database_url:
+            values["database_url"] = self.database_url
+        return RegistrySettings(**values)
+
+    def aggregator_settings(self, registry_target: str) -> AggregatorSettings:
+        return AggregatorSettings(
+            host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
+            require_auth=self.require_auth, allowed_hosts=self.allowed_hosts,
+        )
+
+    @property
+    def resolved_data_dir(self) -> Path:
+        return self.data_dir.expanduser().resolve()
+
+
+def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
+    bindings = [
+        *build_registry_bindings(settings),
+        ServiceBinding(project_pb2_grpc.add_ProjectServiceServicer_to_server, ProjectServicer(),
+                       "jarvis.api.registry.v1.ProjectService"),
+    ]
+    return create_server(bindings, address, metrics=metrics)
+
+
+class EmbeddedStack:
+    """Runs the registry in-process and answers the aggregator's system controls for it."""
+
+    mode = "embedded"
+
+    def __init__(self, settings: EmbeddedSettings, metrics_registry: CollectorRegistry) -> None:
+        self.settings = settings
+        self.registry_settings = settings.registry_settings()
+        self.grpc_metrics = GrpcMetrics(metrics_registry)
+        self.registry_server: RunningServer | None = None
+        self.restart_requested = False
+        self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
+        self.client: RegistryClient | None = None
+
+    def start(self) -> str:
+        self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.registry_server = start_registry(self.registry_settings, self.grpc_metrics,
+                                              f"127.0.0.1:{self.settings.registry_port}")
+        return self.registry_target
+
+    @property
+    def registry_target(self) -> str:
+        assert self.registry_server is not None
+        return f"127.0.0.1:{self.registry_server.port}"
+
+    def stop(self, grace: float = 5.0) -> None:
+        if self.registry_server is not None:
+            self.registry_server.stop(grace)
+            self.registry_server = None
+
+    def _client(self) -> RegistryClient:
+        assert self.client is not None, "the runner sets the registry client before serving"
+        return self.client
+
+    async def bootstrap(self) -> dict[str, Any]:
+        client = self._client()
+        result = to_dict(await client.call(client.registry.Bootstrap, pb.BootstrapRequest()))
+        result["data_dir"] = str(self.settings.resolved_data_dir)
+        result["infrastructure"] = await self.infra_status()
+        return result
+
+    async def request_restart(self) -> dict[str, Any]:
+        if self.stop_serving is None:
+            return {"restarting": False, "reason": "this process was not started by `jarvis up`; restart it there"}
+        self.restart_requested = True
+        # Answer first; the HTTP server then stops accepting, lets in-flight calls finish, and re-executes.
+        asyncio.get_running_loop().call_later(0.3, self.stop_serving)
+        return {"restarting": True, "pid": os.getpid(),
+                "detail": "in-flight calls finish, then Jarvis re-executes itself on the same address"}
+
+    async def restart_infra(self) -> dict[str, Any]:
+        """Restart what embedded Jarvis manages (the registry service) and check its health."""
+        assert self.registry_server is not None
+        port = self.registry_server.port
+        started = time.perf_counter()
+        await asyncio.to_thread(self.registry_server.stop, 5.0)
+        self.registry_server = await asyncio.to_thread(
+            start_registry, self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
+        health = await probes.grpc_health(self._client().channel, REGISTRY_SERVICE)
+        return {
+            "restarted": [{"component": "registry", "address": self.registry_target, "healthy": health["ok"],
+                           "health": health["detail"],
+                           "seconds": round(time.perf_counter() - started, 3)}],
+            "not_managed": await self.infra_status(),
+        }
+
+    async def infra_status(self) -> dict[str, Any]:
+        aggregator = self.settings.aggregator_settings(self.registry_target if self.registry_server else "")
+        return {
+            "docker": await probes.docker_ping(aggregator.docker_host),
+            "redis": await probes.redis_ping(aggregator.redis_url),
+            "celery": {"ok": None, "detail": "not configured: the scheduler is not part of this deployment yet"},
+        }

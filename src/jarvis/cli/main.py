@@ -1,0 +1,214 @@
+"""The `jarvis` command line: start Jarvis, serve one service, and administer the registry."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import grpc
+
+from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.api.registry.v1 import registry_pb2_grpc
+from jarvis.cli.embedded import EmbeddedSettings, start_registry
+from jarvis.common.errors import JarvisError
+from jarvis.common.grpc_client import sync_channel
+from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.logging import configure_logging
+
+SURFACES = ("jarvis",)
+
+
+def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir:
+        values["data_dir"] = Path(data_dir)
+    return EmbeddedSettings(**values)
+
+
+@click.group()
+@click.option("--data-dir", envvar="JARVIS_DATA_DIR", help="Where embedded Jarvis keeps its data [~/.jarvis].")
+@click.option("--registry", "registry_target", envvar="JARVIS_REGISTRY_TARGET",
+              help="host:port of a running registry service; default: open the data dir directly.")
+@click.pass_context
+def cli(ctx: click.Context, data_dir: str | None, registry_target: str | None) -> None:
+    """Jarvis: one MCP endpoint for a whole team's agents."""
+    ctx.obj = {"data_dir": data_dir, "registry": registry_target}
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to listen on [127.0.0.1]. Beyond loopback, tokens are required.")
+@click.option("--port", type=int, default=None, help="Port to listen on [8765].")
+@click.option("--stateless", is_flag=True, default=None, help="Stateless streamable HTTP (for replicas).")
+@click.option("--require-auth/--no-require-auth", default=None, help="Require a token even on loopback.")
+@click.pass_context
+def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool | None,
+       require_auth: bool | None) -> None:
+    """Start Jarvis embedded: every service in one process, SQLite under the data dir."""
+    from jarvis.cli.runner import run_embedded
+
+    settings = _settings(ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth)
+    configure_logging(settings.log_level, settings.log_json)
+
+    def banner(aggregator: Any) -> None:
+        base = f"http://{_display_host(settings.host)}:{settings.port}"
+        auth = "token required" if aggregator.settings.auth_required else "open on loopback (no token needed)"
+        lines = [
+            f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
+            *(f"  MCP {s.name:<9} {base}{s.path}" for s in aggregator.surfaces),
+            f"  health        {base}/healthz",
+            f"  metrics       {base}/metrics",
+            "Connect a client:",
+            f"  Claude Code:  claude mcp add --transport http jarvis {base}/mcp/jarvis",
+            f'  Cursor:       in ~/.cursor/mcp.json, "mcpServers": {{"jarvis": {{"url": "{base}/mcp/jarvis"}}}}',
+            "Stop with Ctrl-C.",
+        ]
+        click.echo("\n".join(lines), err=False)
+        sys.stdout.flush()
+
+    run_embedded(settings, banner)
+
+
+def _display_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "") else (f"[{host}]" if ":" in host else host)  # noqa: S104
+
+
+@cli.command()
+@click.argument("service", type=click.Choice(["registry", "aggregator"]))
+def serve(service: str) -> None:
+    """Serve one service (for containers); configured by environment variables."""
+    if service == "registry":
+        from jarvis.registry.__main__ import main as registry_main
+
+        registry_main()
+        return
+    from jarvis.aggregator.settings import AggregatorSettings
+    from jarvis.cli.runner import run_distributed
+
+    settings = AggregatorSettings()
+    configure_logging(settings.log_level, settings.log_json)
+    run_distributed(settings)
+
+
+@cli.command()
+@click.option("--surface", default="jarvis", type=click.Choice(SURFACES), show_default=True)
+@click.pass_context
+def mcp(ctx: click.Context, surface: str) -> None:
+    """Serve one surface over stdio (for clients that spawn their servers)."""
+    from jarvis.cli.runner import run_stdio
+
+    settings = _settings(ctx.obj["data_dir"])
+    configure_logging(settings.log_level, True)  # stderr only: stdout carries the protocol
+    run_stdio(surface, settings, ctx.obj["registry"])
+
+
+@contextlib.contextmanager
+def _registry(ctx: click.Context) -> Iterator[registry_pb2_grpc.RegistryServiceStub]:
+    """A stub to the registry: the running one named by --registry, or the data dir opened in-process."""
+    target = ctx.obj["registry"]
+    server = None
+    if not target:
+        settings = _settings(ctx.obj["data_dir"])
+        settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        server = start_registry(settings.registry_settings(), None, "127.0.0.1:0")
+        target = f"127.0.0.1:{server.port}"
+    channel = sync_channel(target, IDEMPOTENT)
+    try:
+        yield registry_pb2_grpc.RegistryServiceStub(channel)
+    except grpc.RpcError as exc:
+        raise click.ClickException(str(error_from_rpc(exc, "registry"))) from None
+    except JarvisError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        channel.close()
+        if server is not None:
+            server.stop(1.0)
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+@cli.group()
+def catalog() -> None:
+    """The catalog of installable MCP servers."""
+
+
+@catalog.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["", "server.json", "livemcpbench"]), default="",
+              help="Force a format instead of detecting it.")
+@click.pass_context
+def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
+    """Import servers from an MCP registry server.json or a LiveMCPBench tools.json file."""
+    content = file.read_bytes()
+    click.echo(f"reading {file} ({len(content):,} bytes)", err=True)
+    with _registry(ctx) as stub:
+        click.echo("importing into the registry…", err=True)
+        resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt), timeout=120)
+        stub.Bootstrap(pb.BootstrapRequest(), timeout=60)
+    click.echo(f"imported {resp.imported} new and updated {resp.updated} entries ({resp.format})")
+    for skipped in resp.skipped:
+        click.echo(f"  skipped {skipped}", err=True)
+
+
+@cli.group()
+def token() -> None:
+    """Access tokens for the aggregator (the secret is shown once)."""
+
+
+@token.command("create")
+@click.option("--name", required=True, help="What the token is for, e.g. ci-bot.")
+@click.option("--scope", "scopes", multiple=True, required=True,
+              help="Repeatable: admin, read, jarvis, jarvis:jarvis_server, jarvis:jarvis_server:list…")
+@click.option("--expires-in", type=int, default=0, help="Seconds until it expires (0: never).")
+@click.pass_context
+def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires_in: int) -> None:
+    """Create a token and print its secret once."""
+    with _registry(ctx) as stub:
+        resp = stub.CreateToken(pb.CreateTokenRequest(name=name, scopes=list(scopes),
+                                                      expires_in_seconds=expires_in))
+    click.echo(resp.secret)
+    click.echo(f"token {resp.token.id} ({', '.join(resp.token.scopes)}): store the secret now; "
+               "Jarvis keeps only its hash", err=True)
+
+
+@token.command("list")
+@click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
+@click.pass_context
+def token_list(ctx: click.Context, include_revoked: bool) -> None:
+    """List tokens (never their secrets)."""
+    with _registry(ctx) as stub:
+        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked))
+    _echo_json([to_dict(t) for t in resp.tokens])
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@click.pass_context
+def token_revoke(ctx: click.Context, token_id: str) -> None:
+    """Revoke a token by id; aggregators stop accepting it within their cache bound (5 s)."""
+    with _registry(ctx) as stub:
+        revoked = stub.RevokeToken(pb.RevokeTokenRequest(id=token_id))
+    click.echo(f"revoked {revoked.id} ({revoked.name})")
+
+
+@cli.command()
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """Doctor report of the registry (config, database, migrations, catalog)."""
+    with _registry(ctx) as stub:
+        resp = stub.Doctor(pb.DoctorRequest(), timeout=15)
+    ok = all(c.ok for c in resp.checks)
+    for check in resp.checks:
+        click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    cli()

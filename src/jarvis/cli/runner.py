@@ -1,0 +1,138 @@
+"""Runs the aggregator over HTTP (uvicorn) or stdio on top of an embedded or remote registry."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+import uvicorn
+from mcp.server.stdio import stdio_server
+from prometheus_client import CollectorRegistry
+
+from jarvis.aggregator.app import Aggregator
+from jarvis.aggregator.registry_client import RegistryClient, to_dict
+from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
+from jarvis.common.errors import FailedPrecondition, NotFound
+
+
+class RemoteControl:
+    """System controls when the services run as separate processes (compose, Kubernetes)."""
+
+    mode = "distributed"
+
+    def __init__(self, settings: AggregatorSettings) -> None:
+        self.settings = settings
+        self.client: RegistryClient | None = None
+        self.stop_serving: Any = None
+
+    async def bootstrap(self) -> dict[str, Any]:
+        assert self.client is not None
+        return to_dict(await self.client.call(self.client.registry.Bootstrap, pb.BootstrapRequest()))
+
+    async def request_restart(self) -> dict[str, Any]:
+        if self.stop_serving is None:
+            raise FailedPrecondition("this aggregator was not started by `jarvis serve`; restart it where it runs")
+        # The process exits after in-flight calls finish; the orchestrator starts it again.
+        asyncio.get_running_loop().call_later(0.3, self.stop_serving)
+        return {"restarting": True, "pid": os.getpid(),
+                "detail": "in-flight calls finish, then this replica exits for its supervisor to restart it"}
+
+    async def restart_infra(self) -> dict[str, Any]:
+        raise FailedPrecondition(
+            "in distributed mode the services are managed by your orchestrator: restart them there "
+            "(`docker compose restart`, `kubectl rollout restart`)"
+        )
+
+    async def infra_status(self) -> dict[str, Any]:
+        from jarvis.aggregator import probes
+
+        return {"docker": await probes.docker_ping(self.settings.docker_host),
+                "redis": await probes.redis_ping(self.settings.redis_url),
+                "celery": {"ok": None, "detail": "not configured: no scheduler in this deployment yet"}}
+
+
+async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:
+    config = uvicorn.Config(aggregator.app, host=host, port=port, lifespan="on", log_level="warning",
+                            timeout_graceful_shutdown=5, access_log=False)
+    server = uvicorn.Server(config)
+
+    def stop() -> None:
+        server.should_exit = True
+
+    control.stop_serving = stop
+    task = asyncio.create_task(server.serve())
+    # uvicorn has no "listening" callback; poll its flag so the banner only prints once connectable.
+    while not server.started and not task.done():  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    if server.started and banner is not None:
+        banner()
+    await task
+    await aggregator.registry.close()
+
+
+def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
+    """`jarvis up`: registry in-process, aggregator over HTTP; re-executes itself on restart."""
+    metrics_registry = CollectorRegistry()
+    stack = EmbeddedStack(settings, metrics_registry)
+    target = stack.start()
+
+    async def main() -> None:
+        client = RegistryClient(target)
+        stack.client = client
+        await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
+        aggregator = Aggregator(settings.aggregator_settings(target), client, stack, metrics_registry)
+        await serve_http(aggregator, settings.host, settings.port, stack, lambda: banner(aggregator))
+
+    try:
+        asyncio.run(main())
+    finally:
+        stack.stop()
+    if stack.restart_requested:
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "jarvis.cli", *sys.argv[1:]])  # noqa: S606 - argv, no shell
+
+
+def run_distributed(settings: AggregatorSettings) -> None:
+    """`jarvis serve aggregator`: the registry is another process."""
+    control = RemoteControl(settings)
+
+    async def main() -> None:
+        client = RegistryClient(settings.registry_target)
+        control.client = client
+        aggregator = Aggregator(settings, client, control, CollectorRegistry())
+        await serve_http(aggregator, settings.host, settings.port, control)
+
+    asyncio.run(main())
+
+
+def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | None) -> None:
+    """`jarvis mcp --surface NAME`: one surface over stdin/stdout for clients that only spawn."""
+    metrics_registry = CollectorRegistry()
+    stack = EmbeddedStack(settings, metrics_registry)
+    target = registry_target or stack.start()
+
+    async def main() -> None:
+        client = RegistryClient(target)
+        stack.client = client
+        if registry_target is None:
+            await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
+        aggregator = Aggregator(settings.aggregator_settings(target), client, stack, metrics_registry)
+        server = aggregator.mcp_servers.get(surface)
+        if server is None:
+            raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}")
+        aggregator.usage.start()
+        try:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            await aggregator.usage.stop()
+            await client.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        stack.stop()

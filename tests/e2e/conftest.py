@@ -1,0 +1,48 @@
+"""Fixtures that start real `jarvis up` processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.stack import RunningJarvis, start_jarvis
+
+
+@pytest.fixture(scope="module")
+def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    """Embedded Jarvis on loopback with default settings (no token needed)."""
+    running = start_jarvis(tmp_path_factory.mktemp("jarvis"), env={"HOME": str(tmp_path_factory.mktemp("home"))})
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    """Embedded Jarvis that requires tokens, with a 1-second token cache so revocation shows quickly."""
+    home = tmp_path_factory.mktemp("home")
+    running = start_jarvis(tmp_path_factory.mktemp("secured"), "--require-auth",
+                           env={"HOME": str(home), "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"})
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A small real Python project in a git repository with one commit."""
+    import subprocess
+
+    root = tmp_path / "proj"
+    (root / "src" / "app").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "0.1.0"\ndependencies = ["fastapi", "sqlalchemy", "psycopg"]\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n'
+    )
+    (root / "src" / "app" / "__init__.py").write_text("VALUE = 1\n")
+    (root / "src" / "app" / "main.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
+        subprocess.run(argv, cwd=root, env=env, check=True)
+    return root

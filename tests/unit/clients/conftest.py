@@ -1,0 +1,44 @@
+"""Fixtures for client-config tests: a temporary home with real sample configs copied in."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from clients_support import AGGREGATOR, LINUX_CONFIGS, SAMPLES, Install
+
+from jarvis.registry.domain.clients import ClientManager
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def manager(home: Path, data_dir: Path) -> ClientManager:
+    return ClientManager(data_dir, home, AGGREGATOR, platform="linux")
+
+
+@pytest.fixture
+def install(home: Path) -> Install:
+    """Copy a client's sample (or another sample) to where that client keeps its config."""
+
+    def _install(client: str, sample: str | None = None) -> Path:
+        relative, default_sample = LINUX_CONFIGS[client]
+        target = home / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SAMPLES / (sample or default_sample), target)
+        if client == "claude-code":
+            (home / ".claude").mkdir(exist_ok=True)
+        return target
+
+    return _install
