@@ -72,11 +72,16 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
         found = result_json(await client.call_tool("jarvis_server", {"action": "search", "query": "current time zone"}))
         assert found["results"], found
         assert found["results"][0]["name"] == "time", found["results"][:3]
-
-        installed = result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "time"}))
-        assert installed["installed"]["name"] == "time"
+        # Bootstrap installed `time` (a credential-free default); installing it again is refused.
+        assert found["results"][0]["installed"] is True
         again = await client.call_tool("jarvis_server", {"action": "install", "name": "time"})
-        assert "already" in error_text(again)
+        assert "already exists" in error_text(again)
+
+        installed = result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "everything"}))
+        assert installed["installed"]["name"] == "everything"
+        assert installed["installed"]["catalog_name"] == "everything" and installed["installed"]["tools"]
+        needs_env = await client.call_tool("jarvis_server", {"action": "install", "name": "github"})
+        assert "GITHUB" in error_text(needs_env)
 
         created = result_json(await client.call_tool("jarvis_server", {
             "action": "create", "name": "Local-Tools", "type": "stdio", "command": "python3",
@@ -93,7 +98,7 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
 
         listing = result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         by_name = {s["name"]: s for s in listing["servers"]}
-        assert {"time", "local-tools", "remote"} <= set(by_name)
+        assert {"time", "everything", "local-tools", "remote"} <= set(by_name)
         assert by_name["local-tools"]["status"] and by_name["local-tools"]["transport"] == "stdio"
 
         info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "local-tools"}))
@@ -101,7 +106,7 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
 
         edited = result_json(await client.call_tool("jarvis_server", {
             "action": "edit", "name": "local-tools", "args": ["-m", "local_tools", "--verbose"],
-            "env": {"MODE": "x"}, "unset_env": ["LEVEL"]}))
+            "env": {"MODE": "x", "LEVEL": None}}))
         assert edited["edited"]["launch"]["args"] == ["-m", "local_tools", "--verbose"]
         assert edited["edited"]["launch"]["env"] == {"MODE": "x"}
         nothing = await client.call_tool("jarvis_server", {"action": "edit", "name": "local-tools"})
@@ -175,7 +180,7 @@ async def test_client_config_edit_keeps_unrelated_entries(jarvis: RunningJarvis,
         assert configured["path"] == str(cursor_file) and configured["custom"] is True
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "memory"}))
         edit = result_json(await client.call_tool("jarvis_client", {
-            "action": "edit", "name": "cursor", "add_servers": ["memory"]}))
+            "action": "edit", "name": "cursor", "add": ["memory"]}))
         assert edit["backup_path"] and Path(edit["backup_path"]).exists()
         written = json.loads(cursor_file.read_text())
         assert written["other"] == {"keep": True}
@@ -188,7 +193,7 @@ async def test_client_config_edit_keeps_unrelated_entries(jarvis: RunningJarvis,
         assert info["launch"]["command"] == "my-server"
 
         removed = result_json(await client.call_tool("jarvis_client", {
-            "action": "edit", "name": "cursor", "remove_servers": ["memory"]}))
+            "action": "edit", "name": "cursor", "remove": ["memory"]}))
         assert removed["removed"] == ["memory"]
         assert "memory" not in json.loads(cursor_file.read_text())["mcpServers"]
         unknown = await client.call_tool("jarvis_client", {"action": "config", "name": "notepad"})
@@ -238,7 +243,6 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
 
 async def test_share_says_plainly_it_is_not_available(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as client:
-        result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "sequential-thinking"}))
         start = await client.call_tool("jarvis_share", {"action": "start", "name": "sequential-thinking"})
         listing = result_json(await client.call_tool("jarvis_share", {"action": "list"}))
         unknown = await client.call_tool("jarvis_share", {"action": "start", "name": "ghost"})

@@ -81,10 +81,11 @@ def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
     target = stack.start()
 
     async def main() -> None:
-        client = RegistryClient(target)
+        aggregator_settings = settings.aggregator_settings(target)
+        client = RegistryClient(target, aggregator_settings.read_cache_seconds)
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
-        aggregator = Aggregator(settings.aggregator_settings(target), client, stack, metrics_registry)
+        aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
         await serve_http(aggregator, settings.host, settings.port, stack, lambda: banner(aggregator))
 
     try:
@@ -101,7 +102,7 @@ def run_distributed(settings: AggregatorSettings) -> None:
     control = RemoteControl(settings)
 
     async def main() -> None:
-        client = RegistryClient(settings.registry_target)
+        client = RegistryClient(settings.registry_target, settings.read_cache_seconds)
         control.client = client
         aggregator = Aggregator(settings, client, control, CollectorRegistry())
         await serve_http(aggregator, settings.host, settings.port, control)

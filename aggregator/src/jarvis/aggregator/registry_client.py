@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -29,20 +30,49 @@ IDEMPOTENT = {
 
 ResponseT = TypeVar("ResponseT", bound=Message)
 
+# Requests that cannot change what cached reads return; any other request drops the cache.
+_KEEPS_CACHE = frozenset({
+    "ListServersRequest", "GetServerRequest", "SearchServersRequest", "ListCatalogRequest",
+    "GetCatalogEntryRequest", "ListProfilesRequest", "GetProfileRequest", "SuggestProfilesRequest",
+    "ListClientsRequest", "GetConfigRequest", "ListConfigRequest", "ListTokensRequest", "VerifyTokenRequest",
+    "RecordUsageRequest", "GetUsageRequest", "DoctorRequest", "AnalyzeRequest", "DiffRequest",
+})
+
 
 class RegistryClient:
-    def __init__(self, target: str) -> None:
+    """Calls the registry; answers hot reads (the server list every agent asks for) from a short cache.
+
+    A write made through this client drops the cache at once; a write made elsewhere (the CLI,
+    another aggregator replica) is seen within `read_cache_seconds`.
+    """
+
+    def __init__(self, target: str, read_cache_seconds: float = 2.0) -> None:
         self.target = target
         self.channel = aio_channel(target, IDEMPOTENT)
         self.registry = registry_pb2_grpc.RegistryServiceStub(self.channel)
         self.project = project_pb2_grpc.ProjectServiceStub(self.channel)
+        self._ttl = read_cache_seconds
+        self._cache: dict[bytes, tuple[float, Message]] = {}
 
     async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
                    timeout: float = 30.0) -> ResponseT:
+        if type(request).__name__ not in _KEEPS_CACHE:
+            self._cache.clear()
         try:
             return await method(request, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc, "registry") from None
+
+    async def cached(self, method: Callable[..., Awaitable[ResponseT]], request: Message) -> ResponseT:
+        """A read answered from the cache when fresh. Callers must not mutate the response."""
+        key = type(request).__name__.encode() + request.SerializeToString(deterministic=True)
+        hit = self._cache.get(key)
+        now = time.monotonic()
+        if hit is not None and hit[0] > now:
+            return hit[1]  # type: ignore[return-value]
+        response = await self.call(method, request)
+        self._cache[key] = (now + self._ttl, response)
+        return response
 
     async def close(self) -> None:
         await self.channel.close()

@@ -30,7 +30,11 @@ class AggregatorSettings(ProcessSettings):
     registry_target: str = "127.0.0.1:50051"
     # Stateless streamable HTTP: no per-process session state, for replicas behind a plain balancer.
     stateless: bool = False
-    json_response: bool = False
+    # Plain JSON answers to POSTs: no Jarvis tool streams per-request notifications, and SSE framing
+    # costs about a fifth of the request path. list_changed still flows on the GET stream.
+    json_response: bool = True
+    # How long hot registry reads (the server list) are served from the aggregator's cache.
+    read_cache_seconds: float = 2.0
     # None: decided by the bind address (required beyond loopback, optional on loopback).
     require_auth: bool | None = None
     # Extra Host header values accepted beyond loopback (e.g. "jarvis.example.com", "10.0.0.5:8765").

@@ -80,7 +80,6 @@ class Tool:
             read_only_hint=read_only,
             destructive_hint=False if read_only else destructive,
             idempotent_hint=idempotent,
-            open_world_hint=False,
         )
 
     def to_mcp(self) -> types.Tool:

@@ -41,8 +41,9 @@ def integer(description: str = "", minimum: int | None = None, maximum: int | No
     return schema
 
 
-def string_map(description: str = "") -> JsonObject:
-    schema: JsonObject = {"type": "object", "additionalProperties": {"type": "string"}}
+def string_map(description: str = "", nullable: bool = False) -> JsonObject:
+    values: JsonObject = {"type": ["string", "null"] if nullable else "string"}
+    schema: JsonObject = {"type": "object", "additionalProperties": values}
     if description:
         schema["description"] = description
     return schema

@@ -12,7 +12,14 @@ from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import InvalidArgument
 
-EDIT_FIELDS = ("add_servers", "remove_servers", "add_profiles", "remove_profiles")
+PROFILE_PREFIX = "profile:"
+
+
+def _split(names: list[str]) -> tuple[list[str], list[str]]:
+    """`add`/`remove` name servers, or profiles as `profile:<name>` (one list keeps the schema small)."""
+    servers = [n for n in names if not n.startswith(PROFILE_PREFIX)]
+    profiles = [n.removeprefix(PROFILE_PREFIX) for n in names if n.startswith(PROFILE_PREFIX)]
+    return servers, profiles
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -23,9 +30,14 @@ def build(ctx: ToolContext) -> Tool:
         return {"clients": [to_dict(c) for c in resp.clients]}
 
     async def edit(a: dict[str, Any], _: Principal) -> Any:
-        if not any(a.get(f) for f in EDIT_FIELDS):
-            raise InvalidArgument(f"jarvis_client action=edit needs one of: {', '.join(EDIT_FIELDS)}")
-        req = pb.EditClientRequest(name=a["name"], **{f: a.get(f, []) for f in EDIT_FIELDS})
+        if not a.get("add") and not a.get("remove"):
+            raise InvalidArgument(
+                "jarvis_client action=edit needs add or remove: server names, or profile:<name> for profiles"
+            )
+        add_servers, add_profiles = _split(a.get("add", []))
+        remove_servers, remove_profiles = _split(a.get("remove", []))
+        req = pb.EditClientRequest(name=a["name"], add_servers=add_servers, add_profiles=add_profiles,
+                                   remove_servers=remove_servers, remove_profiles=remove_profiles)
         return to_dict(await reg.call(reg.registry.EditClient, req))
 
     async def import_(a: dict[str, Any], _: Principal) -> Any:
@@ -42,9 +54,10 @@ def build(ctx: ToolContext) -> Tool:
         name="jarvis_client",
         description="MCP clients: list|edit|import|config",
         properties={
-            "name": s.string("client, e.g. cursor"),
-            **{f: s.strings() for f in EDIT_FIELDS},
-            "path": s.string("config file path"),
+            "name": s.string(),
+            "add": s.strings("server or profile:<name>"),
+            "remove": s.strings(),
+            "path": s.string("config file"),
         },
         actions=[
             Action("list", list_, read_only=True, idempotent=True),

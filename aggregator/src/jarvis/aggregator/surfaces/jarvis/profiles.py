@@ -64,12 +64,12 @@ def build(ctx: ToolContext) -> Tool:
         description="Profiles: list|create|edit|delete|suggest|restart",
         properties={
             "name": s.string(),
-            "servers": s.strings("for create"),
-            "add": s.strings("servers to add"),
-            "remove": s.strings("servers to remove"),
+            "servers": s.strings(),
+            "add": s.strings(),
+            "remove": s.strings(),
             "description": s.string(),
             "new_name": s.string(),
-            "path": s.string("project dir for suggest"),
+            "path": s.string("project dir"),
         },
         actions=[
             Action("list", list_, read_only=True, idempotent=True),

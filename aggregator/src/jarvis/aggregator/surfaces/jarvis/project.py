@@ -39,7 +39,7 @@ def build(ctx: ToolContext) -> Tool:
             "path": s.string("project dir"),
             "staged": s.boolean(),
             "type": s.string(enum=STACKS),
-            "force": s.boolean("overwrite"),
+            "force": s.boolean(),
             "dry_run": s.boolean(),
         },
         actions=[

@@ -42,11 +42,15 @@ def _detail(server: pb.Server) -> dict[str, Any]:
     return detail
 
 
+def _set_values(env: dict[str, str | None]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if v is not None}
+
+
 def build(ctx: ToolContext) -> Tool:
     reg = ctx.registry
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
-        resp = await reg.call(reg.registry.ListServers, pb.ListServersRequest())
+        resp = await reg.cached(reg.registry.ListServers, pb.ListServersRequest())
         return {"servers": [_summary(x) for x in resp.servers], "count": len(resp.servers)}
 
     async def info(a: dict[str, Any], _: Principal) -> Any:
@@ -68,21 +72,22 @@ def build(ctx: ToolContext) -> Tool:
     async def create(a: dict[str, Any], _: Principal) -> Any:
         launch = pb.LaunchSpec(
             transport=TRANSPORTS[a["type"]], command=a.get("command", ""), args=a.get("args", []),
-            env=a.get("env", {}), url=a.get("url", ""), image=a.get("image", ""), cwd=a.get("cwd", ""),
+            env=_set_values(a.get("env", {})), url=a.get("url", ""), image=a.get("image", ""),
         )
         req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
         return {"created": _detail(await reg.call(reg.registry.CreateServer, req))}
 
     async def edit(a: dict[str, Any], _: Principal) -> Any:
-        fields = {k: a[k] for k in ("new_name", "description", "command", "url", "image", "cwd") if k in a}
-        if not fields and not any(k in a for k in ("args", "env", "unset_env")):
+        fields = {k: a[k] for k in ("new_name", "description", "command", "url", "image") if k in a}
+        if not fields and not any(k in a for k in ("args", "env")):
             raise InvalidArgument(
                 "jarvis_server action=edit needs something to change: new_name, description, command, "
-                "args, env, unset_env, url, image or cwd"
+                "args, env (a null value removes a variable), url or image"
             )
+        env = a.get("env", {})
         req = pb.EditServerRequest(
             name=a["name"], args=a.get("args", []), replace_args="args" in a,
-            set_env=a.get("env", {}), unset_env=a.get("unset_env", []), **fields,
+            set_env=_set_values(env), unset_env=[k for k, v in env.items() if v is None], **fields,
         )
         return {"edited": _detail(await reg.call(reg.registry.EditServer, req))}
 
@@ -100,11 +105,9 @@ def build(ctx: ToolContext) -> Tool:
             "type": s.string(enum=list(TRANSPORTS)),
             "command": s.string(),
             "args": s.strings(),
-            "env": s.string_map(),
-            "unset_env": s.strings(),
+            "env": s.string_map("null unsets", nullable=True),
             "url": s.string(),
             "image": s.string(),
-            "cwd": s.string(),
             "description": s.string(),
             "new_name": s.string(),
             "limit": s.integer(minimum=1, maximum=100),

@@ -1,0 +1,126 @@
+"""Shared pieces of the benchmarks: a real `jarvis up`, a bare SDK server, concurrent MCP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.support.stack import RunningJarvis, free_port, mcp_client, start_jarvis  # noqa: E402
+
+__all__ = ["LoadResult", "RunningJarvis", "bare_server", "mcp_client", "run_load", "start_jarvis", "temp_jarvis"]
+
+
+@dataclass
+class LoadResult:
+    label: str
+    calls: int
+    errors: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def per_second(self) -> float:
+        return self.calls / self.seconds
+
+    def percentile(self, q: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def line(self) -> str:
+        return (f"{self.label:<34} {self.per_second:8.1f} calls/s   p50 {self.percentile(0.5):7.2f} ms   "
+                f"p99 {self.percentile(0.99):7.2f} ms   errors {self.errors}")
+
+
+async def run_load(label: str, url: str, clients: int, calls_per_client: int,
+                   call: Callable[..., Awaitable[object]], warmup: int = 20) -> LoadResult:
+    """`clients` concurrent MCP sessions, each making `calls_per_client` sequential calls."""
+    latencies: list[float] = []
+    errors = 0
+
+    async def one_client() -> None:
+        nonlocal errors
+        async with mcp_client(url) as client:
+            for _ in range(warmup):
+                await call(client)
+            await barrier.wait()
+            for _ in range(calls_per_client):
+                started = time.perf_counter()
+                result = await call(client)
+                latencies.append((time.perf_counter() - started) * 1000)
+                if getattr(result, "is_error", False):
+                    errors += 1
+
+    barrier = asyncio.Barrier(clients + 1)
+    tasks = [asyncio.create_task(one_client()) for _ in range(clients)]
+    await barrier.wait()
+    started = time.perf_counter()
+    await asyncio.gather(*tasks)
+    return LoadResult(label, len(latencies), errors, time.perf_counter() - started, latencies)
+
+
+BARE_SERVER = '''
+import sys, uvicorn, mcp_types as types
+from mcp.server import Server
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="ping", description="trivial",
+                                 input_schema={"type": "object", "properties": {}})])
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(text="pong")])
+
+app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app()
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+'''
+
+
+class bare_server:
+    """The mcp SDK's low-level server with one trivial tool, on its default streamable HTTP app."""
+
+    def __enter__(self) -> str:
+        self.port = free_port()
+        self.process = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(self.port)])
+        import httpx2
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx2.get(f"http://127.0.0.1:{self.port}/mcp", timeout=1)
+                break
+            except httpx2.HTTPError:
+                time.sleep(0.1)
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def __exit__(self, *_: object) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+class temp_jarvis:
+    """`jarvis up` on a throwaway data dir."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+
+    def __enter__(self) -> RunningJarvis:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.running = start_jarvis(Path(self.tmp.name) / "data", *self.args, env={"HOME": self.tmp.name})
+        return self.running
+
+    def __exit__(self, *_: object) -> None:
+        self.running.stop()
+        self.tmp.cleanup()
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
