@@ -32,8 +32,10 @@ async def test_arguments_are_validated_and_errors_name_the_field(jarvis: Running
         unknown_param = await client.call_tool("jarvis_server", {"action": "list", "colour": "red"})
         missing_required = await client.call_tool("jarvis_server", {"action": "info"})
         bad_enum = await client.call_tool("jarvis_server", {"action": "create", "name": "x", "type": "ftp"})
-    assert "'query'" in error_text(wrong_type) and "string" in error_text(wrong_type)
-    assert "colour" in error_text(unknown_param) and "accepted parameters" in error_text(unknown_param)
+    assert "'query'" in error_text(wrong_type)
+    assert "string" in error_text(wrong_type)
+    assert "colour" in error_text(unknown_param)
+    assert "accepted parameters" in error_text(unknown_param)
     assert "requires 'name'" in error_text(missing_required)
     assert "'type'" in error_text(bad_enum)
 
@@ -79,7 +81,8 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
 
         installed = result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "everything"}))
         assert installed["installed"]["name"] == "everything"
-        assert installed["installed"]["catalog_name"] == "everything" and installed["installed"]["tools"]
+        assert installed["installed"]["catalog_name"] == "everything"
+        assert installed["installed"]["tools"]
         needs_env = await client.call_tool("jarvis_server", {"action": "install", "name": "github"})
         assert "GITHUB" in error_text(needs_env)
 
@@ -99,10 +102,12 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
         listing = result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         by_name = {s["name"]: s for s in listing["servers"]}
         assert {"time", "everything", "local-tools", "remote"} <= set(by_name)
-        assert by_name["local-tools"]["status"] and by_name["local-tools"]["transport"] == "stdio"
+        assert by_name["local-tools"]["status"]
+        assert by_name["local-tools"]["transport"] == "stdio"
 
         info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "local-tools"}))
-        assert info["launch"]["command"] == "python3" and info["launch"]["env"] == {"LEVEL": "2"}
+        assert info["launch"]["command"] == "python3"
+        assert info["launch"]["env"] == {"LEVEL": "2"}
 
         edited = result_json(await client.call_tool("jarvis_server", {
             "action": "edit", "name": "local-tools", "args": ["-m", "local_tools", "--verbose"],
@@ -130,7 +135,8 @@ async def test_usage_counts_calls_per_tool_and_action(jarvis: RunningJarvis) -> 
         error_text(await client.call_tool("jarvis_config", {"action": "get", "key": "no.such.key"}))
         usage = result_json(await client.call_tool("jarvis_server", {"action": "usage", "name": "jarvis_config"}))
     stats = {s["action"]: s for s in usage["usage"]}
-    assert int(stats["list"]["calls"]) >= 3 and int(stats["list"]["errors"]) == 0
+    assert int(stats["list"]["calls"]) >= 3
+    assert int(stats["list"]["errors"]) == 0
     assert int(stats["get"]["errors"]) >= 1
     assert float(stats["list"]["avg_latency_ms"]) > 0
 
@@ -147,7 +153,8 @@ async def test_profiles_create_edit_suggest_restart_delete(jarvis: RunningJarvis
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "git"}))
         edited = result_json(await client.call_tool("jarvis_profile", {
             "action": "edit", "name": "web", "add": ["git"], "remove": ["fetch"], "new_name": "webdev"}))
-        assert edited["edited"]["name"] == "webdev" and edited["edited"]["servers"] == ["git"]
+        assert edited["edited"]["name"] == "webdev"
+        assert edited["edited"]["servers"] == ["git"]
 
         suggested = result_json(await client.call_tool("jarvis_profile", {"action": "suggest",
                                                                           "path": str(project_dir)}))
@@ -177,11 +184,13 @@ async def test_client_config_edit_keeps_unrelated_entries(jarvis: RunningJarvis,
                                                                                     clients["clients"]}
         configured = result_json(await client.call_tool("jarvis_client", {
             "action": "config", "name": "cursor", "path": str(cursor_file)}))
-        assert configured["path"] == str(cursor_file) and configured["custom"] is True
+        assert configured["path"] == str(cursor_file)
+        assert configured["custom"] is True
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "memory"}))
         edit = result_json(await client.call_tool("jarvis_client", {
             "action": "edit", "name": "cursor", "add": ["memory"]}))
-        assert edit["backup_path"] and Path(edit["backup_path"]).exists()
+        assert edit["backup_path"]
+        assert Path(edit["backup_path"]).exists()
         written = json.loads(cursor_file.read_text())
         assert written["other"] == {"keep": True}
         assert written["mcpServers"]["mine"] == {"command": "my-server", "args": ["--x"]}
@@ -204,18 +213,21 @@ async def test_config_get_set_list(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as client:
         listing = result_json(await client.call_tool("jarvis_config", {"action": "list"}))
         keys = {e["key"] for e in listing["config"]}
-        assert "aggregator_url" in keys and listing["version"] == 2
+        assert "aggregator_url" in keys
+        assert listing["version"] == 2
         result_json(await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
                                                              "value": 7}))
         got = result_json(await client.call_tool("jarvis_config", {"action": "get", "key": "discovery.default_limit"}))
-        assert got["value"] == 7 and got["default"] is False
+        assert got["value"] == 7
+        assert got["default"] is False
         bad = await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
                                                        "value": "many"})
         assert "discovery.default_limit" in error_text(bad)
         unknown = await client.call_tool("jarvis_config", {"action": "get", "key": "colour"})
         assert "aggregator_url" in error_text(unknown)
         migrated = result_json(await client.call_tool("jarvis_config", {"action": "migrate"}))
-        assert migrated["to_version"] == 2 and not migrated["backup_path"]
+        assert migrated["to_version"] == 2
+        assert not migrated["backup_path"]
 
 
 async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: Path) -> None:
@@ -225,18 +237,30 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
     async with mcp_client(jarvis.url()) as client:
         report = result_json(await client.call_tool("jarvis_project", {"action": "analyze", "path": str(project_dir)}))
         assert report["languages"][0] == "python"
-        assert "fastapi" in report["frameworks"] and report["is_git_repo"] is True
+        assert "fastapi" in report["frameworks"]
+        assert report["is_git_repo"] is True
         unstaged = result_json(await client.call_tool("jarvis_project", {"action": "diff", "path": str(project_dir)}))
-        assert "VALUE = 2" in unstaged["diff"] and "NEW.md" not in unstaged["diff"]
+        assert "VALUE = 2" in unstaged["diff"]
+        assert "NEW.md" not in unstaged["diff"]
         staged = result_json(await client.call_tool("jarvis_project", {"action": "diff", "path": str(project_dir),
                                                                        "staged": True}))
-        assert "NEW.md" in staged["diff"] and "VALUE = 2" not in staged["diff"]
+        assert "NEW.md" in staged["diff"]
+        assert "VALUE = 2" not in staged["diff"]
         devops = result_json(await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir)}))
         assert devops["stack"] == "python"
-        assert ".pre-commit-config.yaml" in devops["written"] and ".github/workflows/ci.yml" in devops["written"]
+        assert ".pre-commit-config.yaml" in devops["written"]
+        assert ".github/workflows/ci.yml" in devops["written"]
         assert (project_dir / ".github" / "workflows" / "ci.yml").is_file()
+        hooks = project_dir / ".pre-commit-config.yaml"
+        hooks.write_text("repos: []  # the team's own\n")
         refused = result_json(await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir)}))
-        assert not refused["written"] and any("force" in s for s in refused["skipped"])
+        assert ".pre-commit-config.yaml: exists (use force=true to overwrite)" in refused["skipped"]
+        assert not refused["written"]
+        assert hooks.read_text() == "repos: []  # the team's own\n"
+        forced = result_json(await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir),
+                                                                       "force": True}))
+        assert ".pre-commit-config.yaml" in forced["written"]
+        assert (project_dir / ".pre-commit-config.yaml.bak").read_text() == "repos: []  # the team's own\n"
         not_dir = await client.call_tool("jarvis_project", {"action": "analyze", "path": str(project_dir / "nope")})
         assert "nope" in error_text(not_dir)
 
@@ -246,18 +270,22 @@ async def test_share_says_plainly_it_is_not_available(jarvis: RunningJarvis) -> 
         start = await client.call_tool("jarvis_share", {"action": "start", "name": "sequential-thinking"})
         listing = result_json(await client.call_tool("jarvis_share", {"action": "list"}))
         unknown = await client.call_tool("jarvis_share", {"action": "start", "name": "ghost"})
-    assert "not available yet" in error_text(start) and "nothing was shared" in error_text(start)
-    assert listing["shares"] == [] and "not available yet" in listing["note"]
+    assert "not available yet" in error_text(start)
+    assert "nothing was shared" in error_text(start)
+    assert listing["shares"] == []
+    assert "not available yet" in listing["note"]
     assert "ghost" in error_text(unknown)
 
 
 async def test_system_bootstrap_and_restart_infra(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as client:
         boot = result_json(await client.call_tool("jarvis_system", {"action": "bootstrap"}))
-        assert boot["steps"] and boot["catalog_entries"] > 0
+        assert boot["steps"]
+        assert boot["catalog_entries"] > 0
         assert set(boot["infrastructure"]) == {"docker", "redis", "celery"}
         infra = result_json(await client.call_tool("jarvis_system", {"action": "restart_infra"}))
-        assert infra["restarted"][0]["component"] == "registry" and infra["restarted"][0]["healthy"] is True
+        assert infra["restarted"][0]["component"] == "registry"
+        assert infra["restarted"][0]["healthy"] is True
         # The registry answers again after its restart, with its data intact.
         listing = result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         assert listing["count"] >= 1

@@ -55,9 +55,11 @@ async def test_annotations_follow_what_actions_do(jarvis: RunningJarvis) -> None
     for modifying in ("jarvis_server", "jarvis_profile", "jarvis_client", "jarvis_config", "jarvis_project",
                       "jarvis_system", "jarvis_share"):
         annotations = tools[modifying]
-        assert annotations is not None and annotations.read_only_hint is False, modifying
+        assert annotations is not None, modifying
+        assert annotations.read_only_hint is False, modifying
     server = tools["jarvis_server"]
-    assert server is not None and server.destructive_hint is True  # uninstall
+    assert server is not None
+    assert server.destructive_hint is True
     assert server.idempotent_hint is False  # install/create
 
 

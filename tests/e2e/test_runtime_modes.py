@@ -70,13 +70,15 @@ async def test_metrics_expose_tool_calls_and_grpc_methods(jarvis: RunningJarvis)
         result_json(await client.call_tool("jarvis_config", {"action": "list"}))
     text = httpx2.get(jarvis.base_url + "/metrics", timeout=5).text
     assert 'jarvis_mcp_tool_calls_total{action="list",outcome="ok",surface="jarvis",tool="jarvis_config"}' in text
-    assert 'grpc_method="ListConfig"' in text and "jarvis_grpc_server_handling_seconds_bucket" in text
+    assert 'grpc_method="ListConfig"' in text
+    assert "jarvis_grpc_server_handling_seconds_bucket" in text
     assert "jv_" not in text
 
 
 def test_healthz(jarvis: RunningJarvis) -> None:
     body = httpx2.get(jarvis.base_url + "/healthz", timeout=5).json()
-    assert body["status"] == "ok" and "/mcp/jarvis" in body["surfaces"]
+    assert body["status"] == "ok"
+    assert "/mcp/jarvis" in body["surfaces"]
 
 
 def _inspector() -> list[str]:

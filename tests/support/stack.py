@@ -83,7 +83,7 @@ def start_jarvis(data_dir: Path, *extra_args: str, env: dict[str, str] | None = 
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "jarvis-up.log"
     full_env = {**os.environ, **(env or {})}
-    process = subprocess.Popen(  # noqa: S603 - our own CLI, argv list
+    process = subprocess.Popen(
         [sys.executable, "-m", "jarvis.cli", "--data-dir", str(data_dir), "up", "--port", str(port), *extra_args],
         stdout=log_path.open("w"), stderr=subprocess.STDOUT, text=True, env=full_env,
     )

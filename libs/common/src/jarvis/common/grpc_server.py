@@ -55,6 +55,9 @@ class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
             except JarvisError as exc:
                 code = status_code_for(exc)
                 context.abort(code, exc.message)
+            except NotImplementedError:
+                code = grpc.StatusCode.UNIMPLEMENTED
+                context.abort(code, f"{method} is not implemented by this server")
             except Exception:
                 code = grpc.StatusCode.INTERNAL
                 log.exception("unhandled error in %s", details.method)

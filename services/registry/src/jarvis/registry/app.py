@@ -1,0 +1,83 @@
+"""The registry's composition root: one object owning the database and every use case."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from jarvis.common.errors import AlreadyExists, InvalidArgument
+from jarvis.registry.domain.bootstrap import BootstrapResult, bootstrap
+from jarvis.registry.domain.catalog.store import Catalog
+from jarvis.registry.domain.client_links import ClientLinks
+from jarvis.registry.domain.clients import ClientManager
+from jarvis.registry.domain.config.store import ConfigFile
+from jarvis.registry.domain.doctor import Check, doctor
+from jarvis.registry.domain.profiles import Profiles
+from jarvis.registry.domain.search import Document, Hit, search
+from jarvis.registry.domain.servers import Servers
+from jarvis.registry.domain.suggestions import Suggestions, suggest_for_project
+from jarvis.registry.domain.tokens import Tokens
+from jarvis.registry.domain.usage import Usage
+from jarvis.registry.settings import RegistrySettings
+from jarvis.registry.storage.database import Database
+from jarvis.registry.storage.migrate import upgrade_to_head
+
+
+class Registry:
+    """Use cases over one database, one config file and the user's MCP client configs."""
+
+    def __init__(self, db: Database, data_dir: Path, home: Path) -> None:
+        self.db = db
+        self.config = ConfigFile(data_dir / "config.json")
+
+        def client_manager() -> ClientManager:
+            # Built per call so a changed aggregator_url applies at once.
+            return ClientManager(data_dir, home, str(self.config.value("aggregator_url")))
+
+        self.catalog = Catalog(db)
+        self.servers = Servers(db, client_manager)
+        self.profiles = Profiles(db, client_manager)
+        self.clients = ClientLinks(client_manager, self.servers, self.profiles)
+        self.tokens = Tokens(db)
+        self.usage = Usage(db)
+
+    @classmethod
+    def open(cls, settings: RegistrySettings) -> Registry:
+        """Connect, bring the schema to the newest revision and make sure the bundled catalog is loaded."""
+        db = Database.from_url(settings.database_url)
+        try:
+            upgrade_to_head(db.engine)
+            registry = cls(db, settings.data_dir, settings.home)
+            # A replica starting at the same moment may insert the same bundled entries first.
+            with contextlib.suppress(AlreadyExists):
+                registry.catalog.load_bundled()
+        except BaseException:
+            db.close()
+            raise
+        return registry
+
+    def search(self, query: str, limit: int = 0, installed_only: bool = False) -> list[Hit]:
+        """Installed servers and (unless installed_only) catalog entries not installed yet."""
+        docs = [Document(s.name, s.description, True, s.tools) for s in self.servers.list()]
+        if not installed_only:
+            entries, _ = self.catalog.list()
+            docs += [Document(e.name, e.description, False, e.tools, e.title) for e in entries if not e.installed]
+        return search(query, docs, limit)
+
+    def suggest_profiles(self, project_dir: str) -> Suggestions:
+        if not project_dir.strip():
+            raise InvalidArgument("suggesting profiles needs project_dir: the directory of the project to analyse")
+        entries, _ = self.catalog.list()
+        return suggest_for_project(
+            Path(project_dir).expanduser(), self.servers.list(), entries, {p.name for p in self.profiles.list()},
+            [c.name for c in self.clients.list() if c.detected],
+        )
+
+    def bootstrap(self) -> BootstrapResult:
+        return bootstrap(self.db, self.catalog, self.servers, self.profiles, self.config)
+
+    def doctor(self) -> list[Check]:
+        return doctor(self.db, self.catalog, self.config)
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,1 @@
+"""The catalog of installable servers: bundled entries, imported files, storage."""

@@ -1,0 +1,72 @@
+"""The known configuration keys: type, default and meaning of each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, StrictBool, StrictInt, StringConstraints, TypeAdapter, ValidationError
+
+from jarvis.common.errors import InvalidArgument
+from jarvis.registry.domain.names import NAME_RULE
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    default: Any
+    description: str
+    takes: str  # what values are accepted, in words, for error messages
+    adapter: TypeAdapter[Any]
+
+    def validate(self, value: Any) -> Any:
+        try:
+            return self.adapter.validate_python(value, strict=True)
+        except ValidationError as exc:
+            reason = exc.errors()[0]["msg"] if exc.errors() else str(exc)
+            raise InvalidArgument(
+                f"config key '{self.name}' takes {self.takes}; got {value!r} ({reason})"
+            ) from exc
+
+
+KNOWN_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("aggregator_url", "http://127.0.0.1:8765",
+              "URL of the Jarvis aggregator that client configs point at.",
+              "an http(s) URL string", TypeAdapter(Annotated[str, AfterValidator(_http_url)])),
+    ConfigKey("default_profile", "default",
+              "Profile served when a client does not name one.",
+              f"a profile name ({NAME_RULE})",
+              TypeAdapter(Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")])),
+    ConfigKey("share.default_expiry_seconds", 3600,
+              "Lifetime of a shared server link when the share request gives none.",
+              "an integer number of seconds, at least 60", TypeAdapter(Annotated[StrictInt, Field(ge=60)])),
+    ConfigKey("discovery.default_limit", 5,
+              "Number of results tool_find returns when the caller gives no limit.",
+              "an integer from 1 to 50", TypeAdapter(Annotated[StrictInt, Field(ge=1, le=50)])),
+    ConfigKey("usage.enabled", True,
+              "Whether the aggregator records tool usage statistics.",
+              "true or false", TypeAdapter(StrictBool)),
+    ConfigKey("servers.idle_stop_seconds", 900,
+              "Stop a downstream server after this many idle seconds; 0 keeps it running.",
+              "an integer number of seconds, 0 or more", TypeAdapter(Annotated[StrictInt, Field(ge=0)])),
+    ConfigKey("log_level", "INFO",
+              "Log level of Jarvis processes.",
+              "one of DEBUG, INFO, WARNING, ERROR",
+              TypeAdapter(Literal["DEBUG", "INFO", "WARNING", "ERROR"])),
+)
+KEYS_BY_NAME = {k.name: k for k in KNOWN_KEYS}
+
+
+def known_key(name: str) -> ConfigKey:
+    key = KEYS_BY_NAME.get(name.strip())
+    if key is None:
+        raise InvalidArgument(f"unknown config key '{name}'; known keys: {', '.join(KEYS_BY_NAME)}")
+    return key

@@ -1,0 +1,38 @@
+"""Settings of the registry process (env prefix JARVIS_REGISTRY_)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import SettingsConfigDict
+
+from jarvis.common.settings import ProcessSettings
+
+
+class RegistrySettings(ProcessSettings):
+    """Where the registry keeps its data and where it listens."""
+
+    model_config = SettingsConfigDict(env_prefix="JARVIS_REGISTRY_", extra="ignore", validate_by_name=True)
+
+    data_dir: Path = Field(default=Path("~/.jarvis"), description="Jarvis data directory (config.json, SQLite).")
+    # The plain DATABASE_URL is what CI and container platforms set; the prefixed name wins when both exist.
+    database_url: str = Field(
+        default="",
+        validation_alias=AliasChoices("JARVIS_REGISTRY_DATABASE_URL", "DATABASE_URL"),
+        description="SQLAlchemy URL; empty means SQLite at <data_dir>/registry.db.",
+    )
+    listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
+    home: Path = Field(default=Path("~"), description="Home directory whose MCP client configs are managed.")
+
+    @model_validator(mode="after")
+    def _resolve_paths(self) -> RegistrySettings:
+        self.data_dir = self.data_dir.expanduser()
+        self.home = self.home.expanduser()
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.data_dir / 'registry.db'}"
+        return self
+
+    @property
+    def config_path(self) -> Path:
+        return self.data_dir / "config.json"

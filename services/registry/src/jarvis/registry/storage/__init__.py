@@ -1,0 +1,1 @@
+"""Relational storage of the registry: ORM models, engines, transactions and migrations."""

@@ -1,0 +1,125 @@
+"""ORM models of the registry's tables. Migrations in jarvis/registry/migrations mirror them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, MetaData, String, Table, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from jarvis.registry.storage.types import UTCDateTime, utcnow
+
+# Named constraints make migrations portable (SQLite batch mode needs names to alter them).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[str]: JSON()}
+
+
+class Timestamped:
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class CatalogEntryRow(Timestamped, Base):
+    """An installable server: a launch template plus what is known about its tools."""
+
+    __tablename__ = "catalog_entries"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    title: Mapped[str] = mapped_column(String(300), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    category: Mapped[str] = mapped_column(String(100), default="")
+    source: Mapped[str] = mapped_column(String(300))
+    homepage: Mapped[str] = mapped_column(String(1000), default="")
+    launch: Mapped[dict[str, Any]] = mapped_column()
+    required_env: Mapped[list[str]] = mapped_column()
+    tools: Mapped[list[dict[str, Any]]] = mapped_column(JSON())
+
+
+profile_servers = Table(
+    "profile_servers",
+    Base.metadata,
+    Column("profile_id", ForeignKey("profiles.id", ondelete="CASCADE"), primary_key=True),
+    Column("server_id", ForeignKey("servers.id", ondelete="CASCADE"), primary_key=True, index=True),
+)
+
+
+class ServerRow(Timestamped, Base):
+    """An installed server and how to launch or reach it."""
+
+    __tablename__ = "servers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    catalog_name: Mapped[str | None] = mapped_column(String(200), index=True)
+    transport: Mapped[str] = mapped_column(String(32))
+    command: Mapped[str] = mapped_column(String(1000), default="")
+    args: Mapped[list[str]] = mapped_column(default=list)
+    env: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cwd: Mapped[str] = mapped_column(String(1000), default="")
+    url: Mapped[str] = mapped_column(String(2000), default="")
+    headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    image: Mapped[str] = mapped_column(String(500), default="")
+    tools: Mapped[list[dict[str, Any]]] = mapped_column(JSON(), default=list)
+    status: Mapped[str] = mapped_column(String(32), default="not-hosted")
+    last_error: Mapped[str] = mapped_column(Text, default="")
+
+    profiles: Mapped[list[ProfileRow]] = relationship(
+        secondary=profile_servers, back_populates="servers", passive_deletes=True
+    )
+
+
+class ProfileRow(Timestamped, Base):
+    """A named set of installed servers."""
+
+    __tablename__ = "profiles"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+
+    servers: Mapped[list[ServerRow]] = relationship(
+        secondary=profile_servers, back_populates="profiles", passive_deletes=True
+    )
+
+
+class TokenRow(Base):
+    """An access token. Only the SHA-256 of the secret is stored."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    prefix: Mapped[str] = mapped_column(String(16))
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[list[str]] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column()
+    revoked_at: Mapped[datetime | None] = mapped_column()
+    last_used_at: Mapped[datetime | None] = mapped_column()
+
+
+class UsageRow(Base):
+    """Aggregated calls of one tool action; one row per (tool, action) keeps the table small."""
+
+    __tablename__ = "usage_stats"
+
+    tool: Mapped[str] = mapped_column(String(200), primary_key=True)
+    action: Mapped[str] = mapped_column(String(100), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(BigInteger, default=0)
+    total_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    max_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    last_called_at: Mapped[datetime | None] = mapped_column()

@@ -1,0 +1,65 @@
+"""Scope grammar `<surface>[:<tool>[:<action>]]`, `<surface>:read`, `read`, `admin`, `*`, and what each allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from jarvis.common.errors import InvalidArgument
+from jarvis.common.scopes import allows, reaches_surface, validate_scope, validate_scopes
+
+
+@pytest.mark.parametrize(
+    "scope",
+    ["jarvis", "jarvis:jarvis_server", "jarvis:jarvis_server:list", "orchestrator:project:create", "read",
+     "admin", "*", "debug:debug", "jarvis:read"],
+)
+def test_valid_scopes(scope: str) -> None:
+    assert validate_scope(scope) == scope
+
+
+def test_scopes_are_lowered_and_deduplicated() -> None:
+    assert validate_scopes(["Jarvis", "jarvis", " read "]) == ("jarvis", "read")
+
+
+@pytest.mark.parametrize("scope", ["", "jarvis:", ":x", "a:b:c:d", "jar vis", "jarvis:*", "9lives", "x;y"])
+def test_invalid_scopes_state_the_grammar(scope: str) -> None:
+    with pytest.raises(InvalidArgument) as exc:
+        validate_scope(scope)
+    assert "<surface>[:<tool>[:<action>]]" in exc.value.message
+
+
+@pytest.mark.parametrize(
+    ("scopes", "call", "read_only", "expected"),
+    [
+        (["admin"], ("orchestrator", "project", "delete"), False, True),
+        (["*"], ("jarvis", "jarvis_server", "install"), False, True),
+        (["read"], ("jarvis", "jarvis_server", "list"), True, True),
+        (["read"], ("jarvis", "jarvis_server", "install"), False, False),
+        (["jarvis"], ("jarvis", "jarvis_profile", "delete"), False, True),
+        (["jarvis:jarvis_server"], ("jarvis", "jarvis_server", "edit"), False, True),
+        (["jarvis:jarvis_server"], ("jarvis", "jarvis_profile", "list"), True, False),
+        (["jarvis:jarvis_server:list"], ("jarvis", "jarvis_server", "list"), True, True),
+        (["jarvis:jarvis_server:list"], ("jarvis", "jarvis_server", "install"), False, False),
+        (["orchestrator:project:create"], ("jarvis", "jarvis_server", "list"), True, False),
+        (["jarvis:read"], ("jarvis", "jarvis_config", "list"), True, True),
+        (["jarvis:read"], ("jarvis", "jarvis_config", "set"), False, False),
+        (["jarvis:read"], ("orchestrator", "project", "list"), True, False),
+    ],
+)
+def test_allows(scopes: list[str], call: tuple[str, str, str], read_only: bool, expected: bool) -> None:
+    assert allows(scopes, *call, read_only=read_only) is expected
+
+
+@pytest.mark.parametrize(
+    ("scopes", "expected"),
+    [(["admin"], True), (["*"], True), (["jarvis"], False), (["jarvis:jarvis_server:create"], False),
+     (["jarvis:read"], False), (["read"], False), (["jarvis:jarvis_server"], False)],
+)
+def test_admin_actions_need_admin(scopes: list[str], expected: bool) -> None:
+    assert allows(scopes, "jarvis", "jarvis_server", "create", read_only=False, admin=True) is expected
+
+
+def test_reaches_surface() -> None:
+    assert reaches_surface(["jarvis:jarvis_server:list"], "jarvis")
+    assert reaches_surface(["read"], "orchestrator")
+    assert not reaches_surface(["orchestrator"], "jarvis")
