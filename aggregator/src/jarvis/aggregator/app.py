@@ -30,6 +30,13 @@ from jarvis.aggregator.usage import UsageRecorder
 VERSION = package_version("jarvis-aggregator")
 
 
+def build_surfaces(ctx: ToolContext) -> list[Surface]:
+    """Every surface this aggregator serves, one builder per line."""
+    return [
+        build_jarvis_surface(ctx),
+    ]
+
+
 class Aggregator:
     """Owns the surfaces, their MCP servers and session managers, and the ASGI app serving them."""
 
@@ -44,7 +51,7 @@ class Aggregator:
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
         )
-        self.surfaces: list[Surface] = [build_jarvis_surface(self.context)]
+        self.surfaces = build_surfaces(self.context)
         self.context.surfaces = tuple(s.path for s in self.surfaces)
         self.aliases = build_alias_table(self.surfaces)
         self.mcp_servers = {s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION)
