@@ -92,6 +92,19 @@ def start_jarvis(data_dir: Path, *extra_args: str, env: dict[str, str] | None = 
     return running
 
 
+def wait_for_url(url: str, timeout: float = 60) -> None:
+    """Poll until `url` answers 200 (a process started elsewhere is ready)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx2.get(url, timeout=1).status_code == 200:
+                return
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within {timeout}s")
+
+
 def wait_healthy(running: RunningJarvis, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

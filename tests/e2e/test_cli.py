@@ -1,0 +1,164 @@
+"""The `jarvis` command line as a person runs it: catalog import, tokens, status, distributed serving."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.stack import (
+    error_text,
+    free_port,
+    jarvis_cli,
+    mcp_client,
+    result_json,
+    start_jarvis,
+    wait_for_url,
+)
+
+pytestmark = pytest.mark.anyio
+
+DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+SERVER_JSON = {
+    "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
+    "name": "io.github.example/weather",
+    "description": "Weather forecasts and alerts for any city",
+    "version": "1.2.0",
+    "packages": [{
+        "registryType": "npm", "identifier": "@example/weather-mcp", "version": "1.2.0",
+        "transport": {"type": "stdio"},
+        "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True}],
+    }],
+}
+
+
+async def test_catalog_import_makes_servers_searchable_and_installable(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    livemcpbench = DATASETS / "livemcpbench" / "tools.json"
+    imported = jarvis_cli("catalog", "import", str(livemcpbench), data_dir=data, env={"HOME": str(tmp_path)})
+    assert "imported" in imported.stdout
+    assert "reading" in imported.stderr  # progress goes to stderr
+    server_json = tmp_path / "server.json"
+    server_json.write_text(json.dumps(SERVER_JSON))
+    jarvis_cli("catalog", "import", str(server_json), data_dir=data, env={"HOME": str(tmp_path)})
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    refused = jarvis_cli("catalog", "import", str(broken), data_dir=data, env={"HOME": str(tmp_path)}, check=False)
+    assert refused.returncode != 0
+    assert "broken.json" in refused.stderr or "JSON" in refused.stderr
+
+    running = start_jarvis(data, env={"HOME": str(tmp_path)})
+    try:
+        async with mcp_client(running.url()) as client:
+            found = result_json(await client.call_tool("jarvis_server", {"action": "search",
+                                                                         "query": "weather alerts for a city"}))
+            names = [h["name"] for h in found["results"]]
+            assert names, found
+            weather = next(h for h in found["results"] if "weather" in h["name"])
+            needs_key = await client.call_tool("jarvis_server", {"action": "install", "name": weather["name"]})
+            assert "WEATHER_API_KEY" in error_text(needs_key)
+            installed = result_json(await client.call_tool("jarvis_server", {
+                "action": "install", "name": weather["name"], "new_name": "weather",
+                "env": {"WEATHER_API_KEY": "k"}}))
+            assert installed["installed"]["launch"]["command"] == "npx"
+            # A LiveMCPBench server is found by one of its tools' words.
+            by_tool = result_json(await client.call_tool("jarvis_server", {"action": "search",
+                                                                           "query": "bing search"}))
+            assert by_tool["results"][0]["matched_tools"], by_tool["results"][:2]
+    finally:
+        running.stop()
+
+
+def test_status_and_tokens_from_the_command_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {"HOME": str(tmp_path)}
+    status = jarvis_cli("status", data_dir=data, env=env)
+    assert "ok   database" in status.stdout or "ok" in status.stdout.splitlines()[0]
+    created = jarvis_cli("token", "create", "--name", "ci", "--scope", "jarvis:read", data_dir=data, env=env)
+    secret = created.stdout.strip()
+    assert secret.startswith("jv_")
+    listed = json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout)
+    assert [t["name"] for t in listed] == ["ci"]
+    assert secret not in json.dumps(listed)
+    bad_scope = jarvis_cli("token", "create", "--name", "x", "--scope", "jar vis", data_dir=data, env=env, check=False)
+    assert bad_scope.returncode != 0
+    assert "<surface>" in bad_scope.stderr
+    jarvis_cli("token", "revoke", listed[0]["id"], data_dir=data, env=env)
+    assert json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout) == []
+    unknown = jarvis_cli("token", "revoke", "nope", data_dir=data, env=env, check=False)
+    assert unknown.returncode != 0
+    assert "nope" in unknown.stderr
+
+
+async def test_config_migrate_upgrades_an_old_file_with_backup(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "config.json").write_text(json.dumps({"aggregatorUrl": "http://127.0.0.1:9999", "logLevel": "DEBUG"}))
+    running = start_jarvis(data, env={"HOME": str(tmp_path)})
+    try:
+        async with mcp_client(running.url()) as client:
+            migrated = result_json(await client.call_tool("jarvis_config", {"action": "migrate"}))
+            again = result_json(await client.call_tool("jarvis_config", {"action": "migrate"}))
+            url = result_json(await client.call_tool("jarvis_config", {"action": "get", "key": "aggregator_url"}))
+    finally:
+        running.stop()
+    assert (migrated["from_version"], migrated["to_version"]) == (1, 2)
+    assert migrated["backup_path"]
+    assert json.loads(Path(migrated["backup_path"]).read_text())["aggregatorUrl"] == "http://127.0.0.1:9999"
+    assert json.loads((data / "config.json").read_text())["version"] == 2
+    assert not again["backup_path"]
+    assert url["value"] == "http://127.0.0.1:9999"
+
+
+async def test_distributed_mode_registry_and_aggregator_processes(tmp_path: Path) -> None:
+    registry_port, aggregator_port = free_port(), free_port()
+    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING",
+           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
+           "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
+           "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
+           "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}"}
+    (tmp_path / "registry").mkdir()
+    registry = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env)
+    aggregator = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], env=env)
+    try:
+        wait_for_url(f"http://127.0.0.1:{aggregator_port}/healthz")
+        url = f"http://127.0.0.1:{aggregator_port}/mcp/jarvis"
+        async with mcp_client(url) as client:
+            booted = result_json(await client.call_tool("jarvis_system", {"action": "bootstrap"}))
+            assert booted["catalog_entries"] > 0
+            status = result_json(await client.call_tool("jarvis_check_status", {}))
+            assert status["aggregator"]["mode"] == "distributed"
+            assert status["services"]["registry"]["ok"] is True
+            infra = await client.call_tool("jarvis_system", {"action": "restart_infra"})
+            assert "orchestrator" in error_text(infra)
+        # The admin CLI can point at the running registry instead of a data dir.
+        listed = subprocess.run([sys.executable, "-m", "jarvis.cli", "--registry", f"127.0.0.1:{registry_port}",
+                                 "status"], capture_output=True, text=True, env=env, timeout=60, check=False)
+        assert listed.returncode == 0, listed.stderr
+    finally:
+        for process in (aggregator, registry):
+            process.terminate()
+        # Both stop gracefully within their grace period; uvicorn re-raises SIGTERM once it has drained.
+        assert registry.wait(15) == 0
+        assert aggregator.wait(15) in (0, -signal.SIGTERM)
+
+
+def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
+    """`--host 0.0.0.0` turns auth on even when --no-require-auth is given."""
+    running = start_jarvis(tmp_path / "data", "--host", "0.0.0.0", "--no-require-auth",
+                           env={"HOME": str(tmp_path)})
+    try:
+        import httpx2
+
+        response = httpx2.post(running.url(), json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                               headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+        assert response.status_code == 401
+        assert "token required" in running.log()
+    finally:
+        running.stop()
