@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class ProcessSettings(BaseSettings):
-    """What every Jarvis process reads: logging and where /metrics is served."""
+    """What every Jarvis process reads: logging and where /metrics is served.
 
-    model_config = SettingsConfigDict(env_prefix="JARVIS_", extra="ignore")
+    These keep one name (`JARVIS_LOG_LEVEL`, …) whatever the subclass's prefix, so one env file
+    configures every process alike.
+    """
 
-    log_level: str = "INFO"
-    log_json: bool = True
-    metrics_port: int = 0  # 0: no separate /metrics listener (the aggregator serves its own)
+    model_config = SettingsConfigDict(env_prefix="JARVIS_", extra="ignore", validate_by_name=True)
+
+    log_level: str = Field(default="INFO", validation_alias=AliasChoices("JARVIS_LOG_LEVEL"))
+    log_json: bool = Field(default=True, validation_alias=AliasChoices("JARVIS_LOG_JSON"))
+    # 0: no separate /metrics listener (the aggregator serves /metrics on its own port).
+    metrics_port: int = Field(default=0, validation_alias=AliasChoices("JARVIS_METRICS_PORT"))
