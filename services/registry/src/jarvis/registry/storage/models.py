@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, MetaData, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, MetaData, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from jarvis.registry.storage.types import UTCDateTime, utcnow
@@ -123,3 +123,24 @@ class UsageRow(Base):
     total_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     max_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     last_called_at: Mapped[datetime | None] = mapped_column()
+
+
+class ToolPinRow(Base):
+    """The definition a hosted server's tool had when first seen, and the latest one if it changed.
+
+    Keyed by the server's id, so a renamed server keeps its pins and an uninstalled one drops them.
+    """
+
+    __tablename__ = "tool_pins"
+    __table_args__ = (UniqueConstraint("server_id", "tool", name="uq_tool_pins_server_id_tool"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    server_id: Mapped[int] = mapped_column(ForeignKey("servers.id", ondelete="CASCADE"))
+    tool: Mapped[str] = mapped_column(String(200))
+    state: Mapped[str] = mapped_column(String(16))
+    pinned_sha256: Mapped[str] = mapped_column(String(64))
+    pinned_json: Mapped[str] = mapped_column(Text)
+    seen_sha256: Mapped[str] = mapped_column(String(64))
+    seen_json: Mapped[str] = mapped_column(Text)
+    pinned_at: Mapped[datetime] = mapped_column(default=utcnow)
+    changed_at: Mapped[datetime | None] = mapped_column()

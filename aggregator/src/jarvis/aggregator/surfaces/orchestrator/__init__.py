@@ -1,0 +1,24 @@
+"""The `orchestrator` surface (spec 001): projects, containers, sessions, workspaces, tokens, schedules."""
+
+from __future__ import annotations
+
+from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.surfaces.orchestrator import container, project, schedule, session, standalone, token, workspace
+
+
+def build_orchestrator_surface(ctx: ToolContext) -> Surface:
+    return Surface(
+        name="orchestrator",
+        path="/mcp/orchestrator",
+        tools=[
+            project.build(ctx),
+            container.build(ctx),
+            session.build(ctx),
+            workspace.build(ctx),
+            token.build(ctx),
+            schedule.build(ctx),
+            *standalone.build(ctx),
+        ],
+        instructions="Run projects in containers and agent sessions in their workspaces.",
+    )

@@ -1,0 +1,1 @@
+"""SQL plumbing every stateful service shares: engines, transactions, UTC columns, migrations."""

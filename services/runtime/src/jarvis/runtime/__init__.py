@@ -1,0 +1,1 @@
+"""Jarvis runtime service: projects, containers, workspaces and agent sessions on Docker."""

@@ -1,0 +1,1 @@
+"""Adapters of the runtime's ports: the Docker engine (Docker SDK) and git (argv subprocesses)."""

@@ -1,0 +1,119 @@
+"""The runtime's composition root: storage, the Docker engine, git and every use case."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from jarvis.common.errors import JarvisError
+from jarvis.common.sql.database import Database
+from jarvis.runtime.adapters.docker_engine import DockerEngine
+from jarvis.runtime.adapters.git import HostGit
+from jarvis.runtime.domain import images, tasks
+from jarvis.runtime.domain.containers import Containers
+from jarvis.runtime.domain.context import Deps, project_row
+from jarvis.runtime.domain.events import EventLog
+from jarvis.runtime.domain.live import LiveSessions
+from jarvis.runtime.domain.models import BuildResult, Limits, Task
+from jarvis.runtime.domain.ports import Engine, Git
+from jarvis.runtime.domain.projects import Projects
+from jarvis.runtime.domain.sessions import Sessions
+from jarvis.runtime.domain.workspaces import Workspaces
+from jarvis.runtime.settings import RuntimeSettings
+from jarvis.runtime.storage.migrate import MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Use cases over one database and one Docker engine.
+
+    Reconciliation (orphan containers, sessions lost by a previous process, half-created
+    projects) runs once the engine is reachable: at start, or before the first call needing it.
+    """
+
+    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git) -> None:
+        self.settings = settings
+        self.db = db
+        self.engine = engine
+        self.deps = Deps(db=db, engine=engine, git=git, events=EventLog(db, settings.event_payload_max_bytes),
+                         settings=settings)
+        self.live = LiveSessions(self.deps)
+        self.workspaces = Workspaces(self.deps)
+        self.containers = Containers(self.deps, on_stop=lambda project, why: self._end_project(project, why))
+        self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces)
+        self.projects = Projects(self.deps, self.containers, self.sessions)
+        self._reconciled = threading.Event()
+        self._reconcile_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, settings: RuntimeSettings) -> Runtime:
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        db = Database.from_url(settings.database_url)
+        try:
+            MIGRATIONS.upgrade_to_head(db.engine)
+        except BaseException:
+            db.close()
+            raise
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit())
+
+    def _end_project(self, project_id: str, reason: str) -> None:
+        self.sessions.end_project(project_id, reason, force=True)
+
+    def reconcile(self) -> dict[str, Any]:
+        """Make Docker, the database and the disk agree; safe to call again, does the work once."""
+        with self._reconcile_lock:
+            if self._reconciled.is_set():
+                return {}
+            self.engine.ping()
+            containers = self.containers.reconcile()
+            lost = self.sessions.mark_lost(kill=True)
+            swept = self.projects.sweep_staging()
+            self._reconciled.set()
+        summary = {**containers, "lost_sessions": lost, "swept": swept}
+        log.info("runtime reconciled", extra=summary)
+        return summary
+
+    def try_reconcile(self) -> None:
+        """Reconcile if the engine answers; otherwise leave it for the first call that needs the engine."""
+        try:
+            self.reconcile()
+        except JarvisError as exc:
+            log.warning("runtime not reconciled yet", extra={"reason": exc.message})
+
+    def ensure_reconciled(self) -> None:
+        if not self._reconciled.is_set():
+            self.reconcile()
+
+    def tasks(self, project_id: str) -> list[Task]:
+        with self.db.read() as session:
+            row = project_row(session, project_id)
+        return tasks.detect(self.deps.layout(row.id).repo)
+
+    def rebuild(self, project_id: str) -> BuildResult:
+        return images.rebuild(self.deps, project_id)
+
+    def limits(self) -> Limits:
+        s = self.settings
+        return Limits(memory=s.memory, cpus=s.cpus, pids=s.pids, exec_timeout_seconds=s.exec_timeout_seconds,
+                      exec_timeout_max_seconds=s.exec_timeout_max_seconds,
+                      exec_output_max_bytes=s.exec_output_max_bytes,
+                      session_end_grace_seconds=s.session_end_grace_seconds,
+                      event_payload_max_bytes=s.event_payload_max_bytes, events_page_max=s.events_page_max,
+                      tmpfs_size=s.tmpfs_size, container_user=s.container_user)
+
+    def docker_status(self) -> tuple[bool, str]:
+        try:
+            self.engine.ping()
+        except JarvisError as exc:
+            return False, exc.message
+        return True, f"the Docker engine at {self.engine.host} answered"
+
+    def close(self) -> None:
+        """Stop reading sessions (their agents see their input close) and release the database."""
+        for live in self.live.all():
+            live.process.close_stdin()
+        for live in self.live.all():
+            live.done.wait(2)
+        self.db.close()

@@ -1,0 +1,62 @@
+"""Translation between domain records and protobuf messages; no rules live here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.runtime.domain import models
+
+
+def timestamp(value: datetime | None) -> Timestamp | None:
+    if value is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def container_to_pb(c: models.ContainerInfo) -> pb.Container:
+    return pb.Container(id=c.id, name=c.name, image=c.image, state=c.state, user=c.user, network=c.network)
+
+
+def project_to_pb(p: models.Project) -> pb.Project:
+    return pb.Project(id=p.id, name=p.name, source_url=p.source_url, image=p.image, agent_command=p.agent_command,
+                      agent_protocol=p.agent_protocol, network=p.network, git=p.git,
+                      container=container_to_pb(p.container), sessions_running=p.sessions_running,
+                      workspaces=p.workspaces, created_at=timestamp(p.created_at))
+
+
+def workspace_to_pb(w: models.Workspace) -> pb.Workspace:
+    return pb.Workspace(id=w.id, project_id=w.project_id, kind=w.kind, branch=w.branch, path=w.path,
+                        session_id=w.session_id, created_at=timestamp(w.created_at))
+
+
+def session_to_pb(s: models.Session) -> pb.Session:
+    return pb.Session(id=s.id, project_id=s.project_id, workspace_id=s.workspace_id, state=s.state,
+                      agent_command=s.agent_command, agent_protocol=s.agent_protocol, exit_code=s.exit_code,
+                      events=s.events, detail=s.detail, created_at=timestamp(s.created_at),
+                      ended_at=timestamp(s.ended_at))
+
+
+def event_to_pb(e: models.Event) -> pb.Event:
+    return pb.Event(seq=e.seq, type=e.type, payload_json=e.payload_json, created_at=timestamp(e.created_at))
+
+
+def exec_to_pb(r: models.ExecResult) -> pb.ExecResponse:
+    return pb.ExecResponse(**asdict(r))
+
+
+def changes_to_pb(c: models.Changes) -> pb.ProjectChangesResponse:
+    return pb.ProjectChangesResponse(**asdict(c))
+
+
+def build_to_pb(b: models.BuildResult) -> pb.RebuildImageResponse:
+    return pb.RebuildImageResponse(**asdict(b))
+
+
+def limits_to_pb(limits: models.Limits) -> pb.Limits:
+    return pb.Limits(**asdict(limits))

@@ -1,0 +1,230 @@
+"""Agent sessions: spawn in a workspace, message, read events from a cursor, end, clean up."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from sqlalchemy import ColumnElement, or_, select, update
+
+from jarvis.common.errors import FailedPrecondition, InvalidArgument
+from jarvis.common.sql.types import utcnow
+from jarvis.runtime.domain.agent_protocol import (
+    REQUEST_TYPES,
+    RESPONSE_EVENT,
+    encode_message,
+    encode_tool_response,
+    request_id_of,
+)
+from jarvis.runtime.domain.containers import Containers
+from jarvis.runtime.domain.context import Deps, project_row, session_row, to_session
+from jarvis.runtime.domain.images import build_state
+from jarvis.runtime.domain.layout import CONTAINER_TMP
+from jarvis.runtime.domain.live import LiveSession, LiveSessions
+from jarvis.runtime.domain.models import ENDED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
+from jarvis.runtime.domain.validate import check_id, clamp, new_id
+from jarvis.runtime.domain.workspaces import Workspaces
+from jarvis.runtime.storage.models import ProjectRow, SessionRow
+
+log = logging.getLogger(__name__)
+MAX_MESSAGE_BYTES = 1024 * 1024
+
+
+class Sessions:
+    def __init__(self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces) -> None:
+        self._d = deps
+        self._live = live
+        self._containers = containers
+        self._workspaces = workspaces
+
+    def _session(self, row: SessionRow) -> Session:
+        # Never called with a database session open: the event log takes its lock and then a
+        # connection, so holding a connection while waiting for that lock could starve the pool.
+        return to_session(row, self._d.events.last(row.id))
+
+    def _load(self, project_id: str, session_id: str) -> SessionRow:
+        with self._d.db.read() as session:
+            return session_row(session, project_id, session_id)
+
+    def spawn(self, project_id: str, workspace_id: str, prompt: str) -> Session:
+        """Start the project's agent in a workspace (a new one unless given); the container starts if needed."""
+        container = self._containers.start(project_id)
+        with self._d.locks.hold(project_id):
+            with self._d.db.read() as session:
+                project = project_row(session, project_id)
+            created = not workspace_id
+            workspace = self._workspaces.create(project_id) if created else \
+                self._workspaces.check_free(project_id, workspace_id)
+            session_id = new_id("session")
+            try:
+                process = self._d.engine.spawn(
+                    container.id, project.agent_command, workdir=workspace.path, user=self._d.settings.container_user,
+                    env={"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project_id,
+                         "JARVIS_WORKSPACE": workspace.path})
+            except BaseException:
+                if created:
+                    self._workspaces.delete(project_id, workspace.id)
+                raise
+            with self._d.db.write() as session:
+                row = SessionRow(id=session_id, project_id=project_id, workspace_id=workspace.id, state=RUNNING,
+                                 agent_command=list(project.agent_command), agent_protocol=project.agent_protocol,
+                                 pid=process.pid, exit_code=-1, detail="", created_at=utcnow())
+                session.add(row)
+            self._d.events.append(project_id, session_id, [("session_start", {
+                "workspace_id": workspace.id, "path": workspace.path, "agent_command": project.agent_command})])
+            self._live.start(LiveSession(session_id, project_id, container.id, project.agent_protocol, process))
+        if prompt:
+            return self.message(project_id, "", session_id, prompt)
+        return self._session(row)
+
+    def _running(self, project_id: str, workspace_id: str, session_id: str) -> tuple[SessionRow, LiveSession]:
+        with self._d.db.read() as session:
+            if session_id:
+                row = session_row(session, project_id, session_id)
+            elif workspace_id:
+                check_id("workspace", workspace_id)
+                found = session.scalars(select(SessionRow).where(
+                    SessionRow.project_id == project_id, SessionRow.workspace_id == workspace_id,
+                    SessionRow.state == RUNNING)).first()
+                if found is None:
+                    raise FailedPrecondition(f"no running session in workspace {workspace_id}; spawn one with "
+                                             f"session action=spawn workspace_id={workspace_id}")
+                row = found
+            else:
+                raise InvalidArgument("session action=message needs workspace_id or session_id")
+        live = self._live.get(row.id)
+        if row.state != RUNNING or live is None:
+            raise FailedPrecondition(f"session {row.id} is not running ({row.state}); spawn a new one with "
+                                     f"session action=spawn workspace_id={row.workspace_id}")
+        return row, live
+
+    def message(self, project_id: str, workspace_id: str, session_id: str, text: str) -> Session:
+        if not text or len(text.encode()) > MAX_MESSAGE_BYTES:
+            raise InvalidArgument(f"message must be 1 to {MAX_MESSAGE_BYTES} bytes")
+        row, live = self._running(project_id, workspace_id, session_id)
+        self._d.events.append(project_id, row.id, [("input", {"text": text})])
+        self._write(row, live, encode_message(row.agent_protocol, text))
+        return self._session(row)
+
+    def _write(self, row: SessionRow, live: LiveSession, data: bytes) -> None:
+        try:
+            live.process.write(data)
+        except OSError as exc:
+            raise FailedPrecondition(f"session {row.id} no longer reads its input ({exc}); it is ending") from exc
+
+    def respond(self, project_id: str, session_id: str, request_id: str, result_json: str, is_error: bool) -> None:
+        """Answer a tool request the agent emitted as an event, on its stdin, once."""
+        if not request_id or len(request_id) > 200:
+            raise InvalidArgument("request_id is required (the request_id of the agent's tool_request event)")
+        row, live = self._running(project_id, "", session_id)
+        requests = [e for e in self._d.events.find(row.id, REQUEST_TYPES, request_id)
+                    if request_id_of(e.payload_json) == request_id]
+        if not requests:
+            raise FailedPrecondition(f"session {session_id} has no tool request '{request_id}'; read its events with "
+                                     "session action=events")
+        answered = [e for e in self._d.events.find(row.id, (RESPONSE_EVENT,), request_id)
+                    if request_id_of(e.payload_json) == request_id]
+        if answered:
+            raise FailedPrecondition(f"tool request '{request_id}' of session {session_id} was already answered")
+        data = encode_tool_response(requests[0].type, request_id, result_json, is_error)
+        self._d.events.append(project_id, row.id, [(RESPONSE_EVENT, {"request_id": request_id, "is_error": is_error})])
+        self._write(row, live, data)
+
+    def get(self, project_id: str, session_id: str) -> Session:
+        return self._session(self._load(project_id, session_id))
+
+    def of_project(self, project_id: str) -> list[Session]:
+        with self._d.db.read() as session:
+            project_row(session, project_id)
+            rows = session.scalars(select(SessionRow).where(SessionRow.project_id == project_id)
+                                   .order_by(SessionRow.created_at, SessionRow.id)).all()
+        return [self._session(r) for r in rows]
+
+    def events(self, project_id: str, stream_id: str, after: int, limit: int, wait: float) -> EventPage:
+        """Events of a session (or of a build, by its id) after the cursor `after`."""
+        state = self._stream_state(project_id, stream_id)
+        limit = clamp(limit, 100, self._d.settings.events_page_max, "limit")
+        events, cursor = self._d.events.page(stream_id, max(after, 0), limit, wait if state == RUNNING else 0.0)
+        return EventPage(events, cursor, self._stream_state(project_id, stream_id) if not events else state)
+
+    def _stream_state(self, project_id: str, stream_id: str) -> str:
+        if stream_id.startswith("b"):
+            return build_state(self._d, project_id, stream_id)
+        with self._d.db.read() as session:
+            return session_row(session, project_id, stream_id).state
+
+    def end(self, project_id: str, session_id: str, force: bool = False, reason: str = "") -> Session:
+        """Close the agent's input and wait the grace period; then kill its process group."""
+        row = self._load(project_id, session_id)
+        live = self._live.get(row.id)
+        detail = reason or "ended on request"
+        if live is not None:
+            grace = 0 if force else self._d.settings.session_end_grace_seconds
+            live.ending = detail + " (input closed, the agent exited)"
+            live.process.close_stdin()
+            if not live.done.wait(grace):
+                detail += f" (killed{' at once' if force else f' after {grace} s'})"
+                live.ending = detail
+                self._d.engine.kill_group(live.container_id, live.process.pid, self._d.settings.container_user)
+                live.done.wait(5)
+        if row.state == RUNNING:
+            self._mark(row.id, ENDED, detail)
+        return self._session(self._load(project_id, session_id))
+
+    def _mark(self, session_id: str, state: str, detail: str) -> None:
+        with self._d.db.write() as session:
+            session.execute(update(SessionRow).where(SessionRow.id == session_id, SessionRow.state == RUNNING)
+                            .values(state=state, detail=detail, ended_at=utcnow()))
+        self._d.events.append(*self._owner(session_id), [("session_end", {"state": state, "detail": detail})])
+
+    def _owner(self, session_id: str) -> tuple[str, str]:
+        with self._d.db.read() as session:
+            row = session.get(SessionRow, session_id)
+            return (row.project_id if row else ""), session_id
+
+    def end_project(self, project_id: str, reason: str, force: bool = False) -> int:
+        """End every running session of a project (its container stops or the project goes)."""
+        with self._d.db.read() as session:
+            running = session.scalars(select(SessionRow.id).where(SessionRow.project_id == project_id,
+                                                                  SessionRow.state == RUNNING)).all()
+        for session_id in running:
+            self.end(project_id, session_id, force=force, reason=reason)
+        return len(running)
+
+    def cleanup(self, project_id: str, older_than_seconds: int) -> tuple[list[str], list[str]]:
+        """Remove finished sessions and, with an age, also end and remove sessions older than it."""
+        if older_than_seconds < 0:
+            raise InvalidArgument("older_than_seconds must be positive (0: finished sessions only)")
+        cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+        with self._d.db.read() as session:
+            project_row(session, project_id)
+            condition: ColumnElement[bool] = SessionRow.state.in_(FINISHED_STATES)
+            if older_than_seconds:
+                condition = or_(condition, SessionRow.created_at < cutoff)
+            rows = session.scalars(select(SessionRow).where(SessionRow.project_id == project_id, condition)).all()
+        ended = [r.id for r in rows if r.state == RUNNING]
+        for session_id in ended:
+            self.end(project_id, session_id, reason="cleaned up")
+        removed = [r.id for r in rows]
+        with self._d.db.write() as session:
+            for row in session.scalars(select(SessionRow).where(SessionRow.id.in_(removed))):
+                session.delete(row)
+        self._d.events.drop(removed)
+        return removed, ended
+
+    def mark_lost(self, kill: bool) -> list[str]:
+        """At start-up: sessions marked running belong to a previous process; their pipes are gone."""
+        with self._d.db.read() as session:
+            rows = session.scalars(select(SessionRow).where(SessionRow.state == RUNNING)).all()
+        lost = [r for r in rows if self._live.get(r.id) is None]
+        for row in lost:
+            if kill:
+                with self._d.db.read() as session:
+                    project = session.get(ProjectRow, row.project_id)
+                if project is not None and project.container_id and row.pid:
+                    try:
+                        self._d.engine.kill_group(project.container_id, row.pid, self._d.settings.container_user)
+                    except Exception:  # the container may be gone; the session is lost either way
+                        log.debug("could not kill a lost session", exc_info=True)
+            self._mark(row.id, LOST, "the runtime restarted while it ran")
+        return [r.id for r in lost]

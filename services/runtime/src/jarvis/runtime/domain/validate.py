@@ -1,0 +1,102 @@
+"""Checks on everything a caller sends before it reaches a path, an argv or the engine."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from urllib.parse import urlparse
+
+from jarvis.common.errors import InvalidArgument, NotFound
+from jarvis.runtime.domain.models import PROTOCOLS
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_IDS = {"project": "p", "workspace": "w", "session": "s", "build": "b"}
+_ID = re.compile(r"^[pwsb][0-9a-f]{12}$")
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]{0,254}$")
+SOURCE_SCHEMES = ("local path", "file://", "https://", "ssh://")
+MAX_ARGS = 1000
+MAX_ARG_BYTES = 128 * 1024
+
+
+def new_id(kind: str) -> str:
+    """`p`, `w`, `s` or `b` and 12 hex digits: safe in paths, branch names and container names."""
+    return _IDS[kind] + secrets.token_hex(6)
+
+
+def check_id(kind: str, value: str) -> str:
+    """The id, or NotFound: a malformed id can name nothing (and never reaches a path)."""
+    value = (value or "").strip()
+    if not value:
+        raise InvalidArgument(f"{kind}_id is required")
+    if not _ID.match(value) or value[0] != _IDS[kind]:
+        raise NotFound(f"{kind} '{value[:80]}' not found; list them with {_lister(kind)}")
+    return value
+
+
+def _lister(kind: str) -> str:
+    return {"project": "project action=list", "workspace": "workspace action=list",
+            "session": "session action=list", "build": "image_rebuild"}[kind]
+
+
+def check_name(name: str) -> str:
+    name = (name or "").strip()
+    if not _NAME.match(name):
+        raise InvalidArgument(f"invalid project name '{name[:80]}': use 1-63 characters a-z, 0-9, '.', '_' or '-', "
+                              "starting with a letter or digit")
+    return name
+
+
+def check_source(source: str) -> str:
+    """A git source Jarvis may clone: an absolute local path, file://, https:// or ssh:// (never ext:: & co)."""
+    source = (source or "").strip()
+    if not source:
+        return ""
+    if source.startswith("-") or any(ord(c) < 32 for c in source):
+        raise InvalidArgument(f"invalid source_url '{source[:80]}': it may not start with '-' or contain control "
+                              "characters")
+    if source.startswith("/"):
+        if ".." in PurePosixPath(source).parts:
+            raise InvalidArgument(f"invalid source_url '{source[:80]}': use a path without '..'")
+        return source
+    parsed = urlparse(source)
+    if parsed.scheme == "file" and parsed.path.startswith("/") and parsed.netloc in ("", "localhost"):
+        return source
+    if parsed.scheme in ("https", "ssh") and parsed.hostname:
+        return source
+    raise InvalidArgument(f"unsupported source_url '{source[:80]}': use an absolute local path, file://, https:// "
+                          "or ssh:// (other git transports such as ext:: are refused)")
+
+
+def check_image(image: str) -> str:
+    image = (image or "").strip()
+    if image and not _IMAGE.match(image):
+        raise InvalidArgument(f"invalid image reference '{image[:80]}'")
+    return image
+
+
+def check_argv(argv: Sequence[str], what: str) -> list[str]:
+    args = [str(a) for a in argv]
+    if not args or not args[0].strip():
+        raise InvalidArgument(f"{what} is empty: give the program and its arguments, e.g. [\"ls\", \"-la\"]")
+    if len(args) > MAX_ARGS or sum(len(a.encode()) for a in args) > MAX_ARG_BYTES:
+        raise InvalidArgument(f"{what} is too long (at most {MAX_ARGS} arguments, {MAX_ARG_BYTES} bytes)")
+    if any("\x00" in a for a in args):
+        raise InvalidArgument(f"{what} contains a NUL byte")
+    return args
+
+
+def check_protocol(protocol: str, default: str) -> str:
+    protocol = (protocol or default).strip()
+    if protocol not in PROTOCOLS:
+        raise InvalidArgument(f"unknown agent_protocol '{protocol[:40]}'; use one of: {', '.join(PROTOCOLS)}")
+    return protocol
+
+
+def clamp(value: int, default: int, maximum: int, what: str) -> int:
+    if value < 0:
+        raise InvalidArgument(f"{what} must be positive")
+    if value > maximum:
+        raise InvalidArgument(f"{what} may be at most {maximum} (config_limits shows the limits)")
+    return value or default

@@ -1,0 +1,73 @@
+"""Settings of the runtime process (env prefix JARVIS_RUNTIME_)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import SettingsConfigDict
+
+from jarvis.common.settings import ProcessSettings
+
+DEFAULT_AGENT_COMMAND = ["claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+                         "--verbose"]
+
+
+def _default_container_user() -> str:
+    # As root, files the runtime creates are handed to an unprivileged uid; otherwise the container
+    # runs as the runtime's own uid, so both sides can write the workspace.
+    uid, gid = os.geteuid(), os.getegid()
+    return "1000:1000" if uid == 0 else f"{uid}:{gid}"
+
+
+class RuntimeSettings(ProcessSettings):
+    """Where the runtime keeps its data, the Docker engine it drives and the limits it enforces."""
+
+    model_config = SettingsConfigDict(env_prefix="JARVIS_RUNTIME_", extra="ignore", validate_by_name=True)
+
+    data_dir: Path = Field(default=Path("~/.jarvis/runtime"),
+                           description="Runtime state: runtime.db (SQLite) and projects/ (checkouts, workspaces).")
+    database_url: str = Field(
+        default="",
+        validation_alias=AliasChoices("JARVIS_RUNTIME_DATABASE_URL", "DATABASE_URL"),
+        description="SQLAlchemy URL; empty means SQLite at <data_dir>/runtime.db.",
+    )
+    listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
+    docker_host: str = Field(default="unix:///var/run/docker.sock",
+                             validation_alias=AliasChoices("JARVIS_RUNTIME_DOCKER_HOST", "DOCKER_HOST"))
+    # Containers carry this label value; reconciliation only ever touches its own instance's containers.
+    instance: str = Field(default="", description="Instance label; empty: derived from the database URL.")
+    image: str = Field(default="jarvis-agent:latest", description="Default image of project containers.")
+    agent_command: list[str] = Field(default_factory=lambda: list(DEFAULT_AGENT_COMMAND))
+    agent_protocol: str = "stream-json"
+    container_user: str = Field(default_factory=_default_container_user)
+    network: str = Field(default="bridge", description="Docker network of projects that ask for one.")
+    memory: str = "1g"
+    cpus: float = 1.0
+    pids: int = 256
+    tmpfs_size: str = "256m"
+    exec_timeout_seconds: int = 60
+    exec_timeout_max_seconds: int = 1800
+    exec_output_max_bytes: int = 256 * 1024
+    session_end_grace_seconds: int = 5
+    event_payload_max_bytes: int = 256 * 1024
+    events_page_max: int = 500
+    clone_timeout_seconds: int = 300
+    build_timeout_seconds: int = 1800
+    logs_tail_default: int = 200
+    max_workers: int = 64
+
+    @model_validator(mode="after")
+    def _resolve(self) -> RuntimeSettings:
+        self.data_dir = self.data_dir.expanduser().resolve()
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.data_dir / 'runtime.db'}"
+        if not self.instance:
+            self.instance = hashlib.sha256(self.database_url.encode()).hexdigest()[:12]
+        return self
+
+    @property
+    def projects_dir(self) -> Path:
+        return self.data_dir / "projects"

@@ -1,0 +1,1 @@
+"""Runtime persistence: SQLAlchemy models and Alembic migrations."""

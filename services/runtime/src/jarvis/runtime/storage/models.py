@@ -1,0 +1,103 @@
+"""ORM models of the runtime's tables (all prefixed `runtime_`). Migrations mirror them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from jarvis.common.sql.types import UTCDateTime, utcnow
+
+# Named constraints make migrations portable (SQLite batch mode needs names to alter them).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[str]: JSON()}
+
+
+class ProjectRow(Base):
+    """A project: where its code comes from and how its container and agents run."""
+
+    __tablename__ = "runtime_projects"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    source_url: Mapped[str] = mapped_column(String(2000), default="")
+    image: Mapped[str] = mapped_column(String(500))
+    agent_command: Mapped[list[str]] = mapped_column()
+    agent_protocol: Mapped[str] = mapped_column(String(32))
+    network: Mapped[bool] = mapped_column(default=False)
+    git: Mapped[bool] = mapped_column(default=False)
+    container_id: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WorkspaceRow(Base):
+    """A working directory of one project: a git worktree on its own branch, or a plain directory."""
+
+    __tablename__ = "runtime_workspaces"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    branch: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SessionRow(Base):
+    """An agent process in the project's container, in one workspace."""
+
+    __tablename__ = "runtime_sessions"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), index=True)
+    # Kept after the workspace is deleted: a finished session's history stays readable.
+    workspace_id: Mapped[str] = mapped_column(String(32), index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    agent_command: Mapped[list[str]] = mapped_column()
+    agent_protocol: Mapped[str] = mapped_column(String(32))
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    exit_code: Mapped[int] = mapped_column(Integer, default=-1)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column()
+
+
+class BuildRow(Base):
+    """An image rebuild from the project's Dockerfile; its output lines are events of the build id."""
+
+    __tablename__ = "runtime_builds"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), index=True)
+    image: Mapped[str] = mapped_column(String(500))
+    state: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class EventRow(Base):
+    """One event of a session or build stream, numbered 1, 2, … within its stream."""
+
+    __tablename__ = "runtime_events"
+    __table_args__ = (UniqueConstraint("stream_id", "seq", name="uq_runtime_events_stream_seq"),
+                      Index("ix_runtime_events_project", "project_id"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    project_id: Mapped[str] = mapped_column(String(32))
+    stream_id: Mapped[str] = mapped_column(String(32))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,54 @@
+"""`jarvis up` processes whose runtime drives the test Docker engine with the fake-agent image."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from tests.support.docker_env import agent_image, docker_client, docker_host, git_available, remove_managed
+from tests.support.stack import RunningJarvis, start_jarvis
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+
+
+@pytest.fixture(scope="session")
+def engine() -> docker.DockerClient:
+    return docker_client()
+
+
+@pytest.fixture(scope="session")
+def image(engine: docker.DockerClient) -> str:
+    return agent_image(engine)
+
+
+def runtime_env(image: str, home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), "DOCKER_HOST": docker_host(), "JARVIS_RUNTIME_IMAGE": image,
+            "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]', "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
+            **extra}
+
+
+@pytest.fixture(scope="module")
+def orchestrator(tmp_path_factory: pytest.TempPathFactory, image: str,
+                 engine: docker.DockerClient) -> Iterator[RunningJarvis]:
+    data = tmp_path_factory.mktemp("orchestrator")
+    running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
+    yield running
+    running.stop()
+    remove_managed(engine, data)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    git = git_available()
+    root = tmp_path / "source"
+    root.mkdir()
+    (root / "README.md").write_text("hello\n")
+    (root / "Makefile").write_text("test:\n\techo ok\n")
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run([git, *argv], cwd=root, env=GIT_ENV, check=True)
+    return root

@@ -1,0 +1,113 @@
+"""The Docker engine tests use (via DOCKER_HOST) and a tiny local image with a stream-json fake agent.
+
+No registry is reachable, so the image is built `FROM scratch` from the host's static busybox.
+A test that needs Docker and cannot reach it fails with what to do: it never skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+import docker
+import pytest
+
+AGENT = Path(__file__).with_name("fake_agent.sh")
+BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
+DOCKERFILE = b"FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV PATH=/bin HOME=/tmp\nCMD [\"sh\"]\n"
+
+
+def docker_host() -> str:
+    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
+def docker_client() -> docker.DockerClient:
+    """A client of the test engine, or a failure that says how to start one."""
+    host = docker_host()
+    try:
+        client = docker.DockerClient(base_url=host, version="auto", timeout=120)
+        client.ping()
+    except Exception as exc:
+        pytest.fail(f"no Docker engine at {host} ({exc.__class__.__name__}); run `eval \"$(scripts/dockerd)\"` "
+                    "(needs apt-get install docker.io busybox-static) so DOCKER_HOST points at it")
+    return client
+
+
+def _busybox() -> Path:
+    for candidate in BUSYBOX_CANDIDATES:
+        if Path(candidate).is_file():
+            return Path(candidate)
+    pytest.fail("no static busybox on this machine: apt-get install busybox-static")
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), mode
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _context(busybox: bytes, agent: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        _add(tar, "Dockerfile", DOCKERFILE)
+        _add(tar, "rootfs/bin/busybox", busybox, 0o755)
+        _add(tar, "rootfs/bin/fake-agent", agent, 0o755)
+        for applet in ("sh", "sed", "cat", "echo", "printf", "sleep", "kill", "ls", "id", "mkdir", "rm", "head",
+                       "yes", "true", "false", "env", "pwd", "touch", "seq", "dd", "wc", "ps", "grep", "whoami"):
+            link = tarfile.TarInfo(f"rootfs/bin/{applet}")
+            link.type, link.linkname = tarfile.SYMTYPE, "busybox"
+            tar.addfile(link)
+        _add(tar, "rootfs/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/tmp:/bin/sh\n")
+        _add(tar, "rootfs/etc/group", b"root:x:0:\nagent:x:1000:\n")
+        tmp = tarfile.TarInfo("rootfs/tmp")
+        tmp.type, tmp.mode = tarfile.DIRTYPE, 0o1777
+        tar.addfile(tmp)
+    return buffer.getvalue()
+
+
+def agent_image(client: docker.DockerClient) -> str:
+    """Build (once per content) and return the tag of the fake-agent image."""
+    busybox, agent = _busybox().read_bytes(), AGENT.read_bytes()
+    digest = hashlib.sha256(DOCKERFILE + busybox + agent).hexdigest()[:12]
+    tag = f"jarvis-test-agent:{digest}"
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        client.images.build(fileobj=io.BytesIO(_context(busybox, agent)), custom_context=True, tag=tag, rm=True,
+                            network_mode="none", pull=False)
+    return tag
+
+
+def git_available() -> str:
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is not installed: apt-get install git")
+    return git
+
+
+def instance_of(data_dir: Path) -> str:
+    """The container label value of the runtime embedded in a `jarvis up` on `data_dir`."""
+    url = f"sqlite:///{data_dir.resolve() / 'runtime' / 'runtime.db'}"
+    return hashlib.sha256(url.encode()).hexdigest()[:12]
+
+
+def managed(engine: docker.DockerClient, data_dir: Path) -> list[docker.models.containers.Container]:
+    return instance_containers(engine, instance_of(data_dir))
+
+
+def instance_containers(engine: docker.DockerClient, instance: str) -> list[docker.models.containers.Container]:
+    return engine.containers.list(all=True, filters={"label": f"jarvis.runtime.instance={instance}"})
+
+
+def remove_instance(engine: docker.DockerClient, instance: str) -> None:
+    """Remove every container one runtime instance made (test clean-up, even after a failure)."""
+    for container in instance_containers(engine, instance):
+        container.remove(force=True)
+
+
+def remove_managed(engine: docker.DockerClient, data_dir: Path) -> None:
+    remove_instance(engine, instance_of(data_dir))
