@@ -1,0 +1,1 @@
+"""The debug service: the backends behind the `debug` gateway tool (spec 002)."""

@@ -1,0 +1,1 @@
+"""The gateway logic; no gRPC, boto3 or HTTP imports here."""
