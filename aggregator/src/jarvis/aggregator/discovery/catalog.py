@@ -1,0 +1,173 @@
+"""The discovery catalog: every tool Jarvis knows, indexed once and kept current in place.
+
+Jarvis's own surfaces are indexed when the catalog starts. The registry's part (installed
+servers and the catalog of installable ones) is read at start, again right after a write that
+changes it (`changed`) or after the downstream host learns a server's tools, and every
+`refresh_seconds` so that replicas converge on writes made elsewhere. A digest of the registry's
+answers and of the host's view skips the work when nothing changed, and only entries that differ
+touch the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import Coroutine, Iterable
+from typing import Any
+
+from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.discovery.index import ToolIndex
+from jarvis.aggregator.discovery.sources import catalog_entries, host_fingerprint, server_entries, surface_entries
+from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.surfaces.base import Surface, Tool
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.errors import JarvisError
+
+log = logging.getLogger(__name__)
+
+REFRESH_SECONDS = 30.0
+CATALOG_PAGE = 200
+
+
+class Catalog:
+    """The index plus what it takes to call what it finds."""
+
+    def __init__(self, registry: RegistryClient, *, host: DownstreamHost | None = None,
+                 refresh_seconds: float = REFRESH_SECONDS) -> None:
+        self.index = ToolIndex()
+        self._registry = registry
+        self._host = host
+        self._pending: set[asyncio.Task[None]] = set()
+        self._asked_to_learn: set[str] = set()
+        self._refresh_seconds = refresh_seconds
+        self._routes: dict[str, tuple[str, Tool]] = {}
+        self._registry_names: set[str] = set()
+        self._digest = ""
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    def route(self, name: str) -> tuple[str, Tool] | None:
+        """The surface and Tool behind a Jarvis tool's catalog name."""
+        return self._routes.get(name)
+
+    def add_surfaces(self, surfaces: Iterable[Surface], skip: str) -> None:
+        surfaces = list(surfaces)
+        for surface in surfaces:
+            if surface.name != skip:
+                self._routes.update({tool.name: (surface.name, tool) for tool in surface.tools})
+        self.index.upsert(surface_entries(surfaces, skip))
+
+    async def start(self, surfaces: Iterable[Surface], skip: str) -> None:
+        """Index the surfaces and the registry, then keep refreshing in the background."""
+        self.add_surfaces(surfaces, skip)
+        await self.refresh()
+        if self._host is not None:
+            self._host.subscribe(self._host_changed)
+        if self._task is None:
+            self._task = asyncio.create_task(self._refresh_forever(), name="discovery-catalog-refresh")
+
+    def _learn_unknown_tools(self, servers: Iterable[pb.Server]) -> None:
+        """A server created by hand declares no tools: have the host start it once to learn them.
+
+        Once per server and process, in the background; the host's listener brings the tools in.
+        A server that fails to start says why in `jarvis_server action=info`.
+        """
+        if self._host is None:
+            return
+        host = self._host
+        unknown = tuple(s.name for s in servers
+                        if not s.tools and s.name not in self._asked_to_learn and host.tools_of(s.name) is None)
+        if unknown:
+            self._asked_to_learn.update(unknown)
+            self._spawn(host.learn_tools(unknown))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    def _host_changed(self, _profiles: set[str], servers: set[str]) -> None:
+        """The host learned or lost a server's tools (started it, a pin changed): follow at once."""
+        if servers:
+            self._spawn(self.changed())
+
+    async def stop(self) -> None:
+        for task in list(self._pending):
+            task.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def changed(self) -> None:
+        """Called after a write that adds or removes servers; never fails the write that called it."""
+        try:
+            await self.refresh()
+        except Exception:  # the periodic refresh retries; the write itself succeeded
+            log.exception("discovery catalog refresh after a write failed")
+
+    async def refresh(self) -> bool:
+        """Re-read the registry and apply the difference; False when it was unreachable or unchanged."""
+        async with self._lock:
+            try:
+                # A short deadline: at start the registry may not be up yet, and the next refresh retries.
+                servers = await self._registry.call(self._registry.registry.ListServers, pb.ListServersRequest(),
+                                                    timeout=10.0)
+                catalog = await self._read_catalog()
+            except JarvisError as exc:
+                log.warning("discovery catalog not refreshed: %s", exc)
+                return False
+            digest = hashlib.sha256(
+                servers.SerializeToString(deterministic=True) + b"\0" + catalog.SerializeToString(deterministic=True)
+                + b"\0" + host_fingerprint(servers.servers, self._host)
+            ).hexdigest()
+            if digest == self._digest:
+                return False
+            self._apply(self._registry_entries(servers, catalog))
+            self._digest = digest
+            self._learn_unknown_tools(servers.servers)
+            return True
+
+    async def _read_catalog(self) -> pb.ListCatalogResponse:
+        """The whole catalog, read in pages: with tool schemas, an imported catalog gets large."""
+        whole = pb.ListCatalogResponse()
+        while True:
+            request = pb.ListCatalogRequest(limit=CATALOG_PAGE, offset=len(whole.entries))
+            page = await self._registry.call(self._registry.registry.ListCatalog, request, timeout=10.0)
+            whole.entries.extend(page.entries)
+            if not page.entries or len(whole.entries) >= page.total:
+                whole.total = len(whole.entries)
+                return whole
+
+    def _registry_entries(self, servers: pb.ListServersResponse,
+                          catalog: pb.ListCatalogResponse) -> dict[str, ToolEntry]:
+        categories = {entry.name: entry.category for entry in catalog.entries}
+        entries: dict[str, ToolEntry] = {}
+        # Installed servers first: a catalog entry's tools never shadow an installed server's.
+        for entry in [*server_entries(servers.servers, categories, self._host),
+                      *catalog_entries(catalog.entries)]:
+            if entry.name in self._routes:
+                continue  # a Jarvis tool's name is never taken by a downstream one
+            entries.setdefault(entry.name, entry)
+        return entries
+
+    def _apply(self, entries: dict[str, ToolEntry]) -> None:
+        gone = self._registry_names - entries.keys()
+        removed = self.index.remove(gone)
+        changed = self.index.upsert(entries.values())
+        self._registry_names = set(entries)
+        if removed or changed:
+            log.info("discovery catalog updated", extra={"removed": removed, "changed": changed,
+                                                         "tools": len(self.index)})
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._refresh_seconds)
+            try:
+                await self.refresh()
+            except Exception:  # a bad catalog entry must not stop refreshes for good
+                log.exception("discovery catalog refresh failed")

@@ -1,0 +1,283 @@
+"""The search index over the tool catalog: BM25F over weighted fields, updated in place.
+
+Each tool is a document with fields (name, keywords, description, parameters, enum values, owner
+context). A term's weight in a document is BM25F's: field counts are length-normalised per field,
+weighted, summed, then saturated once (k1), so a word repeated across fields does not count twice
+as much; the score adds idf times that weight over the query's terms.
+
+Postings hold the saturated weights, so a search only adds up a few lists. Those weights depend on
+the catalog's average field lengths, which an incremental update barely moves: the averages are
+taken when the index is (re)normalised and kept until they drift by more than `RENORMALISE_DRIFT`,
+when every posting is recomputed. idf is computed at search time from live counts, so it is exact.
+
+Adding up postings costs Python a few hundred nanoseconds each, and a long query over a large
+catalog touches tens of thousands. So a search works term by term from the rarest (highest idf):
+terms are added up in full until `FULL_POSTINGS` postings have been read, and the remaining, most
+common terms only add to the `KEEP` best documents so far that the caller may see (Moffat & Zobel's
+"continue" strategy). Only documents that match nothing but common words can be missed; a query
+keeps its `MAX_TERMS` rarest terms.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from operator import itemgetter
+
+from jarvis.aggregator.discovery.entry import Hit, ToolEntry, schema_terms
+from jarvis.aggregator.discovery.text import analyze, normalize_name
+
+
+@dataclass(frozen=True)
+class Field:
+    weight: float
+    # How much a long field is discounted (BM25's b): names are short and uniform, prose is not.
+    length_norm: float
+
+
+# Weights measured on MetaTool and LiveMCPBench (bench/discovery_quality.py); the ranking is flat
+# around these values, so they are round numbers rather than fitted ones.
+FIELDS: dict[str, Field] = {
+    "name": Field(3.0, 0.5),
+    "keywords": Field(1.0, 0.5),
+    "description": Field(1.0, 0.75),
+    "params": Field(1.0, 0.5),
+    "enums": Field(0.5, 0.5),
+    "context": Field(0.4, 0.5),
+}
+_SPECS = tuple(FIELDS.values())
+K1 = 1.2
+RENORMALISE_DRIFT = 0.1
+FULL_POSTINGS = 4000
+KEEP = 256
+MAX_TERMS = 32
+# A query that is exactly a tool's name ("jarvis_server") wants that tool first.
+EXACT_NAME_BONUS = 100.0
+
+
+def _field_counts(entry: ToolEntry, shared: dict[str, Counter[str]]) -> list[Counter[str]]:
+    """Term counts per field. `shared` caches the fields that every tool of one owner repeats."""
+    params, enums = schema_terms(entry.input_schema)
+    keywords = " ".join((*entry.keywords, entry.category))
+    context = f"{entry.source} {entry.context}"
+    own = (
+        entry.name,  # a downstream tool's is `<server>__<tool>`: both say what it is
+        entry.description,
+        " ".join(params),
+        " ".join(enums),
+    )
+    for text in (keywords, context):
+        if text not in shared:
+            shared[text] = Counter(analyze(text))
+    name, description, param_names, enum_values = (Counter(analyze(text)) for text in own)
+    return [name, shared[keywords], description, param_names, enum_values, shared[context]]
+
+
+@dataclass
+class _Doc:
+    entry: ToolEntry
+    fields: list[Counter[str]]
+    lengths: list[int]
+
+
+class ToolIndex:
+    """An inverted index of ToolEntry documents: `upsert`, `remove`, `search`."""
+
+    def __init__(self, entries: Iterable[ToolEntry] = ()) -> None:
+        self._ids: dict[str, int] = {}
+        self._docs: dict[int, _Doc] = {}
+        self._free: list[int] = []
+        self._next = 0
+        self._postings: dict[str, dict[int, float]] = {}  # term -> doc -> saturated BM25F weight
+        self._length_sums = [0] * len(_SPECS)
+        self._averages: list[float] | None = None  # as of the last normalisation
+        self._by_normal_name: dict[str, str] = {}
+        self.version = 0  # changes whenever an entry is added, replaced or removed
+        self.upsert(entries)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ids
+
+    def get(self, name: str) -> ToolEntry | None:
+        doc = self._ids.get(name)
+        return self._docs[doc].entry if doc is not None else None
+
+    def entries(self) -> list[ToolEntry]:
+        return [d.entry for d in self._docs.values()]
+
+    def lookup(self, name: str) -> ToolEntry | None:
+        """The entry called `name`, tolerating case and separator differences ("Jarvis-Server")."""
+        found = self.get(name)
+        if found is None:
+            actual = self._by_normal_name.get(normalize_name(name))
+            found = self.get(actual) if actual else None
+        return found
+
+    def upsert(self, entries: Iterable[ToolEntry]) -> int:
+        """Add or replace entries (by name); returns how many were added or changed."""
+        added: list[int] = []
+        shared: dict[str, Counter[str]] = {}
+        for entry in entries:
+            if self.get(entry.name) == entry:
+                continue
+            self._drop(entry.name)
+            added.append(self._add(entry, shared))
+        if added:
+            self.version += 1
+            if not self._renormalise_if_drifted():
+                for doc in added:
+                    self._post(doc)
+        return len(added)
+
+    def remove(self, names: Iterable[str]) -> int:
+        """Remove entries by name; unknown names are ignored. Returns how many were removed."""
+        removed = sum(1 for name in names if self._drop(name))
+        if removed:
+            self.version += 1
+            self._renormalise_if_drifted()
+        return removed
+
+    def _add(self, entry: ToolEntry, shared: dict[str, Counter[str]]) -> int:
+        if self._free:
+            doc = self._free.pop()
+        else:
+            doc, self._next = self._next, self._next + 1
+        fields = _field_counts(entry, shared)
+        lengths = [sum(c.values()) for c in fields]
+        self._docs[doc] = _Doc(entry, fields, lengths)
+        self._ids[entry.name] = doc
+        self._by_normal_name.setdefault(normalize_name(entry.name), entry.name)
+        self._length_sums = [a + b for a, b in zip(self._length_sums, lengths, strict=True)]
+        return doc
+
+    def _drop(self, name: str) -> bool:
+        doc = self._ids.pop(name, None)
+        if doc is None:
+            return False
+        removed = self._docs.pop(doc)
+        normal = normalize_name(name)
+        if self._by_normal_name.get(normal) == name:
+            del self._by_normal_name[normal]
+        self._length_sums = [a - b for a, b in zip(self._length_sums, removed.lengths, strict=True)]
+        for term in {t for counts in removed.fields for t in counts}:
+            weights = self._postings.get(term)
+            if weights is not None:
+                weights.pop(doc, None)
+                if not weights:
+                    del self._postings[term]
+        self._free.append(doc)
+        return True
+
+    def _renormalise_if_drifted(self) -> bool:
+        n = len(self._docs)
+        current = [total / n if n else 0.0 for total in self._length_sums]
+        frozen = self._averages
+        if frozen is not None and all(
+            abs(c - f) <= RENORMALISE_DRIFT * max(f, 1.0) for c, f in zip(current, frozen, strict=True)
+        ):
+            return False
+        self._averages = current
+        self._postings = {}
+        for doc in self._docs:
+            self._post(doc)
+        return True
+
+    def _post(self, doc: int) -> None:
+        """Add `doc`'s saturated BM25F weights to the postings, under the current averages."""
+        averages = self._averages or [1.0] * len(_SPECS)
+        record = self._docs[doc]
+        pseudo_tf: dict[str, float] = {}
+        for spec, counts, length, average in zip(_SPECS, record.fields, record.lengths, averages, strict=True):
+            if not counts:
+                continue
+            scale = spec.weight / (1 - spec.length_norm + spec.length_norm * length / (average or 1.0))
+            for term, tf in counts.items():
+                pseudo_tf[term] = pseudo_tf.get(term, 0.0) + tf * scale
+        postings = self._postings
+        for term, weight in pseudo_tf.items():
+            postings.setdefault(term, {})[doc] = weight * (K1 + 1) / (weight + K1)
+
+    def search(self, query: str, limit: int = 10,
+               allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
+        """The best `limit` entries for `query` that `allowed` accepts, highest score first."""
+        scores = self._scores(self._query_terms(query), allowed)
+        exact = self.lookup(query.strip())
+        if exact is not None:
+            doc = self._ids[exact.name]
+            scores[doc] = scores.get(doc, 0.0) + EXACT_NAME_BONUS
+        return self._top(scores, limit, allowed)
+
+    def _query_terms(self, query: str) -> list[tuple[float, dict[int, float]]]:
+        """(idf, postings) of the query's known terms, rarest first, at most MAX_TERMS of them."""
+        n = len(self._docs)
+        found = []
+        # Sorted by term as well: a set's order varies between processes, and so would the float sums.
+        for term in sorted(set(analyze(query))):
+            weights = self._postings.get(term)
+            if weights:
+                found.append((math.log(1 + (n - len(weights) + 0.5) / (len(weights) + 0.5)), weights))
+        found.sort(key=itemgetter(0), reverse=True)  # stable: equal idfs keep the term order
+        return found[:MAX_TERMS]
+
+    def _scores(self, terms: list[tuple[float, dict[int, float]]],
+                allowed: Callable[[ToolEntry], bool] | None) -> dict[int, float]:
+        """Each matching document's score (see the module docstring for when common terms stop early)."""
+        scores: dict[int, float] = {}
+        read = 0
+        for position, (idf, weights) in enumerate(terms):
+            if read and read + len(weights) > FULL_POSTINGS:
+                return self._continue(scores, terms[position:], allowed)
+            read += len(weights)
+            get = scores.get
+            for doc, weight in weights.items():
+                scores[doc] = get(doc, 0.0) + idf * weight
+        return scores
+
+    def _continue(self, scores: dict[int, float], terms: list[tuple[float, dict[int, float]]],
+                  allowed: Callable[[ToolEntry], bool] | None) -> dict[int, float]:
+        """Add the remaining terms to the KEEP best documents the caller may see, and to no other."""
+        if allowed is not None and len(scores) > KEEP:
+            docs = self._docs
+            scores = {doc: score for doc, score in scores.items() if allowed(docs[doc].entry)}
+        if len(scores) > KEEP:
+            cut = sorted(scores.values(), reverse=True)[KEEP - 1]  # C sort beats heapq's Python loop here
+            scores = {doc: score for doc, score in scores.items() if score >= cut}
+        for idf, weights in terms:
+            get = weights.get
+            for doc in scores:
+                weight = get(doc)
+                if weight is not None:
+                    scores[doc] += idf * weight
+        return scores
+
+    def _top(self, scores: dict[int, float], limit: int,
+             allowed: Callable[[ToolEntry], bool] | None) -> list[Hit]:
+        # Most callers may see most tools: rank a few more than asked and filter those; only when the
+        # filter rejected too many, filter every scored document first.
+        wanted = limit * 4 + 16
+        candidates = heapq.nlargest(wanted, scores.items(), key=itemgetter(1))
+        hits = self._accept(candidates, limit, allowed)
+        if allowed is not None and len(hits) < limit and len(candidates) < len(scores):
+            docs = self._docs
+            visible = [(doc, score) for doc, score in scores.items() if allowed(docs[doc].entry)]
+            hits = self._accept(heapq.nlargest(wanted, visible, key=itemgetter(1)), limit, None)
+        return hits
+
+    def _accept(self, candidates: list[tuple[int, float]], limit: int,
+                allowed: Callable[[ToolEntry], bool] | None) -> list[Hit]:
+        hits: list[Hit] = []
+        # Ties are broken by name so the same query always answers the same way.
+        ranked = sorted(((-score, self._docs[doc].entry) for doc, score in candidates), key=lambda x: (x[0], x[1].name))
+        for negative, entry in ranked:
+            if allowed is not None and not allowed(entry):
+                continue
+            hits.append(Hit(entry, round(-negative, 4)))
+            if len(hits) == limit:
+                break
+        return hits

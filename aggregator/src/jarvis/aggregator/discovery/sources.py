@@ -1,0 +1,90 @@
+"""Catalog entries from their sources: Jarvis surfaces, installed servers, uninstalled catalog entries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from jarvis.aggregator.discovery.entry import JsonObject, ToolEntry
+from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.naming import namespaced
+from jarvis.aggregator.downstream.schema import normalise_input_schema
+from jarvis.aggregator.surfaces.base import Surface
+from jarvis.api.registry.v1 import registry_pb2 as pb
+
+NOT_HOSTED = (
+    "installed, but this aggregator hosts no downstream servers, so it cannot call the tool; "
+    "see jarvis_server action=info name={server} for how to reach it"
+)
+
+
+def _schema(summary: pb.ToolSummary) -> JsonObject:
+    """The tool's input schema as MCP accepts it (an object schema), whatever the server declared."""
+    try:
+        raw = json.loads(summary.input_schema_json) if summary.input_schema_json else {}
+    except ValueError:
+        raw = {}
+    return normalise_input_schema(raw)[0]
+
+
+def surface_entries(surfaces: Iterable[Surface], skip: str) -> Iterator[ToolEntry]:
+    """One entry per consolidated tool of every surface but `skip` (discovery does not list itself)."""
+    for surface in surfaces:
+        if surface.name == skip:
+            continue
+        for tool in surface.tools:
+            yield ToolEntry(
+                name=tool.name, description=tool.description, source=surface.name, kind="surface", tool=tool.name,
+                category=surface.name, keywords=tuple(tool.action_names), input_schema=tool.input_schema,
+                context=surface.instructions,
+            )
+
+
+def _served(server: pb.Server, host: DownstreamHost | None) -> list[tuple[str, str, JsonObject]]:
+    """(name, description, input schema) of each tool the server offers.
+
+    The host's view wins: what the server serves now, or served when last seen (its pins), without
+    quarantined tools. Before the host has seen it, the tools its catalog entry declares.
+    """
+    live = host.tools_of(server.name) if host is not None else None
+    if live is not None:
+        return [(name, str(d.get("description") or ""), normalise_input_schema(d.get("inputSchema"))[0])
+                for name, d in live.tools.items()]
+    return [(t.name, t.description, _schema(t)) for t in server.tools]
+
+
+def server_entries(servers: Iterable[pb.Server], categories: dict[str, str],
+                   host: DownstreamHost | None) -> Iterator[ToolEntry]:
+    """Entries for the tools of installed servers; callable when this aggregator hosts downstream servers."""
+    for server in servers:
+        hint = "" if host is not None else NOT_HOSTED.format(server=server.name)
+        for name, description, schema in _served(server, host):
+            yield ToolEntry(
+                name=namespaced(server.name, name), description=description, source=server.name, kind="server",
+                tool=name, category=categories.get(server.catalog_name, ""), input_schema=schema,
+                callable=host is not None, install_hint=hint, context=server.description,
+            )
+
+
+def host_fingerprint(servers: Iterable[pb.Server], host: DownstreamHost | None) -> bytes:
+    """What the host knows of the servers' tools, to tell a changed catalog from an unchanged one."""
+    if host is None:
+        return b""
+    known = {s.name: (live.tools if (live := host.tools_of(s.name)) is not None else None) for s in servers}
+    return json.dumps(known, sort_keys=True, default=str).encode()
+
+
+def catalog_entries(entries: Iterable[pb.CatalogEntry]) -> Iterator[ToolEntry]:
+    """Entries for the tools of catalog entries nobody installed: findable, not callable, with how to install."""
+    for entry in entries:
+        if entry.installed:
+            continue  # its tools come from the installed server
+        needs = f" (it needs {', '.join(entry.required_env)}: pass them as env)" if entry.required_env else ""
+        hint = f"not installed: an admin installs it with jarvis_server action=install name={entry.name}{needs}"
+        for summary in entry.tools:
+            yield ToolEntry(
+                name=namespaced(entry.name, summary.name), description=summary.description,
+                source=entry.name, kind="catalog", tool=summary.name, category=entry.category,
+                input_schema=_schema(summary), callable=False, install_hint=hint,
+                context=f"{entry.title} {entry.description}",
+            )

@@ -1,0 +1,57 @@
+"""Calls to installed downstream servers' tools from the discovery surface, through the aggregator's host."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jsonschema
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.tools import quarantine_message
+from jarvis.aggregator.mcp_server import Binding
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
+
+SURFACE = "discovery"
+
+
+def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
+    """Reject arguments the tool's schema refuses, before starting or bothering its server."""
+    try:
+        validator = jsonschema.Draft202012Validator(entry.input_schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except jsonschema.exceptions.SchemaError:
+        return  # the server's schema is broken; let the server judge its own arguments
+    if error is not None:
+        where = ".".join(str(p) for p in error.path)
+        raise InvalidArgument(f"{entry.name}: {f'parameter {where!r}: ' if where else ''}{error.message}")
+
+
+async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None,
+                          binding: Binding) -> types.CallToolResult:
+    """Forward a tools/call to the server that owns `entry`, starting it if needed."""
+    args = dict(arguments or {})
+    check_arguments(entry, args)
+    server = host.host(entry.source)
+    if entry.tool in server.tools.quarantined:
+        raise FailedPrecondition(quarantine_message(entry.source, entry.tool))
+    started, outcome = time.perf_counter(), "error"
+    try:
+        raw = await server.call("tools/call", {"name": entry.tool, "arguments": args}, None)
+        result = types.CallToolResult.model_validate(raw, by_name=False)
+        outcome = "error" if result.is_error else "ok"
+        return result
+    except MCPError as exc:
+        raise FailedPrecondition(f"server '{entry.source}' refused {entry.tool}: {exc.error.message}") from None
+    except ValidationError:
+        raise JarvisError(f"server '{entry.source}' returned an invalid result for {entry.tool}") from None
+    finally:
+        elapsed = time.perf_counter() - started
+        # Bounded labels: every downstream tool counts under one name, as on the profile surfaces.
+        binding.metrics.tool_calls.labels(SURFACE, "downstream", "", outcome).inc()
+        binding.metrics.tool_latency.labels(SURFACE, "downstream").observe(elapsed)
+        binding.usage.record(entry.name, "", outcome == "ok", elapsed * 1000)

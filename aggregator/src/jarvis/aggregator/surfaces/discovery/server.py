@@ -1,0 +1,131 @@
+"""The discovery surface's MCP server: a tools/list per session, active tools callable by name.
+
+Two protocol eras are served differently (ARCHITECTURE §3). A 2025-era session's tools/list is the
+five discovery tools plus the tools it loaded, and `tool_load` announces the change with
+`notifications/tools/list_changed`. A 2026-07-28 client must see the same tools/list on every
+connection, so it always gets the five tools and calls the rest through `tool_call`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from jarvis.aggregator.mcp_server import Binding, principal_of, text_result
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, shown
+from jarvis.common.errors import JarvisError
+
+log = logging.getLogger(__name__)
+SESSION_HEADER = "mcp-session-id"
+
+
+class ListChangingServer(Server[Any]):
+    """A low-level server that tells 2025-era clients the truth: its tool list changes.
+
+    The SDK builds the initialize result from `create_initialization_options()` with default
+    notification options, which advertise `tools.listChanged: false`; over streamable HTTP there is
+    no other place to say otherwise. (2026-07-28 clients get capabilities from `server/discover`,
+    where the flag follows `subscriptions/listen`, which this surface does not serve: false, and
+    true to what they see.)
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+def caller_of(ctx: ServerRequestContext[Any], principal: Principal, d: Discovery) -> Caller:
+    """Which session a request belongs to (none for 2026-era requests), and how to notify it."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return Caller(session=None, modern=True)
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        session_id: str | None = d.stdio_session  # stdio: the process is the session
+    else:
+        session_id = headers.get(SESSION_HEADER) or None
+    if session_id is None:
+        return Caller(session=None)
+    return Caller(session=d.key(principal, session_id), notify_tools_changed=ctx.session.send_tool_list_changed)
+
+
+def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any]:
+    d.binding = binding
+    own = surface.list_mcp()
+
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        # Entered once per process (the HTTP session manager, or stdio's server.run), never per session.
+        await d.start()
+        try:
+            yield {}
+        finally:
+            await d.stop()
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        principal = principal_of(ctx)
+        caller = caller_of(ctx, principal, d)
+        try:
+            active = await d.active_entries(caller, principal)
+        except JarvisError as exc:
+            # Redis down: the five tools still work (tool_call reaches everything), so list those.
+            log.warning("active tools unavailable for tools/list: %s", exc)
+            active = []
+        return types.ListToolsResult(tools=own + [d.mcp_tool(e) for e in active])
+
+    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        principal = principal_of(ctx)
+        caller = caller_of(ctx, principal, d)
+        if surface.has(params.name):
+            token = CURRENT.set(caller)
+            try:
+                return await binding.run(surface.get(params.name), params.arguments, principal, surface.name)
+            finally:
+                CURRENT.reset(token)
+        try:
+            active = {e.name: e for e in await d.active_entries(caller, principal)}
+        except JarvisError as exc:
+            return text_result(str(exc), is_error=True)
+        entry = active.get(params.name)
+        if entry is not None:
+            try:
+                return await d.call(entry, params.arguments, principal)
+            except JarvisError as exc:
+                return text_result(str(exc), is_error=True)
+        if params.name in binding.aliases:
+            return binding.renamed(params.name, surface.name)
+        known = d.catalog.index.get(params.name)
+        if known is not None and d.visible(principal)(known):
+            return text_result(f"tool '{known.name}' is not loaded in this session: tool_load it, or call it "
+                               f"with tool_call name={known.name}", is_error=True)
+        # Neither loaded, nor renamed, nor visible: an unknown tool, which MCP answers with -32602.
+        raise MCPError(types.INVALID_PARAMS, f"unknown tool '{shown(params.name)}': {FIND_HINT}")
+
+    return ListChangingServer(
+        f"jarvis-{surface.name}",
+        version=binding.version,
+        instructions=surface.instructions or None,
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

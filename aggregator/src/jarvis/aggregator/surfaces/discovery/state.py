@@ -1,0 +1,170 @@
+"""What the discovery tools share: the catalog, each session's active tools, and who is calling."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.discovery.access import sees_everything, visible_to
+from jarvis.aggregator.discovery.catalog import Catalog
+from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
+from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.surfaces.discovery.downstream import call_downstream
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
+
+log = logging.getLogger(__name__)
+SURFACE = "discovery"
+DISCOVERY_TOOLS = ("tool_find", "tool_describe", "tool_load", "tool_active", "tool_call")
+FIND_HINT = "use tool_find to discover available tools"
+VISIBILITY_CACHE = 64  # distinct scope sets whose visibility decisions are kept
+
+
+def shown(name: str) -> str:
+    """A caller-supplied name as error messages quote it: bounded, whatever was sent."""
+    return name if len(name) <= 80 else name[:77] + "..."
+
+
+async def _no_notification() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The connection a discovery tool is serving.
+
+    `session` keys the active set; it is None when the connection has none: a 2026-07-28 client
+    (its tools/list never varies) or a stateless request without a session id.
+    """
+
+    session: str | None
+    modern: bool = False
+    notify_tools_changed: Callable[[], Awaitable[None]] = _no_notification
+
+
+NO_SESSION = Caller(session=None)
+# Set by the surface's server around each discovery tool call (tool handlers only get arguments).
+CURRENT: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("jarvis_discovery_caller", default=None)
+
+
+def current_caller() -> Caller:
+    return CURRENT.get() or NO_SESSION
+
+
+class Discovery:
+    """The discovery surface's state; one per aggregator process."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.catalog = Catalog(ctx.registry, host=ctx.downstream)
+        self.active: ActiveSets = open_active_sets("")
+        self.binding: Binding | None = None
+        # stdio serves exactly one session per process.
+        self.stdio_session = f"stdio-{uuid.uuid4().hex}"
+        self._visibility: dict[tuple[str, ...], Callable[[ToolEntry], bool]] = {}
+        self._visibility_version = -1
+
+    async def start(self) -> None:
+        self.active = open_active_sets(self.ctx.redis_url)
+        await self.catalog.start(self.ctx.served, skip=SURFACE)
+
+    async def stop(self) -> None:
+        await self.catalog.stop()
+        await self.active.close()
+
+    def key(self, principal: Principal, session_id: str) -> str:
+        return session_key(principal.token_id, session_id)
+
+    def search_filter(self, principal: Principal) -> Callable[[ToolEntry], bool] | None:
+        """What tool_find hands the index: nothing to check for a caller that may call everything."""
+        return None if sees_everything(principal) else self.visible(principal)
+
+    def visible(self, principal: Principal) -> Callable[[ToolEntry], bool]:
+        """The caller's filter. Decisions are kept per set of scopes until the catalog changes, so a
+        narrowly scoped token does not re-check thousands of entries on every search."""
+        version = self.catalog.index.version
+        if version != self._visibility_version:
+            self._visibility.clear()
+            self._visibility_version = version
+        cached = self._visibility.pop(principal.scopes, None) or visible_to(principal, self.catalog.route)
+        self._visibility[principal.scopes] = cached  # most recently used last
+        while len(self._visibility) > VISIBILITY_CACHE:
+            del self._visibility[next(iter(self._visibility))]
+        return cached
+
+    def resolve(self, name: str, principal: Principal) -> ToolEntry:
+        """The entry `name` names for this caller; NotFound (renamed or unknown) never says more than it may."""
+        if name in DISCOVERY_TOOLS:
+            raise InvalidArgument(f"'{name}' is a discovery tool: call it directly")
+        entry = self.catalog.index.lookup(name)
+        if entry is not None and self.visible(principal)(entry):
+            return entry
+        rename = self.binding.aliases.get(name) if self.binding else None
+        if rename is not None:
+            raise NotFound(f"{rename.message()}; from this surface: tool_call name={rename.tool}")
+        raise NotFound(f"tool '{shown(name)}' not found: {FIND_HINT}")
+
+    def ensure_callable(self, entry: ToolEntry) -> None:
+        if not entry.callable:
+            raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint}")
+
+    async def active_names(self, caller: Caller) -> set[str]:
+        """The session's active tool names for display; empty (not an error) when the store is down."""
+        if caller.session is None:
+            return set()
+        try:
+            return set(await self.active.get(caller.session))
+        except Unavailable as exc:
+            log.warning("active tools unavailable: %s", exc)
+            return set()
+
+    async def active_entries(self, caller: Caller, principal: Principal) -> list[ToolEntry]:
+        """The session's active tools that still exist and that this caller may still call."""
+        if caller.session is None:
+            return []
+        allowed = self.visible(principal)
+        entries = (self.catalog.index.get(n) for n in await self.active.get(caller.session))
+        return [e for e in entries if e is not None and e.callable and allowed(e)]
+
+    def mcp_tool(self, entry: ToolEntry) -> types.Tool:
+        """How an active tool appears in tools/list: a Jarvis tool exactly as its own surface lists it."""
+        route = self.catalog.route(entry.name)
+        if route is not None:
+            return route[1].to_mcp()
+        return types.Tool(name=entry.name, description=entry.description, input_schema=entry.input_schema)
+
+    async def call(self, entry: ToolEntry, arguments: dict[str, Any] | None,
+                   principal: Principal) -> types.CallToolResult:
+        """Call a catalogued tool for `principal`, as its own surface would (scopes, errors, usage)."""
+        self.ensure_callable(entry)
+        assert self.binding is not None, "the surface's server binds itself before serving"
+        route = self.catalog.route(entry.name)
+        if route is not None:
+            surface, tool = route
+            return await self.binding.run(tool, arguments, principal, surface)
+        if entry.kind == "server" and self.ctx.downstream is not None:
+            # Visibility already checked the caller's `servers` scopes for this tool.
+            return await call_downstream(self.ctx.downstream, entry, arguments, self.binding)
+        raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint or 'no route to it'}")
+
+
+def describe(entry: ToolEntry, active: bool) -> dict[str, Any]:
+    """Everything an agent needs to call `entry`."""
+    out: dict[str, Any] = {
+        "name": entry.name, "description": entry.description, "input_schema": entry.input_schema,
+        "active": active, "callable": entry.callable, "category": entry.category,
+        "keywords": list(entry.keywords), "source": entry.source,
+    }
+    if entry.callable:
+        out["call"] = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
+    else:
+        out["install_hint"] = entry.install_hint
+    return out

@@ -1,0 +1,57 @@
+"""Helpers for the discovery surface's tests: an SDK client that records notifications, and its session id."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.stack import result_json
+
+
+@dataclass
+class Recorder:
+    """Every server notification a client received, in order, and the session id it was given."""
+
+    notifications: list[Any] = field(default_factory=list)
+    session_id: str | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        self.session_id = response.headers.get("mcp-session-id") or self.session_id
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(getattr(message, "method", None), str):  # notifications (requests are answered elsewhere)
+            self.notifications.append(message)
+
+    def tool_list_changes(self) -> int:
+        return sum(1 for n in self.notifications if getattr(n, "method", "") == "notifications/tools/list_changed")
+
+
+@asynccontextmanager
+async def discovery_client(url: str, *, token: str | None = None, mode: str = "legacy",
+                           session_id: str | None = None, recorder: Recorder | None = None,
+                           keep_session: bool = False) -> AsyncIterator[Client]:
+    """The SDK client over real HTTP. `session_id` reconnects to an existing session (sent on every
+    request); `keep_session` leaves the session open on exit instead of sending DELETE."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if session_id:
+        headers["Mcp-Session-Id"] = session_id
+    recorder = recorder if recorder is not None else Recorder()
+    async with httpx2.AsyncClient(headers=headers, timeout=60,
+                                  event_hooks={"response": [recorder.on_response]}) as http:
+        transport = streamable_http_client(url, http_client=http, terminate_on_close=not keep_session)
+        async with Client(transport, mode=mode, message_handler=recorder) as client:  # type: ignore[arg-type]
+            yield client
+
+
+async def names(client: Client) -> list[str]:
+    return [t.name for t in (await client.list_tools()).tools]
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+    return result_json(await client.call_tool(tool, arguments or {}))
