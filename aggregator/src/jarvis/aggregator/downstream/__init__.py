@@ -1,0 +1,1 @@
+"""Downstream MCP servers: run or reach the servers the registry installs, and proxy their tools."""

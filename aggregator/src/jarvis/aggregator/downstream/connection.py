@@ -1,0 +1,175 @@
+"""One initialized MCP client session to a downstream server, shared by every caller of that server.
+
+Requests go through the SDK's JSON-RPC dispatcher as raw dicts: results, errors, `isError` and
+`_meta` pass through exactly as the server sent them (no re-validation that could drop fields), and
+the dispatcher multiplexes concurrent calls on the one session, forwards progress, and sends
+`notifications/cancelled` when a caller gives up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp.shared.message import SessionMessage
+
+from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
+
+JsonObject = dict[str, Any]
+CLIENT_INFO = types.Implementation(name="jarvis", version="1")
+_AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
+_MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How to reach one server, resolved from its registry launch spec (env values expanded)."""
+
+    server: str
+    transport: str  # "stdio" or "streamable-http"
+    stdio: StdioSpec | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Connection:
+    """An initialized session; safe to use from any task while the `connect()` block is open."""
+
+    def __init__(self, plan: LaunchPlan, dispatcher: JSONRPCDispatcher[Any], session: ClientSession,
+                 child: ChildProcess | None) -> None:
+        self.plan = plan
+        self.child = child
+        self._dispatcher = dispatcher
+        self._session = session
+        self.lost = anyio.Event()  # set when the transport closes under us (crash, network)
+
+    @property
+    def protocol_version(self) -> str:
+        return self._session.protocol_version or ""
+
+    @property
+    def server_info(self) -> types.Implementation | None:
+        return self._session.server_info
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        return self._session.server_capabilities
+
+    def _options(self, timeout: float | None, progress: ProgressFnT | None = None) -> CallOptions:
+        # The handshake stamp the SDK session would add: HTTP servers route on this header.
+        opts: CallOptions = {"headers": {MCP_PROTOCOL_VERSION_HEADER: self.protocol_version}}
+        if timeout is not None:
+            opts["timeout"] = timeout
+        if progress is not None:
+            opts["on_progress"] = progress
+        return opts
+
+    async def request(self, method: str, params: JsonObject | None, timeout: float | None,
+                      progress: ProgressFnT | None = None) -> JsonObject:
+        """A raw request; MCPError carries the server's error, a timeout or a closed connection."""
+        return await self._dispatcher.send_raw_request(method, params, self._options(timeout, progress))
+
+    async def list_tools(self, timeout: float) -> list[JsonObject]:
+        """Every tool the server lists, across pages, as the raw dicts it sent."""
+        tools: list[JsonObject] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            result = await self.request("tools/list", {"cursor": cursor} if cursor else None, timeout)
+            page = result.get("tools")
+            tools += [t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str)] \
+                if isinstance(page, list) else []
+            cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
+            if not cursor:
+                break
+        return tools
+
+
+@contextlib.asynccontextmanager
+async def connect(plan: LaunchPlan, *, init_timeout: float,
+                  on_notification: Callable[[str], Awaitable[None]]) -> AsyncIterator[Connection]:
+    """Open the transport, run the initialize handshake within `init_timeout`, yield the connection."""
+    async with contextlib.AsyncExitStack() as stack:
+        child: ChildProcess | None = None
+        read: ReadStream[SessionMessage | Exception]
+        write: WriteStream[SessionMessage]
+        if plan.stdio is not None:
+            read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio))
+        else:
+            await refuse_forbidden_address(plan.url)
+            http = await stack.enter_async_context(httpx2.AsyncClient(headers=plan.headers, timeout=init_timeout))
+            read, write = await stack.enter_async_context(streamable_http_client(plan.url, http_client=http))
+        dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
+        holder: list[Connection] = []
+
+        async def on_message(message: IncomingMessage) -> None:
+            if isinstance(message, types.ServerNotification):
+                await on_notification(message.method)
+            elif isinstance(message, Exception) and holder:
+                holder[0].lost.set()
+
+        session = ClientSession(dispatcher=dispatcher, message_handler=on_message, client_info=CLIENT_INFO)
+        await stack.enter_async_context(session)
+        connection = Connection(plan, dispatcher, session, child)
+        holder.append(connection)
+        try:
+            with anyio.fail_after(init_timeout):
+                if child is None:
+                    await session.initialize()
+                else:
+                    await _initialize_or_exit(session, child)
+        except TimeoutError:
+            raise ConnectionError(f"did not answer initialize within {init_timeout:g} s"
+                                  f"{child.context() if child else ''}") from None
+        yield connection
+
+
+async def refuse_forbidden_address(url: str) -> None:
+    """SSRF guard at connect time: the registry judged the URL's literal host; here its name is resolved."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    infos = await asyncio.get_running_loop().getaddrinfo(parts.hostname or "", port)
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        if address.is_link_local or address.is_unspecified or address.is_multicast or address == _AWS_IMDS_V6:
+            raise ConnectionError(f"{parts.hostname} resolves to {address}, a link-local or metadata address "
+                                  "Jarvis does not connect to (SSRF protection)")
+
+
+async def _initialize_or_exit(session: ClientSession, child: ChildProcess) -> None:
+    """The handshake, cut short when the process exits first (a crash should not wait out the timeout)."""
+    handshake = asyncio.ensure_future(session.initialize())
+    exited = asyncio.ensure_future(child.exited.wait())
+    try:
+        await asyncio.wait({handshake, exited}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+        if not handshake.done():
+            handshake.cancel()
+            with contextlib.suppress(asyncio.CancelledError, MCPError):
+                await handshake
+    if handshake.done() and not handshake.cancelled():
+        error = handshake.exception()
+        if error is None:
+            return
+        if not (isinstance(error, MCPError) and error.error.code == types.CONNECTION_CLOSED):
+            raise error
+    with contextlib.suppress(TimeoutError):  # stdout closes first; the exit status follows shortly
+        await asyncio.wait_for(child.exited.wait(), 1.0)
+    raise ConnectionError(f"the server exited during initialize: {child.describe_exit()}")

@@ -1,0 +1,226 @@
+"""Profile and share surfaces: MCP servers whose tools are downstream servers' tools, proxied.
+
+`/mcp/profile/<name>` serves exactly the tools of the profile's servers (`<server>__<tool>`, or
+the tools' own names for an unprefixed one-server profile); `/share/<server>/mcp` serves one
+server's tools under their own names. One low-level MCP server per kind serves every name: the
+name comes from the request path, so a new profile needs no restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from typing import Any, cast
+
+import mcp_types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from jarvis.aggregator.downstream import transparent
+from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
+from jarvis.aggregator.downstream.naming import namespaced
+from jarvis.aggregator.downstream.shares import Shares
+from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
+from jarvis.aggregator.mcp_server import principal_of, text_result
+from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.usage import UsageRecorder
+from jarvis.common.errors import JarvisError
+
+log = logging.getLogger(__name__)
+
+PROFILE, SHARE = "profile", "share"
+SERVERS = "servers"  # the scope surface that grants a downstream server's tools wherever they are served
+_MAX_SESSIONS = 10_000
+
+
+class _ListChangingServer(Server[Any]):
+    """Advertises `tools.listChanged` to 2025-era clients, truthfully: membership changes are notified."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+
+class ProxySurface:
+    def __init__(self, kind: str, host: DownstreamHost, shares: Shares, usage: UsageRecorder,
+                 metrics: AggregatorMetrics, version: str) -> None:
+        self.kind = kind
+        self.host = host
+        self.shares = shares
+        self.usage = usage
+        self.metrics = metrics
+        # Sessions that listed tools, by target: they are the ones a list_changed tells something.
+        self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
+        self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
+                                          on_call_tool=self._call_tool)
+        host.subscribe(self._changed)
+        transparent.install(self)
+
+    # ------------------------------------------------------------ targets and permissions
+
+    def servers_of(self, target: str) -> tuple[str, ...]:
+        return self.host.profiles.get(target, ()) if self.kind == PROFILE else (target,)
+
+    def exists(self, target: str) -> bool:
+        return target in (self.host.profiles if self.kind == PROFILE else self.host.hosts)
+
+    def single_server(self, target: str) -> str | None:
+        """The one server this surface stands for (a share, an unprefixed profile), else None."""
+        if self.kind == SHARE:
+            return target
+        members = self.host.profiles.get(target, ())
+        return members[0] if len(members) == 1 and not self.host.prefixed(target) else None
+
+    def tools(self, target: str) -> dict[str, ExposedTool]:
+        prefixed = self.host.prefixed(target) if self.kind == PROFILE else False
+        return self.host.exposed(self.servers_of(target), prefixed)
+
+    def may_call(self, principal: Principal, target: str, exposed: ExposedTool) -> bool:
+        """`profile[:<name>[:<tool>]]` on a profile, `share:<server>` on a share; on a profile, a grant of the
+        server itself (`servers[:<server>[:<tool>]]`, as discovery's `tool_call` uses) counts too.
+
+        Downstream annotations are the server's own claims (MCP says clients must not trust them), so
+        `read` scopes never cover downstream tools.
+        """
+        if principal.may(self.kind, target, exposed.name, read_only=False, admin=False):
+            return True
+        return self.kind == PROFILE and principal.may(SERVERS, exposed.server, exposed.tool.lower(),
+                                                      read_only=False, admin=False)
+
+    def reaches(self, principal: Principal) -> bool:
+        return principal.may_use_surface(self.kind) or (self.kind == PROFILE and principal.may_use_surface(SERVERS))
+
+    def target_of(self, ctx: ServerRequestContext[Any]) -> str:
+        request = ctx.request
+        name = getattr(request, "path_params", {}).get("name") if request is not None else None
+        if not isinstance(name, str) or not self.exists(name):
+            raise MCPError(types.INVALID_PARAMS, f"no {self.kind} named {name!r} on this aggregator")
+        return name
+
+    # ------------------------------------------------------------ MCP handlers
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        target = self.target_of(ctx)
+        await self.host.learn_tools(self.servers_of(target))
+        principal = principal_of(ctx)
+        self._remember(target, ctx)
+        tools = []
+        for exposed in self.tools(target).values():
+            if not self.may_call(principal, target, exposed):
+                continue
+            try:
+                tools.append(types.Tool.model_validate(exposed.definition, by_name=False))
+            except ValidationError as exc:
+                # Normalisation fixes schemas; anything else odd costs this tool only, never the listing.
+                log.warning("tool %s of downstream server %s left out of tools/list: invalid definition",
+                            exposed.tool, exposed.server,
+                            extra={"server": exposed.server, "tool": exposed.tool, "error": str(exc)[:300]})
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        target = self.target_of(ctx)
+        tools = self.tools(target)
+        if params.name not in tools:
+            await self.host.learn_tools(self.servers_of(target))
+            tools = self.tools(target)
+        exposed = tools.get(params.name)
+        if exposed is None and (withheld := self._quarantined(target, params.name)) is not None:
+            return text_result(withheld, is_error=True)
+        if exposed is None and (single := self.single_server(target)) is not None:
+            # A transparent surface lets the server answer names it did not list, as it would directly.
+            exposed = ExposedTool(params.name, single, params.name, {})
+        if exposed is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}' on {self.kind} '{target}'; "
+                                                 "call tools/list for its tools")
+        principal = principal_of(ctx)
+        if not self.may_call(principal, target, exposed):
+            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'",
+                               is_error=True)
+        started, outcome = time.perf_counter(), "ok"
+        try:
+            result = await self._forward(ctx, exposed)
+            outcome = "error" if result.get("isError") else "ok"
+            return result
+        except MCPError:
+            outcome = "error"
+            raise
+        except JarvisError as exc:
+            outcome = "error"
+            return text_result(str(exc), is_error=True)
+        finally:
+            elapsed = time.perf_counter() - started
+            self.metrics.tool_calls.labels(self.kind, "downstream", "", outcome).inc()
+            self.metrics.tool_latency.labels(self.kind, "downstream").observe(elapsed)
+            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000)
+            if self.kind == SHARE:
+                self.shares.count_call(target)
+
+    async def _forward(self, ctx: ServerRequestContext[Any], exposed: ExposedTool) -> dict[str, Any]:
+        request = dict(ctx.params or {})
+        request["name"] = exposed.tool
+        # The caller's progress token is theirs; the dispatcher gives the downstream request its own.
+        caller_meta = request.pop("_meta", None) or {}
+        meta = {k: v for k, v in caller_meta.items() if k != "progressToken"}
+        if meta:
+            request["_meta"] = meta
+        session = ctx.session
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await session.report_progress(value, total, message)
+
+        # Progress is asked of the server only when the caller asked for it (it has a token).
+        wanted = cast(ProgressFnT, progress) if caller_meta.get("progressToken") is not None else None
+        result = await self.host.call_tool(exposed.server, request, wanted)
+        try:
+            types.CallToolResult.model_validate(result, by_name=False)
+        except ValidationError as exc:
+            raise JarvisError(f"server '{exposed.server}' returned an invalid tool result "
+                              f"({exc.errors()[0]['msg'] if exc.errors() else exc})") from None
+        return result
+
+    def _quarantined(self, target: str, name: str) -> str | None:
+        """Why `name` is not served, when it is a quarantined tool of one of the target's servers."""
+        prefixed = self.host.prefixed(target) if self.kind == PROFILE else False
+        for server in self.servers_of(target):
+            for tool in (self.host.tools_of(server) or ServedTools()).quarantined:
+                if name == (namespaced(server, tool) if prefixed else tool):
+                    return quarantine_message(server, tool)
+        return None
+
+    # ------------------------------------------------------------ tools/list_changed
+
+    def _remember(self, target: str, ctx: ServerRequestContext[Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request is None:
+            return  # 2026-era clients must not see tools/list vary per connection; they get no notification
+        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        if not session_id:
+            return
+        sessions = self._sessions.setdefault(target, OrderedDict())
+        sessions[session_id] = ctx.session
+        sessions.move_to_end(session_id)
+        while len(sessions) > _MAX_SESSIONS:
+            sessions.popitem(last=False)
+
+    def _changed(self, profiles: set[str], servers: set[str]) -> None:
+        for target in profiles if self.kind == PROFILE else servers:
+            for session_id, session in list(self._sessions.get(target, {}).items()):
+                asyncio.get_running_loop().create_task(self._tell(target, session_id, session))
+
+    async def _tell(self, target: str, session_id: str, session: ServerSession) -> None:
+        try:
+            await session.send_tool_list_changed()
+        except Exception:  # the session is gone (closed, expired): forget it
+            self._sessions.get(target, OrderedDict()).pop(session_id, None)
+

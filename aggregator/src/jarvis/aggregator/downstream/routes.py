@@ -1,0 +1,128 @@
+"""HTTP routes of the profile and share surfaces, and how the auth gate guards their dynamic paths."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
+from jarvis.aggregator.downstream.shares import Shares
+from jarvis.aggregator.downstream.supervisor import HostOptions
+from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.usage import UsageRecorder
+
+PROFILE_PATH = re.compile(r"^/mcp/profile/([^/]+)$")
+SHARE_PATH = re.compile(r"^/share/([^/]+)/mcp$")
+
+
+class Guard:
+    """What the gate asks of a profile or share path: who may reach it and which calls they may make."""
+
+    def __init__(self, surface: ProxySurface, target: str) -> None:
+        self.surface = surface
+        self.target = target
+        self.name = surface.kind
+        # A share exists to hand one server to someone else: it always takes its token, even on loopback.
+        self.require_token = surface.kind == SHARE
+
+    async def authorize(self, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> str | None:
+        surface, target = self.surface, self.target
+        if surface.kind == SHARE:
+            share = await surface.shares.active(target)
+            if share is None:
+                return f"'{target}' is not shared (the share was stopped, expired or never started)"
+            if principal.token_id != share.token_id and not principal.may(SHARE, target, "", read_only=False,
+                                                                          admin=True):
+                return f"this token is not the token of the '{target}' share"
+            share.requests += 1
+        if not surface.reaches(principal):
+            return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.kind} surface"
+        tools = surface.tools(target) if calls else {}
+        for name, _ in calls:
+            if name in tools and not surface.may_call(principal, target, tools[name]):
+                return f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}"
+        return None
+
+
+class _Endpoint:
+    """404 for a profile or share that does not exist; otherwise the MCP session manager."""
+
+    def __init__(self, surface: ProxySurface, manager: StreamableHTTPSessionManager) -> None:
+        self.surface = surface
+        self.app = StreamableHTTPASGIApp(manager)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = scope.get("path_params", {}).get("name", "")
+        if not self.surface.exists(target):
+            # Names are not listed: this answer comes before authentication.
+            await JSONResponse({"error": "not_found", "message": f"no {self.surface.kind} named '{target}'"},
+                               status_code=404)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class DownstreamRoutes:
+    def __init__(self, profiles: ProxySurface, shares: ProxySurface, *, stateless: bool, json_response: bool,
+                 max_body_bytes: int) -> None:
+        self.surfaces = {PROFILE: profiles, SHARE: shares}
+        self.managers = {
+            kind: StreamableHTTPSessionManager(
+                app=surface.server, stateless=stateless, json_response=json_response,
+                # Host/Origin are validated by the gate before authentication, as for the other surfaces.
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                max_request_body_size=max_body_bytes)
+            for kind, surface in self.surfaces.items()
+        }
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/mcp/profile/{name}", endpoint=_Endpoint(self.surfaces[PROFILE], self.managers[PROFILE])),
+            Route("/share/{name}/mcp", endpoint=_Endpoint(self.surfaces[SHARE], self.managers[SHARE])),
+        ]
+
+    def guard(self, path: str) -> Guard | None:
+        """The gate's hook for paths no fixed surface owns."""
+        if found := PROFILE_PATH.match(path):
+            return Guard(self.surfaces[PROFILE], found.group(1)) if self.surfaces[PROFILE].exists(found.group(1)) \
+                else None
+        if found := SHARE_PATH.match(path):
+            return Guard(self.surfaces[SHARE], found.group(1))
+        return None
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with self.managers[PROFILE].run(), self.managers[SHARE].run():
+            yield
+
+
+def build_downstream(host: DownstreamHost, shares: Shares, usage: UsageRecorder, metrics: AggregatorMetrics,
+                     settings: AggregatorSettings, version: str) -> DownstreamRoutes:
+    """The profile and share surfaces of one aggregator."""
+    profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version)
+    shared = ProxySurface(SHARE, host, shares, usage, metrics, version)
+    # SSE answers, not JSON: downstream tools stream progress (and other per-request notifications).
+    return DownstreamRoutes(profiles, shared, stateless=settings.stateless, json_response=False,
+                            max_body_bytes=settings.max_body_bytes)
+
+
+def create_host(registry: RegistryClient, settings: AggregatorSettings) -> tuple[DownstreamHost, Shares]:
+    options = HostOptions(init_timeout=settings.downstream_init_timeout, call_timeout=settings.downstream_call_timeout,
+                          list_timeout=settings.downstream_init_timeout)
+    host = DownstreamHost(registry, options, project_root=settings.project_root,
+                          max_message_bytes=settings.downstream_max_message_bytes,
+                          watch_seconds=settings.downstream_watch_seconds)
+    bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
+    shown = f"[{bind}]" if ":" in bind else bind
+    return host, Shares(registry, f"http://{shown}:{settings.port}")

@@ -1,0 +1,128 @@
+"""Shares: one installed server exposed at `/share/<name>/mcp` with a token valid for that share only.
+
+A share *is* its token in the registry: a token named `share:<server>` whose only scope is
+`share:<server>`. So shares survive restarts and every replica sees the same ones, and `stop`
+revokes the token. Each replica also drops a stopped share from memory at once, so the old token
+stops working here immediately rather than after the token cache expires.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
+
+PREFIX = "share:"
+SHARE_PATH = "/share/{server}/mcp"
+_REFRESH_SECONDS = 2.0
+
+
+@dataclass
+class Share:
+    server: str
+    token_id: str
+    created_at: datetime | None
+    expires_at: datetime | None
+    requests: int = 0
+    tool_calls: int = 0
+
+    def expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
+
+
+def _time(stamp: Any, present: bool) -> datetime | None:
+    return stamp.ToDatetime(tzinfo=UTC) if present else None
+
+
+class Shares:
+    def __init__(self, registry: RegistryClient, base_url: str) -> None:
+        self.registry = registry
+        self.fallback_base_url = base_url
+        self._active: dict[str, Share] = {}
+        self._refreshed = 0.0
+
+    def url(self, server: str, base_url: str) -> str:
+        return base_url.rstrip("/") + SHARE_PATH.format(server=server)
+
+    async def base_url(self) -> str:
+        """Where clients reach this aggregator: `aggregator_url` when configured, else the bind address."""
+        reg = self.registry
+        try:
+            entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="aggregator_url"))
+        except JarvisError:
+            return self.fallback_base_url
+        return str(json.loads(entry.value_json)) if not entry.is_default else self.fallback_base_url
+
+    async def refresh(self, force: bool = False) -> None:
+        """Read the active shares from the registry's tokens (so other replicas' shares count too)."""
+        if not force and time.monotonic() - self._refreshed < _REFRESH_SECONDS:
+            return
+        reg = self.registry
+        tokens = (await reg.call(reg.registry.ListTokens, pb.ListTokensRequest())).tokens
+        active: dict[str, Share] = {}
+        for token in tokens:
+            server = token.name.removeprefix(PREFIX)
+            if not token.name.startswith(PREFIX) or list(token.scopes) != [f"{PREFIX}{server}"]:
+                continue
+            known = self._active.get(server)
+            share = Share(server, token.id, _time(token.created_at, token.HasField("created_at")),
+                          _time(token.expires_at, token.HasField("expires_at")))
+            if known is not None and known.token_id == token.id:
+                share.requests, share.tool_calls = known.requests, known.tool_calls
+            if not share.expired():
+                active[server] = share
+        self._active, self._refreshed = active, time.monotonic()
+
+    async def active(self, server: str) -> Share | None:
+        await self.refresh()
+        share = self._active.get(server)
+        return None if share is None or share.expired() else share
+
+    def count_call(self, server: str) -> None:
+        share = self._active.get(server)
+        if share is not None:
+            share.tool_calls += 1
+
+    async def start(self, server: str, expires_in: int | None) -> dict[str, Any]:
+        reg = self.registry
+        await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=server))  # a typo gets "not installed"
+        await self.refresh(force=True)
+        if server in self._active:
+            raise FailedPrecondition(f"'{server}' is already shared (token {self._active[server].token_id}); "
+                                     "stop it first to issue a new token")
+        if expires_in is None:
+            entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="share.default_expiry_seconds"))
+            expires_in = int(json.loads(entry.value_json))
+        created = await reg.call(reg.registry.CreateToken, pb.CreateTokenRequest(
+            name=f"{PREFIX}{server}", scopes=[f"{PREFIX}{server}"], expires_in_seconds=expires_in))
+        token = created.token
+        self._active[server] = Share(server, token.id, _time(token.created_at, True),
+                                     _time(token.expires_at, token.HasField("expires_at")))
+        share = self._active[server]
+        return {"url": self.url(server, await self.base_url()), "token": created.secret,
+                "token_id": token.id, "expires_at": share.expires_at,
+                "header": "Authorization: Bearer <token>",
+                "note": "the token is shown once and only reaches this share; jarvis_share action=stop revokes it"}
+
+    async def stop(self, server: str) -> dict[str, Any]:
+        await self.refresh(force=True)
+        share = self._active.pop(server, None)
+        if share is None:
+            raise NotFound(f"'{server}' is not shared; jarvis_share action=list shows the active shares")
+        reg = self.registry
+        await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=share.token_id))
+        return {"stopped": server, "revoked_token": share.token_id, "requests": share.requests,
+                "tool_calls": share.tool_calls}
+
+    async def listing(self) -> list[dict[str, Any]]:
+        await self.refresh(force=True)
+        base = await self.base_url()
+        return [{"server": s.server, "url": self.url(s.server, base), "created_at": s.created_at,
+                 "expires_at": s.expires_at, "token_id": s.token_id, "requests": s.requests,
+                 "tool_calls": s.tool_calls} for s in sorted(self._active.values(), key=lambda s: s.server)]

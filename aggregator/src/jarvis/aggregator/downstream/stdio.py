@@ -1,0 +1,251 @@
+"""A stdio MCP server as a child process Jarvis owns: argv (never a shell), own process group, and
+killed with Jarvis even when Jarvis itself is killed (`PR_SET_PDEATHSIG` on Linux)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE_SECONDS = 2.0  # after stdin closes (the MCP shutdown sequence), then SIGTERM, then SIGKILL
+_READ_CHUNK = 64 * 1024
+OVERSIZED = "oversized"  # marks the error Jarvis answers in place of a response it dropped
+_STDERR_LINES = 20
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+
+
+@dataclass(frozen=True)
+class StdioSpec:
+    server: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    max_message_bytes: int = 8 * 1024 * 1024
+
+
+@dataclass
+class ChildProcess:
+    """What the supervisor reports about a running child: pid, exit, stderr tail, protocol noise."""
+
+    pid: int
+    started_at: float = field(default_factory=time.time)
+    returncode: int | None = None
+    exited: asyncio.Event = field(default_factory=asyncio.Event)
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=_STDERR_LINES))
+    garbage_lines: int = 0
+    last_garbage: str = ""
+    oversized: int = 0
+
+    def describe_exit(self) -> str:
+        code = self.returncode
+        how = "is still running" if code is None else (
+            f"was killed by signal {-code}" if code < 0 else f"exited with code {code}")
+        return f"process {self.pid} {how}{self.context()}"
+
+    def context(self) -> str:
+        """The clues a person needs: stderr's last lines and any non-protocol output on stdout."""
+        parts = []
+        if self.last_garbage:
+            parts.append(f"printed {self.garbage_lines} non-JSON-RPC line(s) on stdout, last: {self.last_garbage!r}")
+        if self.stderr_tail:
+            parts.append("stderr: " + " | ".join(list(self.stderr_tail)[-3:]))
+        return "; " + "; ".join(parts) if parts else ""
+
+
+# Run between Jarvis and the server's command: ask the kernel to SIGKILL this process when Jarvis dies,
+# then become the server (exec keeps the setting). A `preexec_fn` would do the same without the extra
+# exec, but it forces a real fork() in a process full of gRPC threads, whose fork handlers then
+# sometimes abort the child; without one, Python spawns with vfork and no fork handlers run.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
+    "if os.getppid() != int(sys.argv[1]): os._exit(70)\n"  # Jarvis died before the prctl: do not start
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def argv_of(spec: StdioSpec) -> list[str]:
+    """The command line to spawn: the server's own argv, behind the die-with-Jarvis step on Linux."""
+    if not sys.platform.startswith("linux"):
+        return [spec.command, *spec.args]  # elsewhere: own process group + stop on shutdown only
+    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), spec.command, *spec.args]
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    spec: StdioSpec,
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
+                         MemoryObjectSendStream[SessionMessage], ChildProcess]]:
+    """Spawn the server and bridge its pipes to the SDK's message streams; stop it on exit."""
+    try:
+        _check_command(spec)
+        proc = await asyncio.create_subprocess_exec(
+            *argv_of(spec),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env=get_default_environment() | spec.env, cwd=spec.cwd or None, start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise OSError(f"cannot start '{spec.command}': {exc.strerror or exc}") from exc
+    child = ChildProcess(pid=proc.pid)
+    to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_read_stdout, proc, to_session, child, spec)
+        tg.start_soon(_write_stdin, proc, from_session)
+        tg.start_soon(_read_stderr, proc, child, spec.server)
+        tg.start_soon(_watch_exit, proc, child)
+        try:
+            yield read_stream, write_stream, child
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop_process(proc, child)
+                for stream in (read_stream, write_stream, to_session, from_session):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+def _check_command(spec: StdioSpec) -> None:
+    """Fail with a plain reason before spawning (the exec step would only exit with a code)."""
+    env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
+    if shutil.which(spec.command, path=env_path) is None and not (
+            os.sep in spec.command and os.access(Path(spec.cwd or ".", spec.command), os.X_OK)):
+        raise FileNotFoundError(2, f"command '{spec.command}' not found on PATH ({env_path[:200]}) or not executable")
+    if spec.cwd and not Path(spec.cwd).is_dir():
+        raise FileNotFoundError(2, f"working directory '{spec.cwd}' does not exist")
+
+
+async def stop_process(proc: asyncio.subprocess.Process, child: ChildProcess) -> None:
+    """MCP's shutdown order: close stdin, wait; SIGTERM the group, wait; SIGKILL the group."""
+    if proc.stdin is not None and not proc.stdin.is_closing():
+        proc.stdin.close()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)  # the group: a server's own children go too
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(child.exited.wait(), STOP_GRACE_SECONDS)
+        if child.exited.is_set():
+            break
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # leftovers of the group (a grandchild holding pipes)
+
+
+async def _watch_exit(proc: asyncio.subprocess.Process, child: ChildProcess) -> None:
+    # Not proc.wait(): since 3.11 it also waits for pipe EOF, which a grandchild can hold open.
+    while proc.returncode is None:  # noqa: ASYNC110 - the child watcher sets returncode; nothing to wait on
+        await asyncio.sleep(0.2)
+    child.returncode = proc.returncode
+    child.exited.set()
+
+
+async def _read_stdout(proc: asyncio.subprocess.Process, send: MemoryObjectSendStream[SessionMessage | Exception],
+                       child: ChildProcess, spec: StdioSpec) -> None:
+    """Split stdout into lines, bounded: an oversized message is dropped, never buffered whole."""
+    assert proc.stdout is not None
+    buffer = bytearray()
+    discarding = False
+    head = b""
+    async with send:
+        try:
+            while chunk := await proc.stdout.read(_READ_CHUNK):
+                start = 0
+                while (newline := chunk.find(b"\n", start)) >= 0 or start < len(chunk):
+                    end = newline if newline >= 0 else len(chunk)
+                    piece = chunk[start:end]
+                    start = end + 1 if newline >= 0 else len(chunk)
+                    if not discarding and len(buffer) + len(piece) > spec.max_message_bytes:
+                        discarding, head = True, bytes(buffer[:512] + piece[:512])[:512]
+                        buffer.clear()
+                    if not discarding:
+                        buffer += piece
+                    if newline < 0:
+                        break
+                    if discarding:
+                        await _oversized(send, child, spec, head)
+                        discarding = False
+                    else:
+                        await _deliver(send, child, spec.server, bytes(buffer))
+                    buffer.clear()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the session went away; the process is being stopped
+
+
+async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
+                   server: str, line: bytes) -> None:
+    if not line.strip():
+        return
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        # Servers that print banners or logs on stdout break the protocol; skip the line, but say so.
+        child.garbage_lines += 1
+        child.last_garbage = line[:200].decode(errors="replace")
+        if child.garbage_lines <= 3 or child.garbage_lines % 100 == 0:
+            log.warning("downstream server %s printed a non-JSON-RPC line on stdout: %r", server, child.last_garbage,
+                        extra={"server": server, "line": child.last_garbage, "count": child.garbage_lines})
+        return
+    await send.send(SessionMessage(message))
+
+
+async def _oversized(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
+                     spec: StdioSpec, head: bytes) -> None:
+    """Answer the request an oversized response was for with an error, so its caller does not wait in vain."""
+    child.oversized += 1
+    limit = spec.max_message_bytes
+    size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
+    log.warning("downstream server %s sent a message over %d bytes; dropped", spec.server, spec.max_message_bytes,
+                extra={"server": spec.server, "limit_bytes": spec.max_message_bytes})
+    found = _ID.search(head)
+    if found is None or b'"method"' in head[: found.start()]:
+        return  # a notification or a request of the server's own: nobody is waiting for it
+    raw = found.group(1)
+    request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
+    error = types.ErrorData(code=types.INTERNAL_ERROR, data={"jarvis": OVERSIZED},
+                            message=f"the response of server '{spec.server}' was larger than {size} and was dropped")
+    await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+
+
+async def _write_stdin(proc: asyncio.subprocess.Process, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
+    assert proc.stdin is not None
+    async with receive:
+        try:
+            async for message in receive:
+                proc.stdin.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                await proc.stdin.drain()
+        except (ConnectionError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the process is gone; the exit watcher reports it
+
+
+async def _read_stderr(proc: asyncio.subprocess.Process, child: ChildProcess, server: str) -> None:
+    """Keep the last lines for error messages; reading also keeps a chatty server from blocking on a full pipe."""
+    assert proc.stderr is not None
+    while True:
+        try:
+            line = await proc.stderr.readline()
+        except ValueError:  # a line over the reader's limit: keep going with the rest
+            continue
+        if not line:
+            return
+        text = line.decode(errors="replace").rstrip()[:300]
+        if text:
+            child.stderr_tail.append(text)
+            log.debug("downstream stderr", extra={"server": server, "line": text})
