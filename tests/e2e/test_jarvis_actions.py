@@ -65,7 +65,7 @@ async def test_check_status_reports_doctor_services_and_daemons(jarvis: RunningJ
     assert set(report["daemons"]) == {"docker", "redis", "celery"}
     assert isinstance(report["daemons"]["docker"]["ok"], bool)
     assert report["aggregator"]["mode"] == "embedded"
-    assert report["aggregator"]["surfaces"] == ["/mcp/jarvis"]
+    assert {"/mcp", "/mcp/jarvis"} <= set(report["aggregator"]["surfaces"])
     assert report["healthy"] is True
 
 
@@ -165,7 +165,10 @@ async def test_profiles_create_edit_suggest_restart_delete(jarvis: RunningJarvis
 
         restarted = result_json(await client.call_tool("jarvis_profile", {"action": "restart", "name": "webdev"}))
         assert restarted["restarted"][0]["servers"][0]["name"] == "git"
-        assert "not restarted" in restarted["restarted"][0]["servers"][0]["outcome"]
+        # `git` runs through uvx, which may not be installed (or reach the network) here: either outcome is
+        # reported plainly; tests/e2e/test_downstream_lifecycle.py covers real restarts.
+        outcome = restarted["restarted"][0]["servers"][0]
+        assert outcome["outcome"] == "running" or outcome["error"], outcome
 
         result_json(await client.call_tool("jarvis_profile", {"action": "delete", "name": "webdev"}))
         listing = result_json(await client.call_tool("jarvis_profile", {"action": "list"}))
@@ -265,16 +268,19 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
         assert "nope" in error_text(not_dir)
 
 
-async def test_share_says_plainly_it_is_not_available(jarvis: RunningJarvis) -> None:
+async def test_share_issues_and_revokes_a_share_token(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as client:
-        start = await client.call_tool("jarvis_share", {"action": "start", "name": "sequential-thinking"})
+        started = result_json(await client.call_tool("jarvis_share", {"action": "start",
+                                                                      "name": "sequential-thinking"}))["started"]
         listing = result_json(await client.call_tool("jarvis_share", {"action": "list"}))
         unknown = await client.call_tool("jarvis_share", {"action": "start", "name": "ghost"})
-    assert "not available yet" in error_text(start)
-    assert "nothing was shared" in error_text(start)
-    assert listing["shares"] == []
-    assert "not available yet" in listing["note"]
+        stopped = result_json(await client.call_tool("jarvis_share", {"action": "stop",
+                                                                      "name": "sequential-thinking"}))
+    assert started["url"] == jarvis.url("/share/sequential-thinking/mcp")
+    assert started["token"].startswith("jv_")
+    assert [s["server"] for s in listing["shares"]] == ["sequential-thinking"]
     assert "ghost" in error_text(unknown)
+    assert stopped["revoked_token"] == started["token_id"]
 
 
 async def test_system_bootstrap_and_restart_infra(jarvis: RunningJarvis) -> None:

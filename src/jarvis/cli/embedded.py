@@ -21,9 +21,14 @@ from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
 from jarvis.common.metrics import GrpcMetrics
 from jarvis.common.settings import ProcessSettings
+from jarvis.debug.server import build_debug_bindings
+from jarvis.debug.settings import DebugSettings
 from jarvis.registry.project_servicer import ProjectServicer
 from jarvis.registry.server import build_registry_bindings
 from jarvis.registry.settings import RegistrySettings
+from jarvis.runtime.app import Runtime
+from jarvis.runtime.server import serve_runtime
+from jarvis.runtime.settings import RuntimeSettings
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +54,26 @@ class EmbeddedSettings(ProcessSettings):
             values["database_url"] = self.database_url
         return RegistrySettings(**values)
 
-    def aggregator_settings(self, registry_target: str) -> AggregatorSettings:
+    def aggregator_settings(self, registry_target: str, debug_target: str = "",
+                            runtime_target: str = "") -> AggregatorSettings:
         return AggregatorSettings(
             host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
-            require_auth=self.require_auth, allowed_hosts=self.allowed_hosts,
+            require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
+            runtime_target=runtime_target,
         )
+
+    def runtime_settings(self) -> RuntimeSettings:
+        """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply."""
+        data_dir = self.resolved_data_dir / "runtime"
+        return RuntimeSettings(data_dir=data_dir, listen="127.0.0.1:0",
+                               database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}")
+
+    def debug_settings(self) -> DebugSettings:
+        """JARVIS_DEBUG_* still apply; credentials may also go in <data dir>/debug.env, read on every call."""
+        settings = DebugSettings(listen="127.0.0.1:0")
+        if settings.credentials_file is None:
+            settings.credentials_file = self.resolved_data_dir / "debug.env"
+        return settings
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -69,6 +89,15 @@ def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, addr
     return create_server(bindings, address, metrics=metrics)
 
 
+def start_debug(settings: DebugSettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
+    return create_server(build_debug_bindings(settings), address, metrics=metrics)
+
+
+def start_runtime(settings: RuntimeSettings, metrics: GrpcMetrics | None) -> tuple[Runtime, RunningServer]:
+    """The runtime serves even when Docker is down: its calls then say which engine to start."""
+    return serve_runtime(settings, metrics)
+
+
 class EmbeddedStack:
     """Runs the registry in-process and answers the aggregator's system controls for it."""
 
@@ -79,6 +108,8 @@ class EmbeddedStack:
         self.registry_settings = settings.registry_settings()
         self.grpc_metrics = GrpcMetrics(metrics_registry)
         self.registry_server: RunningServer | None = None
+        self.debug_server: RunningServer | None = None
+        self.runtime: tuple[Runtime, RunningServer] | None = None
         self.restart_requested = False
         self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
         self.client: RegistryClient | None = None
@@ -87,7 +118,29 @@ class EmbeddedStack:
         self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.registry_server = start_registry(self.registry_settings, self.grpc_metrics,
                                               f"127.0.0.1:{self.settings.registry_port}")
+        self.ensure_debug()
+        self.ensure_runtime()
         return self.registry_target
+
+    def ensure_runtime(self) -> str:
+        """Start the runtime service on a free loopback port unless it runs; its target."""
+        if self.runtime is None:
+            self.runtime = start_runtime(self.settings.runtime_settings(), self.grpc_metrics)
+        return self.runtime_target
+
+    @property
+    def runtime_target(self) -> str:
+        return f"127.0.0.1:{self.runtime[1].port}" if self.runtime is not None else ""
+
+    def ensure_debug(self) -> str:
+        """Start the debug service on a free loopback port unless it runs; its target."""
+        if self.debug_server is None:
+            self.debug_server = start_debug(self.settings.debug_settings(), self.grpc_metrics, "127.0.0.1:0")
+        return self.debug_target
+
+    @property
+    def debug_target(self) -> str:
+        return f"127.0.0.1:{self.debug_server.port}" if self.debug_server is not None else ""
 
     @property
     def registry_target(self) -> str:
@@ -98,6 +151,14 @@ class EmbeddedStack:
         if self.registry_server is not None:
             self.registry_server.stop(grace)
             self.registry_server = None
+        if self.debug_server is not None:
+            self.debug_server.stop(grace)
+            self.debug_server = None
+        if self.runtime is not None:
+            runtime, server = self.runtime
+            server.stop(grace)
+            runtime.close()
+            self.runtime = None
 
     def _client(self) -> RegistryClient:
         assert self.client is not None, "the runner sets the registry client before serving"

@@ -21,7 +21,7 @@ from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.logging import configure_logging
 
-SURFACES = ("jarvis",)
+SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -79,13 +79,23 @@ def _display_host(host: str) -> str:
 
 
 @cli.command()
-@click.argument("service", type=click.Choice(["registry", "aggregator"]))
+@click.argument("service", type=click.Choice(["registry", "aggregator", "debug", "runtime"]))
 def serve(service: str) -> None:
     """Serve one service (for containers); configured by environment variables."""
     if service == "registry":
         from jarvis.registry.__main__ import main as registry_main
 
         registry_main()
+        return
+    if service == "debug":
+        from jarvis.debug.__main__ import main as debug_main
+
+        debug_main()
+        return
+    if service == "runtime":
+        from jarvis.runtime.__main__ import main as runtime_main
+
+        runtime_main()
         return
     from jarvis.aggregator.settings import AggregatorSettings
     from jarvis.cli.runner import run_distributed
@@ -198,6 +208,25 @@ def token_revoke(ctx: click.Context, token_id: str) -> None:
     click.echo(f"revoked {revoked.id} ({revoked.name})")
 
 
+@cli.group()
+def server() -> None:
+    """Hosted MCP servers: review and approve changed tool definitions."""
+
+
+@server.command("approve")
+@click.argument("name")
+@click.option("--tool", "tools", multiple=True, help="Repeatable; default: every quarantined tool of NAME.")
+@click.pass_context
+def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> None:
+    """Accept the changed definitions of NAME's quarantined tools; aggregators serve them again."""
+    with _registry(ctx) as stub:
+        before = {p.tool: p.state for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name)).pins}
+        resp = stub.ApproveToolPins(pb.ApproveToolPinsRequest(server=name, tools=list(tools)))
+    approved = [p.tool for p in resp.pins if before.get(p.tool) == "quarantined" and p.state == "pinned"]
+    click.echo(f"approved {', '.join(approved)}" if approved else f"nothing to approve: no tool of {name} "
+               "is quarantined" + (f" among {', '.join(tools)}" if tools else ""))
+
+
 @cli.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
@@ -209,6 +238,28 @@ def status(ctx: click.Context) -> None:
         click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     sys.exit(0 if ok else 1)
 
+
+@cli.group()
+def scaffold() -> None:
+    """Write templates into a project."""
+
+
+@scaffold.command("project-server")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite files the template would replace.")
+def scaffold_project_server(directory: Path, force: bool) -> None:
+    """Write the project's MCP server (mcp-server/: five introspection tools and their manifest) into DIRECTORY."""
+    from jarvis.projectserver.scaffold import ScaffoldError, scaffold_project_server
+
+    try:
+        result = scaffold_project_server(directory, force=force)
+    except ScaffoldError as exc:
+        raise click.ClickException(str(exc)) from None
+    for path in result.files:
+        click.echo(f"  wrote {path.relative_to(result.root)}")
+    click.echo(f"Project server scaffolded in {result.root / 'mcp-server'}. Configure "
+               "mcp-server/project-server.toml, then run: python -m project_mcp_server --root . "
+               "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server).")
 
 if __name__ == "__main__":
     cli()

@@ -72,6 +72,10 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
         banner()
     await task
     await aggregator.registry.close()
+    if aggregator.context.debug is not None:
+        await aggregator.context.debug.close()
+    if aggregator.context.runtime is not None:
+        await aggregator.context.runtime.close()
 
 
 def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
@@ -81,7 +85,7 @@ def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
     target = stack.start()
 
     async def main() -> None:
-        aggregator_settings = settings.aggregator_settings(target)
+        aggregator_settings = settings.aggregator_settings(target, stack.debug_target, stack.runtime_target)
         client = RegistryClient(target, aggregator_settings.read_cache_seconds)
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
@@ -121,7 +125,8 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         stack.client = client
         if registry_target is None:
             await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
-        aggregator = Aggregator(settings.aggregator_settings(target), client, stack, metrics_registry)
+        aggregator = Aggregator(settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime()),
+                                client, stack, metrics_registry)
         server = aggregator.mcp_servers.get(surface)
         if server is None:
             raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}")
@@ -132,6 +137,10 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         finally:
             await aggregator.usage.stop()
             await client.close()
+            if aggregator.context.debug is not None:
+                await aggregator.context.debug.close()
+            if aggregator.context.runtime is not None:
+                await aggregator.context.runtime.close()
 
     try:
         asyncio.run(main())

@@ -63,3 +63,29 @@ def test_reaches_surface() -> None:
     assert reaches_surface(["jarvis:jarvis_server:list"], "jarvis")
     assert reaches_surface(["read"], "orchestrator")
     assert not reaches_surface(["orchestrator"], "jarvis")
+
+
+@pytest.mark.parametrize("scope", ["orchestrator@p0123456789ab", "orchestrator:session:spawn@p1", "read@p1",
+                                   "orchestrator:read@p1"])
+def test_project_bound_scopes_are_valid(scope: str) -> None:
+    assert validate_scope(scope) == scope
+
+
+@pytest.mark.parametrize("scope", ["admin@p1", "*@p1", "orchestrator@", "orchestrator@../x", "orchestrator@p1@p2",
+                                   "@p1"])
+def test_invalid_project_bound_scopes(scope: str) -> None:
+    with pytest.raises(InvalidArgument):
+        validate_scope(scope)
+
+
+def test_a_project_bound_scope_allows_only_its_project() -> None:
+    scopes = ["orchestrator@pa"]
+    assert allows(scopes, "orchestrator", "session", "spawn", read_only=False, project="pa")
+    assert not allows(scopes, "orchestrator", "session", "spawn", read_only=False, project="pb")
+    assert not allows(scopes, "orchestrator", "project", "list", read_only=True)  # names no project
+    assert not allows(scopes, "orchestrator", "image_rebuild", None, read_only=False, admin=True, project="pa")
+    reader = ["read@pa"]
+    assert allows(reader, "orchestrator", "session", "events", read_only=True, project="pa")
+    assert not allows(reader, "orchestrator", "container", "exec", read_only=False, project="pa")
+    assert reaches_surface(["orchestrator:session@pa"], "orchestrator")
+    assert not reaches_surface(["orchestrator@pa"], "jarvis")

@@ -14,7 +14,9 @@ from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.cli.main import serve
 from jarvis.common.metrics import GrpcMetrics
+from jarvis.debug.settings import DebugSettings
 from jarvis.registry.settings import RegistrySettings
+from jarvis.runtime.settings import RuntimeSettings
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
@@ -34,7 +36,8 @@ def _env_names(settings_class: type) -> set[str]:
 
 
 def test_every_variable_in_the_env_file_is_a_real_setting() -> None:
-    known = _env_names(RegistrySettings) | _env_names(AggregatorSettings)
+    known = _env_names(RegistrySettings) | _env_names(AggregatorSettings) | _env_names(DebugSettings)
+    known |= _env_names(RuntimeSettings)
     unknown = set(_env_file()) - known
     assert not unknown, f"deploy/jarvis.env sets variables no settings class reads: {sorted(unknown)}"
 
@@ -55,8 +58,8 @@ def test_compose_and_k8s_run_real_cli_services() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     commands = [svc["command"] for svc in compose["services"].values() if svc.get("command", [""])[0] == "serve"]
     assert {c[1] for c in commands} <= services
-    assert {"registry", "aggregator"} <= {c[1] for c in commands}
-    for name in ("registry.yaml", "aggregator.yaml"):
+    assert {"registry", "aggregator", "debug", "runtime"} <= {c[1] for c in commands}
+    for name in ("registry.yaml", "aggregator.yaml", "debug.yaml"):
         for doc in yaml.safe_load_all((DEPLOY / "k8s" / name).read_text()):
             if doc["kind"] == "Deployment":
                 container = doc["spec"]["template"]["spec"]["containers"][0]

@@ -19,12 +19,19 @@ from starlette.routing import Route
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
+from jarvis.aggregator.debug_client import DebugClient
+from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
+from jarvis.aggregator.downstream.routes import build_downstream, create_host
 from jarvis.aggregator.mcp_server import build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.surfaces.debug import build_debug_surface
+from jarvis.aggregator.surfaces.discovery import DISCOVERY_PATH, build_discovery_surface
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
+from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
 from jarvis.aggregator.usage import UsageRecorder
 
 VERSION = package_version("jarvis-aggregator")
@@ -33,7 +40,10 @@ VERSION = package_version("jarvis-aggregator")
 def build_surfaces(ctx: ToolContext) -> list[Surface]:
     """Every surface this aggregator serves, one builder per line."""
     return [
+        build_discovery_surface(ctx),
         build_jarvis_surface(ctx),
+        build_debug_surface(ctx),
+        build_orchestrator_surface(ctx),
     ]
 
 
@@ -47,12 +57,18 @@ class Aggregator:
         self.metrics_registry = metrics_registry
         self.metrics = AggregatorMetrics(metrics_registry)
         self.usage = UsageRecorder(registry)
+        self.downstream, self.shares = create_host(registry, settings)
         self.context = ToolContext(
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
+            debug=DebugClient(settings.debug_target) if settings.debug_target else None,
+            runtime=RuntimeClient(settings.runtime_target) if settings.runtime_target else None,
+            redis_url=settings.redis_url,
+            downstream=self.downstream, shares=self.shares,
         )
         self.surfaces = build_surfaces(self.context)
         self.context.surfaces = tuple(s.path for s in self.surfaces)
+        self.context.served = tuple(self.surfaces)
         self.aliases = build_alias_table(self.surfaces)
         self.mcp_servers = {s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION)
                             for s in self.surfaces}
@@ -67,27 +83,36 @@ class Aggregator:
             )
             for s in self.surfaces
         }
+        self.downstream_routes = build_downstream(self.downstream, self.shares, self.usage, self.metrics, settings,
+                                                  VERSION)
         self.app = self._build_app()
 
     def _build_app(self) -> Any:
         routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
+        routes += self.downstream_routes.routes()
         routes += [Route("/healthz", self._healthz), Route("/metrics", self._metrics)]
         app = Starlette(routes=routes, lifespan=self._lifespan)
         hosts, origins = self.settings.host_patterns()
         gate = GateSettings(require_auth=self.settings.auth_required, allowed_hosts=hosts,
                             allowed_origins=origins, max_body_bytes=self.settings.max_body_bytes)
         verifier = TokenVerifier(self.registry, ttl=self.settings.token_cache_seconds)
-        return McpGate(app, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics)
+        # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
+        inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
+        return McpGate(inner, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics,
+                       dynamic=self.downstream_routes.guard)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for manager in self.managers.values():
                 await stack.enter_async_context(manager.run())
+            await stack.enter_async_context(self.downstream_routes.run())
             self.usage.start()
+            await self.downstream.start()
             try:
                 yield
             finally:
+                await self.downstream.stop()  # no downstream process outlives the aggregator
                 await self.usage.stop()
 
     async def _healthz(self, _: Request) -> Response:

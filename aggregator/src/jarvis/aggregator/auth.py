@@ -11,8 +11,9 @@ import hashlib
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
@@ -76,15 +77,26 @@ class GateSettings:
     max_body_bytes: int
 
 
+class DynamicSurface(Protocol):
+    """A surface on a path pattern rather than a fixed path (profiles, shares): it decides its own scopes."""
+
+    name: str
+    require_token: bool  # even on loopback
+
+    async def authorize(self, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> str | None: ...
+
+
 class McpGate:
     """ASGI middleware guarding the MCP paths (everything else passes through)."""
 
     def __init__(self, app: ASGIApp, settings: GateSettings, verifier: TokenVerifier,
-                 surfaces: dict[str, Surface], metrics: AggregatorMetrics) -> None:
+                 surfaces: dict[str, Surface], metrics: AggregatorMetrics,
+                 dynamic: Callable[[str], DynamicSurface | None] | None = None) -> None:
         self.app = app
         self.settings = settings
         self.verifier = verifier
         self.surfaces = surfaces
+        self.dynamic = dynamic
         self.metrics = metrics
         self.host_check = TransportSecurityMiddleware(
             TransportSecuritySettings(allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins)
@@ -92,8 +104,10 @@ class McpGate:
         self._session_owner: OrderedDict[str, str] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        surface = self.surfaces.get(scope.get("path", "").rstrip("/")) if scope["type"] == "http" else None
-        if surface is None:
+        path = scope.get("path", "").rstrip("/")
+        surface = self.surfaces.get(path) if scope["type"] == "http" else None
+        dynamic = self.dynamic(path) if surface is None and self.dynamic and scope["type"] == "http" else None
+        if surface is None and dynamic is None:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -107,7 +121,7 @@ class McpGate:
             await _deny(self.metrics, "body_too_large", 413, "request body too large",
                         f"the limit is {self.settings.max_body_bytes} bytes", scope, receive, send)
             return
-        principal, problem = await self._authenticate(request)
+        principal, problem = await self._authenticate(request, dynamic is not None and dynamic.require_token)
         if problem == "unverifiable":
             await _deny(self.metrics, "token_unverifiable", 503, "unavailable",
                         "cannot verify the token: the registry is unreachable; try again shortly",
@@ -121,7 +135,11 @@ class McpGate:
             await JSONResponse({"error": "unauthorized", "message": message}, status_code=401,
                                headers={"WWW-Authenticate": header})(scope, receive, send)
             return
-        denial = self._authorize(principal, surface, body)
+        if dynamic is not None:
+            denial = await dynamic.authorize(principal, _tool_calls(body))
+        else:
+            assert surface is not None
+            denial = self._authorize(principal, surface, body)
         if denial is not None:
             self.metrics.auth_failures.labels("insufficient_scope").inc()
             await JSONResponse({"error": "insufficient_scope", "message": denial}, status_code=403,
@@ -136,10 +154,10 @@ class McpGate:
         scope[PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, _replay(body, receive), self._remember_session(send, principal))
 
-    async def _authenticate(self, request: Request) -> tuple[Principal | None, str]:
+    async def _authenticate(self, request: Request, require: bool = False) -> tuple[Principal | None, str]:
         header = request.headers.get("authorization", "")
         if not header:
-            return (None, "missing") if self.settings.require_auth else (LOCAL_ADMIN, "")
+            return (None, "missing") if self.settings.require_auth or require else (LOCAL_ADMIN, "")
         kind, _, secret = header.partition(" ")
         if kind.lower() != "bearer" or not secret.strip():
             return None, "malformed"
@@ -159,13 +177,10 @@ class McpGate:
                 continue  # the MCP layer answers unknown and renamed tools
             tool = surface.get(name)
             try:
-                action, _ = tool.resolve(arguments)
+                action, args = tool.resolve(arguments)
             except JarvisError:
                 continue  # malformed arguments: let the tool answer with the precise error
-            allowed = principal.may(surface.name, tool.name, action.name if action else None,
-                                    read_only=action.read_only if action else tool.read_only,
-                                    admin=action.admin if action else False)
-            if not allowed:
+            if not tool.permits(principal, surface.name, action, args):
                 what = f"{tool.name} action={action.name}" if action else tool.name
                 return f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}"
         return None

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from jarvis.aggregator.debug_client import DebugClient
+from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.usage import UsageRecorder
 
 
@@ -24,6 +30,10 @@ class SystemControl(Protocol):
     async def infra_status(self) -> dict[str, Any]: ...
 
 
+async def _unchanged() -> None:
+    return None
+
+
 @dataclass
 class ToolContext:
     registry: RegistryClient
@@ -33,3 +43,14 @@ class ToolContext:
     started_at: float
     surfaces: tuple[str, ...] = ()
     auth_mode: str = "loopback-open"
+    debug: DebugClient | None = None  # None: no debug service in this deployment
+    runtime: RuntimeClient | None = None  # None: no runtime service in this deployment
+    # Every served surface, set once all are built: the discovery catalog indexes their tools.
+    served: tuple[Surface, ...] = ()
+    redis_url: str = ""  # per-session state shared by replicas; empty: kept in memory
+    # The downstream servers this aggregator runs or reaches, and their shares; None where nothing is hosted.
+    downstream: DownstreamHost | None = None
+    shares: Shares | None = None
+    # Awaited after a write that adds or removes servers (install, uninstall, create, edit, client
+    # import), so discovery finds their tools at once. It never raises.
+    catalog_changed: Callable[[], Awaitable[None]] = _unchanged

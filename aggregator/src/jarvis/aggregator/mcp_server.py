@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import mcp_types as types
 from mcp.server import Server
@@ -15,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from jarvis.aggregator.aliases import Rename
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import LOCAL_ADMIN, Principal
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.surfaces.base import Surface, Tool
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, PermissionDenied
 
@@ -37,38 +38,38 @@ def text_result(payload: Any, *, is_error: bool = False) -> types.CallToolResult
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
 
-def build_mcp_server(
-    surface: Surface,
-    aliases: dict[str, Rename],
-    usage: UsageRecorder,
-    metrics: AggregatorMetrics,
-    version: str,
-) -> Server[Any]:
-    tools = surface.list_mcp()
+@dataclass(frozen=True)
+class Binding:
+    """What every surface's MCP server shares: the alias table, usage, metrics and version."""
 
-    async def on_list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+    aliases: dict[str, Rename]
+    usage: UsageRecorder
+    metrics: AggregatorMetrics
+    version: str
 
-    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        name = params.name
-        if not surface.has(name):
-            rename = aliases.get(name)
-            if rename is not None:
-                metrics.tool_calls.labels(surface.name, "renamed", "", "error").inc()
-                return text_result(rename.message(), is_error=True)
+    def renamed(self, name: str, surface: str) -> types.CallToolResult:
+        """The answer to a name that is not a tool here: a pointer to the new name, or JSON-RPC -32602."""
+        rename = self.aliases.get(name)
+        if rename is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}'; call tools/list for the tools of "
-                           f"the {surface.name} surface")
-        tool = surface.get(name)
-        arguments = params.arguments or {}
+                           f"the {surface} surface")
+        self.metrics.tool_calls.labels(surface, "renamed", "", "error").inc()
+        return text_result(rename.message(), is_error=True)
+
+    async def run(self, tool: Tool, arguments: dict[str, Any] | None, principal: Principal,
+                  surface: str) -> types.CallToolResult:
+        """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage.
+
+        A handler that already produced a CallToolResult (one tool forwarding to another) is passed through.
+        """
+        arguments = arguments or {}
         action = arguments.get("action") if tool.actions else ""
         action_label = action if isinstance(action, str) and action in tool.action_names else ""
         started = time.perf_counter()
         outcome = "ok"
         try:
-            result = await tool.call(arguments, principal_of(ctx), surface.name)
-            return text_result(result)
+            result = await tool.call(arguments, principal, surface)
+            return result if isinstance(result, types.CallToolResult) else text_result(result)
         except PermissionDenied as exc:
             outcome = "denied"
             return text_result(str(exc), is_error=True)
@@ -77,13 +78,43 @@ def build_mcp_server(
             return text_result(str(exc), is_error=True)
         except Exception:
             outcome = "internal"
-            log.exception("tool call failed", extra={"surface": surface.name, "tool": name})
-            return text_result(f"internal error in {name}; the aggregator log has the details", is_error=True)
+            log.exception("tool call failed", extra={"surface": surface, "tool": tool.name})
+            return text_result(f"internal error in {tool.name}; the aggregator log has the details", is_error=True)
         finally:
             elapsed = time.perf_counter() - started
-            metrics.tool_calls.labels(surface.name, name, action_label, outcome).inc()
-            metrics.tool_latency.labels(surface.name, name).observe(elapsed)
-            usage.record(name, action_label, outcome == "ok", elapsed * 1000)
+            self.metrics.tool_calls.labels(surface, tool.name, action_label, outcome).inc()
+            self.metrics.tool_latency.labels(surface, tool.name).observe(elapsed)
+            self.usage.record(tool.name, action_label, outcome == "ok", elapsed * 1000)
+
+
+@runtime_checkable
+class ServesItself(Protocol):
+    """A surface whose MCP server is not a fixed tool list (the discovery surface lists per session)."""
+
+    def build_server(self, binding: Binding) -> Server[Any]: ...
+
+
+def build_mcp_server(
+    surface: Surface,
+    aliases: dict[str, Rename],
+    usage: UsageRecorder,
+    metrics: AggregatorMetrics,
+    version: str,
+) -> Server[Any]:
+    binding = Binding(aliases, usage, metrics, version)
+    if isinstance(surface, ServesItself):
+        return surface.build_server(binding)
+    tools = surface.list_mcp()
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if not surface.has(params.name):
+            return binding.renamed(params.name, surface.name)
+        return await binding.run(surface.get(params.name), params.arguments, principal_of(ctx), surface.name)
 
     return Server(
         f"jarvis-{surface.name}",

@@ -24,6 +24,7 @@ IDEMPOTENT = {
         "ListServers", "GetServer", "SearchServers", "ListCatalog", "GetCatalogEntry", "ListProfiles",
         "GetProfile", "SuggestProfiles", "ListClients", "GetConfig", "SetConfig", "ListConfig",
         "ListTokens", "VerifyToken", "RevokeToken", "GetUsage", "Bootstrap", "Doctor", "ClientConfigPath",
+        "RecordToolPins", "ListToolPins", "ApproveToolPins",
     ],
     PROJECT_SERVICE: ["Analyze", "Diff"],
 }
@@ -36,6 +37,7 @@ _KEEPS_CACHE = frozenset({
     "GetCatalogEntryRequest", "ListProfilesRequest", "GetProfileRequest", "SuggestProfilesRequest",
     "ListClientsRequest", "GetConfigRequest", "ListConfigRequest", "ListTokensRequest", "VerifyTokenRequest",
     "RecordUsageRequest", "GetUsageRequest", "DoctorRequest", "AnalyzeRequest", "DiffRequest",
+    "ListToolPinsRequest",
 })
 
 

@@ -28,6 +28,9 @@ class AggregatorSettings(ProcessSettings):
     host: str = "127.0.0.1"
     port: int = 8765
     registry_target: str = "127.0.0.1:50051"
+    # The debug service behind the `debug` surface; empty: the surface says it is not deployed.
+    debug_target: str = ""
+    runtime_target: str = ""  # host:port of the runtime service; empty: no runtime in this deployment
     # Stateless streamable HTTP: no per-process session state, for replicas behind a plain balancer.
     stateless: bool = False
     # Plain JSON answers to POSTs: no Jarvis tool streams per-request notifications, and SSE framing
@@ -41,6 +44,12 @@ class AggregatorSettings(ProcessSettings):
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
     max_body_bytes: int = 1024 * 1024
+    # Downstream MCP servers: time to finish initialize, the default deadline of a proxied call, the
+    # largest message a stdio server may send, and how often the registry is re-read for changes.
+    downstream_init_timeout: float = 30.0
+    downstream_call_timeout: float = 300.0
+    downstream_max_message_bytes: int = 8 * 1024 * 1024
+    downstream_watch_seconds: float = 2.0
     token_cache_seconds: float = 5.0
     project_root: Path = Field(default_factory=Path.cwd)
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))

@@ -46,6 +46,7 @@ class Tool:
     handler: Handler | None = None
     read_only: bool = False
     idempotent: bool = False
+    admin: bool = False  # single-purpose tools that define an image or command (e.g. image_rebuild)
 
     def __post_init__(self) -> None:
         if len(self.description) > 60:
@@ -114,11 +115,17 @@ class Tool:
                 )
         return action, args
 
+    def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
+        """Whether `principal` may make this call; a `project_id` argument is checked against project-bound scopes."""
+        project = args.get("project_id")
+        return principal.may(surface, self.name, action.name if action else None,
+                             read_only=action.read_only if action else self.read_only,
+                             admin=action.admin if action else self.admin,
+                             project=project if isinstance(project, str) else None)
+
     async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:
         action, args = self.resolve(arguments)
-        if not principal.may(surface, self.name, action.name if action else None,
-                             read_only=action.read_only if action else self.read_only,
-                             admin=action.admin if action else False):
+        if not self.permits(principal, surface, action, args):
             what = f"{self.name} action={action.name}" if action else self.name
             raise PermissionDenied(f"your token's scopes do not allow {what} on the {surface} surface")
         handler = action.handler if action else self.handler

@@ -7,6 +7,15 @@
   `<surface>:<tool>`              every non-admin action of that tool
   `<surface>:<tool>:<action>`     that action
 Actions that define a command or an image ("admin" actions) need `admin` or `*`.
+
+Any scope but `admin`/`*` may be bound to one project with a suffix `@<project_id>`
+(`orchestrator@p1a2b3c4d5`, `orchestrator:session:spawn@p1a2b3c4d5`, `read@p1a2b3c4d5`): it then
+allows only calls that name that project (their `project_id`), so a token for project A cannot
+touch project B, and it allows no call that names no project.
+
+Installed downstream servers' tools are addressed as the surface `servers`: `servers`,
+`servers:<server>`, `servers:<server>:<tool>`. Every valid token reaches the `discovery`
+surface (`OPEN_SURFACES`), which only finds and calls what the token's other scopes allow.
 """
 
 from __future__ import annotations
@@ -21,18 +30,29 @@ ALL = "*"
 READ = "read"
 GRAMMAR = (
     "'<surface>[:<tool>[:<action>]]' (e.g. 'jarvis', 'jarvis:jarvis_server', 'jarvis:jarvis_server:list', "
-    "'orchestrator:project:create'), '<surface>:read', 'read' (every read-only action), 'admin' or '*'"
+    "'orchestrator:project:create'), '<surface>:read', 'read' (every read-only action), 'admin' or '*'; "
+    "any but admin may end in '@<project_id>' to allow one project only"
 )
 _SEGMENT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+# After the surface, a segment may also name a server or profile (`share:1password`, `profile:web.v2`).
+_NAME_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_PROJECT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+PROJECT_SEPARATOR = "@"
+# Surfaces every valid token reaches: the discovery surface only shows, and only calls, what the
+# token's other scopes allow, so it needs no scope of its own.
+OPEN_SURFACES = frozenset({"discovery"})
 
 
 def validate_scope(scope: str) -> str:
     """The scope, normalised to lower case, or InvalidArgument stating the grammar."""
     normalised = scope.strip().lower()
-    if normalised in (ADMIN, ALL, READ):
+    base, bound, project = normalised.partition(PROJECT_SEPARATOR)
+    if bound and (base in (ADMIN, ALL) or not _PROJECT.match(project)):
+        raise InvalidArgument(f"invalid scope '{scope}'; a scope is {GRAMMAR}")
+    if base in (ADMIN, ALL, READ):
         return normalised
-    parts = normalised.split(":")
-    if len(parts) > 3 or not all(_SEGMENT.match(p) for p in parts):
+    parts = base.split(":")
+    if len(parts) > 3 or not _SEGMENT.match(parts[0]) or not all(_NAME_SEGMENT.match(p) for p in parts[1:]):
         raise InvalidArgument(f"invalid scope '{scope}'; a scope is {GRAMMAR}")
     return normalised
 
@@ -45,10 +65,18 @@ def validate_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
 
 
 def allows(scopes: Iterable[str], surface: str, tool: str, action: str | None, *,
-           read_only: bool, admin: bool = False) -> bool:
-    """Whether `scopes` permit calling `action` (None for single-purpose tools) of `tool` on `surface`."""
+           read_only: bool, admin: bool = False, project: str | None = None) -> bool:
+    """Whether `scopes` permit calling `action` (None for single-purpose tools) of `tool` on `surface`.
+
+    `project` is the project the call names, if any; scopes bound to a project only match it.
+    """
+    if surface in OPEN_SURFACES and not admin:
+        return True
     target = (surface, tool, action or "")
-    for scope in scopes:
+    for bound_scope in scopes:
+        scope, _, bound = bound_scope.partition(PROJECT_SEPARATOR)
+        if bound and bound != project:
+            continue
         if scope in (ADMIN, ALL):
             return True
         if admin:
@@ -69,4 +97,7 @@ def allows(scopes: Iterable[str], surface: str, tool: str, action: str | None, *
 
 def reaches_surface(scopes: Iterable[str], surface: str) -> bool:
     """Whether any scope reaches `surface` at all (else the HTTP layer refuses with 403)."""
-    return any(s in (ADMIN, ALL, READ) or s.split(":")[0] == surface for s in scopes)
+    if surface in OPEN_SURFACES:
+        return True
+    bases = (s.partition(PROJECT_SEPARATOR)[0] for s in scopes)
+    return any(b in (ADMIN, ALL, READ) or b.split(":")[0] == surface for b in bases)

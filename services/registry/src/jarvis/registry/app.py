@@ -12,6 +12,7 @@ from jarvis.registry.domain.client_links import ClientLinks
 from jarvis.registry.domain.clients import ClientManager
 from jarvis.registry.domain.config.store import ConfigFile
 from jarvis.registry.domain.doctor import Check, doctor
+from jarvis.registry.domain.pins import Pins
 from jarvis.registry.domain.profiles import Profiles
 from jarvis.registry.domain.search import Document, Hit, search
 from jarvis.registry.domain.servers import Servers
@@ -40,6 +41,7 @@ class Registry:
         self.clients = ClientLinks(client_manager, self.servers, self.profiles)
         self.tokens = Tokens(db)
         self.usage = Usage(db)
+        self.pins = Pins(db)
 
     @classmethod
     def open(cls, settings: RegistrySettings) -> Registry:

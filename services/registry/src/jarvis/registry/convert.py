@@ -12,6 +12,7 @@ from jarvis.common.errors import InvalidArgument
 from jarvis.registry.domain import records
 from jarvis.registry.domain.clients import ClientStatus
 from jarvis.registry.domain.config.store import ConfigValue
+from jarvis.registry.domain.pins import ToolPin
 
 _TRANSPORT_TO_PB: dict[records.TransportName, pb.Transport.ValueType] = {
     "stdio": pb.TRANSPORT_STDIO,
@@ -160,4 +161,18 @@ def client_to_pb(client: ClientStatus) -> pb.Client:
         custom_path=client.custom_path,
         entries=[pb.ClientEntry(name=e.name, kind=e.kind, managed=e.managed) for e in client.entries],
         error=client.error or "",
+    )
+
+
+def tool_pin_to_pb(pin: ToolPin) -> pb.ToolPin:
+    return pb.ToolPin(
+        server=pin.server,
+        tool=pin.tool,
+        state=pin.state,
+        pinned_sha256=pin.pinned_sha256,
+        seen_sha256=pin.seen_sha256,
+        pinned_json=pin.pinned_json,
+        seen_json=pin.seen_json,
+        pinned_at=timestamp(pin.pinned_at),
+        changed_at=timestamp(pin.changed_at),
     )

@@ -10,6 +10,7 @@ from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
 from jarvis.registry import convert
 from jarvis.registry.app import Registry
 from jarvis.registry.domain.config.store import parse_value_json
+from jarvis.registry.domain.pins import SeenTool
 from jarvis.registry.domain.servers import ServerEdit
 
 
@@ -239,3 +240,19 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     def Doctor(self, request: pb.DoctorRequest, context: grpc.ServicerContext) -> pb.DoctorResponse:
         checks = self._registry.doctor()
         return pb.DoctorResponse(checks=[pb.DoctorCheck(name=c.name, ok=c.ok, detail=c.detail) for c in checks])
+
+    # ------------------------------------------------------------ tool pins
+
+    def RecordToolPins(self, request: pb.RecordToolPinsRequest, context: grpc.ServicerContext) -> pb.ToolPinsResponse:
+        seen = [SeenTool(t.name, t.definition_json) for t in request.tools]
+        pins = self._registry.pins.record(request.server, seen)
+        return pb.ToolPinsResponse(pins=[convert.tool_pin_to_pb(p) for p in pins])
+
+    def ListToolPins(self, request: pb.ListToolPinsRequest, context: grpc.ServicerContext) -> pb.ToolPinsResponse:
+        return pb.ToolPinsResponse(pins=[convert.tool_pin_to_pb(p) for p in self._registry.pins.list(request.server)])
+
+    def ApproveToolPins(
+        self, request: pb.ApproveToolPinsRequest, context: grpc.ServicerContext
+    ) -> pb.ToolPinsResponse:
+        pins = self._registry.pins.approve(request.server, request.tools)
+        return pb.ToolPinsResponse(pins=[convert.tool_pin_to_pb(p) for p in pins])

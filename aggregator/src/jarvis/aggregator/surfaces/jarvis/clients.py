@@ -42,6 +42,7 @@ def build(ctx: ToolContext) -> Tool:
 
     async def import_(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.ImportClient, pb.ImportClientRequest(name=a["name"]))
+        await ctx.catalog_changed()
         return {"client": a["name"], **to_dict(resp)}
 
     async def config(a: dict[str, Any], _: Principal) -> Any:

@@ -5,17 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import InvalidArgument
-
-NOT_HOSTED = (
-    "not restarted: Jarvis does not host downstream servers yet (that arrives with the "
-    "downstream-server work); nothing was stopped or started"
-)
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -28,7 +24,9 @@ def build(ctx: ToolContext) -> Tool:
     async def create(a: dict[str, Any], _: Principal) -> Any:
         req = pb.CreateProfileRequest(name=a["name"], description=a.get("description", ""),
                                       servers=a.get("servers", []))
-        return {"created": to_dict(await reg.call(reg.registry.CreateProfile, req))}
+        created = to_dict(await reg.call(reg.registry.CreateProfile, req))
+        await report.refresh(ctx.downstream)  # its surface exists from now on
+        return {"created": created}
 
     async def edit(a: dict[str, Any], _: Principal) -> Any:
         fields = {k: a[k] for k in ("new_name", "description") if k in a}
@@ -36,10 +34,13 @@ def build(ctx: ToolContext) -> Tool:
             raise InvalidArgument("jarvis_profile action=edit needs add, remove, new_name or description")
         req = pb.EditProfileRequest(name=a["name"], add_servers=a.get("add", []),
                                     remove_servers=a.get("remove", []), **fields)
-        return {"edited": to_dict(await reg.call(reg.registry.EditProfile, req))}
+        edited = to_dict(await reg.call(reg.registry.EditProfile, req))
+        await report.refresh(ctx.downstream)  # membership changes reach connected sessions now
+        return {"edited": edited}
 
     async def delete(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.DeleteProfile, pb.DeleteProfileRequest(name=a["name"]))
+        await report.refresh(ctx.downstream)
         return {"deleted": to_dict(resp)}
 
     async def suggest(a: dict[str, Any], _: Principal) -> Any:
@@ -52,12 +53,10 @@ def build(ctx: ToolContext) -> Tool:
             profiles = [await reg.call(reg.registry.GetProfile, pb.GetProfileRequest(name=a["name"]))]
         else:
             profiles = list((await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())).profiles)
-        return {
-            "restarted": [
-                {"profile": p.name, "servers": [{"name": n, "outcome": NOT_HOSTED} for n in p.servers]}
-                for p in profiles
-            ]
-        }
+        # A server in several profiles restarts once; each profile reports its servers' outcomes.
+        outcomes = {o["name"]: o for o in await report.restart(
+            ctx.downstream, sorted({n for p in profiles for n in p.servers}))}
+        return {"restarted": [{"profile": p.name, "servers": [outcomes[n] for n in p.servers]} for p in profiles]}
 
     return Tool(
         name="jarvis_profile",

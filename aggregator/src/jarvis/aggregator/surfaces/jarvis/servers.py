@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
@@ -51,17 +52,26 @@ def build(ctx: ToolContext) -> Tool:
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
         resp = await reg.cached(reg.registry.ListServers, pb.ListServersRequest())
-        return {"servers": [_summary(x) for x in resp.servers], "count": len(resp.servers)}
+        # The registry knows what is installed; this aggregator knows what runs.
+        servers = [{**_summary(x), **report.brief(ctx.downstream, x.name)} for x in resp.servers]
+        return {"servers": servers, "count": len(resp.servers)}
 
     async def info(a: dict[str, Any], _: Principal) -> Any:
-        return _detail(await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=a["name"])))
+        server = await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=a["name"]))
+        runtime = await report.detail(ctx.downstream, reg, server.name)
+        return {**_detail(server), "status": runtime["state"], "runtime": runtime}
 
     async def install(a: dict[str, Any], _: Principal) -> Any:
         req = pb.InstallServerRequest(catalog_name=a["name"], name=a.get("new_name", ""), env=a.get("env", {}))
-        return {"installed": _detail(await reg.call(reg.registry.InstallServer, req))}
+        installed = _detail(await reg.call(reg.registry.InstallServer, req))
+        await report.refresh(ctx.downstream)
+        await ctx.catalog_changed()
+        return {"installed": installed}
 
     async def uninstall(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.UninstallServer, pb.UninstallServerRequest(name=a["name"]))
+        await report.refresh(ctx.downstream)  # stops it
+        await ctx.catalog_changed()
         return {"uninstalled": to_dict(resp)}
 
     async def search(a: dict[str, Any], _: Principal) -> Any:
@@ -75,7 +85,10 @@ def build(ctx: ToolContext) -> Tool:
             env=_set_values(a.get("env", {})), url=a.get("url", ""), image=a.get("image", ""),
         )
         req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
-        return {"created": _detail(await reg.call(reg.registry.CreateServer, req))}
+        created = _detail(await reg.call(reg.registry.CreateServer, req))
+        await report.refresh(ctx.downstream)
+        await ctx.catalog_changed()
+        return {"created": created}
 
     async def edit(a: dict[str, Any], _: Principal) -> Any:
         fields = {k: a[k] for k in ("new_name", "description", "command", "url", "image") if k in a}
@@ -89,7 +102,10 @@ def build(ctx: ToolContext) -> Tool:
             name=a["name"], args=a.get("args", []), replace_args="args" in a,
             set_env=_set_values(env), unset_env=[k for k, v in env.items() if v is None], **fields,
         )
-        return {"edited": _detail(await reg.call(reg.registry.EditServer, req))}
+        edited = _detail(await reg.call(reg.registry.EditServer, req))
+        await report.refresh(ctx.downstream)  # a changed launch spec restarts it
+        await ctx.catalog_changed()
+        return {"edited": edited}
 
     async def usage(a: dict[str, Any], _: Principal) -> Any:
         await ctx.usage.flush()

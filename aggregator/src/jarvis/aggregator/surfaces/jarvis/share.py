@@ -1,35 +1,32 @@
-"""`jarvis_share`: expose one installed server at its own URL (needs the downstream-server host)."""
+"""`jarvis_share`: expose one installed server at its own URL with a token valid for that share only."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition
-
-UNAVAILABLE = (
-    "sharing is not available yet: it proxies a running server, and Jarvis does not host downstream "
-    "servers until the downstream-server work lands; nothing was shared or changed"
-)
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+    def shares() -> Shares:
+        if ctx.shares is None:
+            raise FailedPrecondition("sharing needs a running aggregator (jarvis up or jarvis serve aggregator); "
+                                     "this process does not serve HTTP")
+        return ctx.shares
 
     async def start(a: dict[str, Any], _: Principal) -> Any:
-        # Check the server exists first, so a typo gets the more useful error.
-        await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=a["name"]))
-        raise FailedPrecondition(f"cannot share '{a['name']}': {UNAVAILABLE}")
+        return {"started": await shares().start(a["name"].strip().lower(), a.get("expires_in"))}
 
     async def stop(a: dict[str, Any], _: Principal) -> Any:
-        raise FailedPrecondition(f"'{a['name']}' is not shared: {UNAVAILABLE}")
+        return await shares().stop(a["name"].strip().lower())
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
-        return {"shares": [], "note": UNAVAILABLE}
+        return {"shares": await shares().listing()}
 
     return Tool(
         name="jarvis_share",

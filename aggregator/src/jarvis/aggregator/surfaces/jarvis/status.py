@@ -8,8 +8,11 @@ from typing import Any
 
 from jarvis.aggregator import probes
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.debug_client import DEBUG_SERVICE
+from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import REGISTRY_SERVICE, to_dict
+from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
 from jarvis.aggregator.surfaces.base import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError
@@ -26,15 +29,21 @@ def build(ctx: ToolContext) -> Tool:
         except JarvisError as exc:
             doctor = [{"name": "registry", "ok": False, "detail": str(exc)}]
         services = {"registry": await probes.grpc_health(ctx.registry.channel, REGISTRY_SERVICE)}
+        if ctx.debug is not None:
+            services["debug"] = await probes.grpc_health(ctx.debug.channel, DEBUG_SERVICE)
+        if ctx.runtime is not None:
+            services["runtime"] = await probes.grpc_health(ctx.runtime.channel, RUNTIME_SERVICE)
         services.update({name: {"ok": None, "detail": "not part of this deployment yet"}
-                         for name in PENDING_SERVICES})
+                         for name in PENDING_SERVICES if name not in services})
         infra = await ctx.system.infra_status()
-        healthy = all(c.get("ok") for c in doctor) and services["registry"]["ok"]
+        healthy = (all(c.get("ok") for c in doctor) and services["registry"]["ok"]
+                   and services["debug"]["ok"] is not False and services["runtime"]["ok"] is not False)
         return {
             "healthy": bool(healthy),
             "doctor": doctor,
             "services": services,
             "daemons": infra,
+            "downstream": report.summary(ctx.downstream),
             "aggregator": {
                 "mode": ctx.system.mode,
                 "pid": os.getpid(),

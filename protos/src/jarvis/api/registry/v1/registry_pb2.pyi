@@ -1899,3 +1899,170 @@ class DoctorResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DoctorResponse: _TypeAlias = DoctorResponse  # noqa: Y015
+
+@_typing.final
+class ToolDefinition(_message.Message):
+    """---------------------------------------------------------------- tool pins"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DEFINITION_JSON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    definition_json: _builtins.str
+    """The definition as served (name, description, inputSchema, annotations) as JSON; the
+    registry hashes its canonical form, so key order and whitespace do not matter.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        definition_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["definition_json", b"definition_json", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolDefinition: _TypeAlias = ToolDefinition  # noqa: Y015
+
+@_typing.final
+class ToolPin(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    TOOL_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    PINNED_SHA256_FIELD_NUMBER: _builtins.int
+    SEEN_SHA256_FIELD_NUMBER: _builtins.int
+    PINNED_JSON_FIELD_NUMBER: _builtins.int
+    SEEN_JSON_FIELD_NUMBER: _builtins.int
+    PINNED_AT_FIELD_NUMBER: _builtins.int
+    CHANGED_AT_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    tool: _builtins.str
+    state: _builtins.str
+    """"pinned", or "quarantined": changed since pinned, awaiting approval"""
+    pinned_sha256: _builtins.str
+    seen_sha256: _builtins.str
+    """the definition seen last; differs from pinned_sha256 when quarantined"""
+    pinned_json: _builtins.str
+    seen_json: _builtins.str
+    @_builtins.property
+    def pinned_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def changed_at(self) -> _timestamp_pb2.Timestamp:
+        """when the differing definition was first seen"""
+
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+        tool: _builtins.str = ...,
+        state: _builtins.str = ...,
+        pinned_sha256: _builtins.str = ...,
+        seen_sha256: _builtins.str = ...,
+        pinned_json: _builtins.str = ...,
+        seen_json: _builtins.str = ...,
+        pinned_at: _timestamp_pb2.Timestamp | None = ...,
+        changed_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["changed_at", b"changed_at", "pinned_at", b"pinned_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changed_at", b"changed_at", "pinned_at", b"pinned_at", "pinned_json", b"pinned_json", "pinned_sha256", b"pinned_sha256", "seen_json", b"seen_json", "seen_sha256", b"seen_sha256", "server", b"server", "state", b"state", "tool", b"tool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolPin: _TypeAlias = ToolPin  # noqa: Y015
+
+@_typing.final
+class RecordToolPinsRequest(_message.Message):
+    """Pins the tools seen for the first time, quarantines changed ones, and records the served
+    tools as the server's known tools.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolDefinition]: ...
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+        tools: _abc.Iterable[Global___ToolDefinition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["server", b"server", "tools", b"tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordToolPinsRequest: _TypeAlias = RecordToolPinsRequest  # noqa: Y015
+
+@_typing.final
+class ListToolPinsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["server", b"server"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListToolPinsRequest: _TypeAlias = ListToolPinsRequest  # noqa: Y015
+
+@_typing.final
+class ApproveToolPinsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty: every quarantined tool of the server"""
+
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+        tools: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["server", b"server", "tools", b"tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApproveToolPinsRequest: _TypeAlias = ApproveToolPinsRequest  # noqa: Y015
+
+@_typing.final
+class ToolPinsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PINS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pins(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolPin]: ...
+    def __init__(
+        self,
+        *,
+        pins: _abc.Iterable[Global___ToolPin] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pins", b"pins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolPinsResponse: _TypeAlias = ToolPinsResponse  # noqa: Y015

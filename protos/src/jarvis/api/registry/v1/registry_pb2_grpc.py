@@ -194,6 +194,21 @@ class RegistryServiceStub:
                 request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorRequest.SerializeToString,
                 response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorResponse.FromString,
                 _registered_method=True)
+        self.RecordToolPins = channel.unary_unary(
+                '/jarvis.api.registry.v1.RegistryService/RecordToolPins',
+                request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.RecordToolPinsRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
+                _registered_method=True)
+        self.ListToolPins = channel.unary_unary(
+                '/jarvis.api.registry.v1.RegistryService/ListToolPins',
+                request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListToolPinsRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
+                _registered_method=True)
+        self.ApproveToolPins = channel.unary_unary(
+                '/jarvis.api.registry.v1.RegistryService/ApproveToolPins',
+                request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ApproveToolPinsRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
+                _registered_method=True)
 
 
 class RegistryServiceServicer:
@@ -399,6 +414,26 @@ class RegistryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordToolPins(self, request, context):
+        """Tool pinning: the definition of each hosted server's tools when first seen. A tool whose
+        definition later changes is quarantined (not served) until an admin approves the change.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListToolPins(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveToolPins(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RegistryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -561,6 +596,21 @@ def add_RegistryServiceServicer_to_server(servicer, server):
                     servicer.Doctor,
                     request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorRequest.FromString,
                     response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorResponse.SerializeToString,
+            ),
+            'RecordToolPins': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordToolPins,
+                    request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.RecordToolPinsRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.SerializeToString,
+            ),
+            'ListToolPins': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListToolPins,
+                    request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListToolPinsRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.SerializeToString,
+            ),
+            'ApproveToolPins': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveToolPins,
+                    request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ApproveToolPinsRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1427,6 +1477,87 @@ class RegistryService:
             '/jarvis.api.registry.v1.RegistryService/Doctor',
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorRequest.SerializeToString,
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.DoctorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordToolPins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.registry.v1.RegistryService/RecordToolPins',
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.RecordToolPinsRequest.SerializeToString,
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListToolPins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.registry.v1.RegistryService/ListToolPins',
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListToolPinsRequest.SerializeToString,
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApproveToolPins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.registry.v1.RegistryService/ApproveToolPins',
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ApproveToolPinsRequest.SerializeToString,
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ToolPinsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -73,6 +73,12 @@ class RegistryServiceStub:
     Bootstrap: _grpc.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]
     """Operations."""
     Doctor: _grpc.UnaryUnaryMultiCallable[_registry_pb2.DoctorRequest, _registry_pb2.DoctorResponse]
+    RecordToolPins: _grpc.UnaryUnaryMultiCallable[_registry_pb2.RecordToolPinsRequest, _registry_pb2.ToolPinsResponse]
+    """Tool pinning: the definition of each hosted server's tools when first seen. A tool whose
+    definition later changes is quarantined (not served) until an admin approves the change.
+    """
+    ListToolPins: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListToolPinsRequest, _registry_pb2.ToolPinsResponse]
+    ApproveToolPins: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ApproveToolPinsRequest, _registry_pb2.ToolPinsResponse]
 
 @_typing.type_check_only
 class RegistryServiceAsyncStub(RegistryServiceStub):
@@ -117,6 +123,12 @@ class RegistryServiceAsyncStub(RegistryServiceStub):
     Bootstrap: _aio.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]  # type: ignore[assignment]
     """Operations."""
     Doctor: _aio.UnaryUnaryMultiCallable[_registry_pb2.DoctorRequest, _registry_pb2.DoctorResponse]  # type: ignore[assignment]
+    RecordToolPins: _aio.UnaryUnaryMultiCallable[_registry_pb2.RecordToolPinsRequest, _registry_pb2.ToolPinsResponse]  # type: ignore[assignment]
+    """Tool pinning: the definition of each hosted server's tools when first seen. A tool whose
+    definition later changes is quarantined (not served) until an admin approves the change.
+    """
+    ListToolPins: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListToolPinsRequest, _registry_pb2.ToolPinsResponse]  # type: ignore[assignment]
+    ApproveToolPins: _aio.UnaryUnaryMultiCallable[_registry_pb2.ApproveToolPinsRequest, _registry_pb2.ToolPinsResponse]  # type: ignore[assignment]
 
 class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -350,5 +362,29 @@ class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _registry_pb2.DoctorRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.DoctorResponse, _abc.Awaitable[_registry_pb2.DoctorResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RecordToolPins(
+        self,
+        request: _registry_pb2.RecordToolPinsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.ToolPinsResponse, _abc.Awaitable[_registry_pb2.ToolPinsResponse]]:
+        """Tool pinning: the definition of each hosted server's tools when first seen. A tool whose
+        definition later changes is quarantined (not served) until an admin approves the change.
+        """
+
+    @_abc_1.abstractmethod
+    def ListToolPins(
+        self,
+        request: _registry_pb2.ListToolPinsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.ToolPinsResponse, _abc.Awaitable[_registry_pb2.ToolPinsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ApproveToolPins(
+        self,
+        request: _registry_pb2.ApproveToolPinsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.ToolPinsResponse, _abc.Awaitable[_registry_pb2.ToolPinsResponse]]: ...
 
 def add_RegistryServiceServicer_to_server(servicer: RegistryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

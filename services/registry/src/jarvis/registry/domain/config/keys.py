@@ -19,6 +19,9 @@ def _http_url(value: str) -> str:
     return value
 
 
+_ProfileName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]
+
+
 @dataclass(frozen=True)
 class ConfigKey:
     name: str
@@ -44,7 +47,7 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("default_profile", "default",
               "Profile served when a client does not name one.",
               f"a profile name ({NAME_RULE})",
-              TypeAdapter(Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")])),
+              TypeAdapter(_ProfileName)),
     ConfigKey("share.default_expiry_seconds", 3600,
               "Lifetime of a shared server link when the share request gives none.",
               "an integer number of seconds, at least 60", TypeAdapter(Annotated[StrictInt, Field(ge=60)])),
@@ -57,6 +60,12 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("servers.idle_stop_seconds", 900,
               "Stop a downstream server after this many idle seconds; 0 keeps it running.",
               "an integer number of seconds, 0 or more", TypeAdapter(Annotated[StrictInt, Field(ge=0)])),
+    ConfigKey("servers.autostart_profiles", [],
+              "Profiles whose servers start with Jarvis instead of on first use, and are never stopped as idle.",
+              f"a list of profile names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
+    ConfigKey("servers.unprefixed_profiles", [],
+              "Profiles served without '<server>__' tool-name prefixes while they hold one server.",
+              f"a list of profile names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
     ConfigKey("log_level", "INFO",
               "Log level of Jarvis processes.",
               "one of DEBUG, INFO, WARNING, ERROR",

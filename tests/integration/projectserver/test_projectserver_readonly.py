@@ -1,0 +1,126 @@
+"""inspect_state and get_logs for real, and proof that neither changes what it reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.support.projectserver import LOG_ENTRIES
+
+pytestmark = pytest.mark.anyio
+
+
+async def inspect(client: Client, path: str, depth: int | None = None) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"path": path} if depth is None else {"path": path, "depth": depth}
+    result = await client.call_tool("inspect_state", arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_reads_registered_singletons_and_module_globals(client: Client) -> None:
+    assert await inspect(client, "cache.users.alice") == {"value": {"id": 1, "roles": ["admin"]}, "type": "dict"}
+    assert (await inspect(client, "cache.7"))["value"] == "seven"
+    assert (await inspect(client, "cache.users.alice.roles.0"))["value"] == "admin"
+    assert (await inspect(client, "sample_app.state.SENTINEL.value"))["value"] == 42
+    assert (await inspect(client, "settings"))["value"] == {
+        "__type__": "sample_app.state.Settings", "debug": True, "name": "sample"}
+    assert (await inspect(client, "settings.TIMEOUT"))["value"] == 30
+    assert (await inspect(client, "sample_app.state.Settings"))["value"] == {"__class__": "sample_app.state.Settings"}
+
+
+async def test_depth_bounds_the_rendering(client: Client) -> None:
+    shallow = (await inspect(client, "sample_app.state.SENTINEL", depth=2))["value"]
+    assert shallow["nested"]["deep"] == {"__type__": "dict", "__truncated__": True, "size": 1}
+    default = (await inspect(client, "sample_app.state.SENTINEL"))["value"]  # depth 3 by default
+    assert default["nested"]["deep"]["deeper"]["__truncated__"] is True
+    assert (await inspect(client, "sample_app.state.SENTINEL", depth=10))["value"]["nested"]["deep"] == {
+        "deeper": {"deepest": [1, 2, 3]}}
+
+
+async def test_unknown_paths_answer_with_an_error_not_a_failure(client: Client) -> None:
+    missing = await inspect(client, "cache.users.carol")
+    assert missing["value"] is None
+    assert "cache.users.carol" in missing["error"]
+    unknown = await inspect(client, "not_a_module.x")
+    assert "registered: ['cache', 'lazy', 'settings', 'traps']" in unknown["error"]
+
+
+async def test_no_application_code_runs_and_nothing_changes(client: Client) -> None:
+    """Traps record any dunder, property, metaclass hook or override a reader could trigger."""
+    sentinel_before = await inspect(client, "sample_app.state.SENTINEL", depth=10)
+    reads = ["traps", "traps.trap", "traps.trap.visible.ok", "traps.dict", "traps.dict.k.1", "traps.list",
+             "traps.list.1.two", "traps.slotted", "traps.slotted.a", "traps.point", "traps.point.y", "lazy.absent",
+             "lazy", "sample_app.traps", "sample_app.state"]
+    for path in reads:
+        await inspect(client, path, depth=4)
+    assert (await inspect(client, "traps.trap.visible.ok"))["value"] == 1
+    assert (await inspect(client, "traps.slotted.a"))["value"] == 5
+    assert (await inspect(client, "traps.point.y"))["value"] == 4
+    assert (await inspect(client, "traps.list.1.two"))["value"] == 2
+    property_read = await inspect(client, "traps.trap.computed")
+    assert property_read["value"] is None
+    assert "property" in property_read["error"]
+    assert "run application code" in property_read["error"]
+    assert (await inspect(client, "traps.slotted.unset"))["error"] == "nothing at 'traps.slotted.unset'"
+    # The defaultdict was read by a missing key and is still empty: nothing was inserted.
+    assert (await inspect(client, "lazy"))["value"] == {"__type__": "collections.defaultdict", "items": {}}
+    assert (await inspect(client, "sample_app.traps.TRIPPED"))["value"] == []
+    assert await inspect(client, "sample_app.state.SENTINEL", depth=10) == sentinel_before
+    assert sentinel_before["value"]["value"] == 42
+
+
+def _fingerprint(path: Path) -> tuple[int, int, str]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def logs(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("get_logs", arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_get_logs_filters_by_level_and_returns_the_newest(client: Client, project: Path) -> None:
+    log_file = project / "logs" / "app.ndjson"
+    before = _fingerprint(log_file)
+    errors = await logs(client, level="error", limit=10)
+    assert [e["msg"] for e in errors["entries"]] == ["payment failed", "timeout talking to bank"]
+    warn = await logs(client, level="warn", limit=2)
+    assert [e["msg"] for e in warn["entries"]] == ["payment failed", "timeout talking to bank"]
+    everything = await logs(client, level="debug", limit=500)
+    assert everything["entries"] == LOG_ENTRIES
+    assert everything["unparsable_lines"] == 1
+    info = await logs(client, level="info", limit=500)
+    assert [e["msg"] for e in info["entries"]] == [
+        "request served", "slow query", "payment failed", "request served", "timeout talking to bank"]
+    newest = await logs(client, level="info", limit=1)
+    assert newest["entries"] == [LOG_ENTRIES[-1]]
+    assert _fingerprint(log_file) == before  # not a byte, not an mtime tick
+
+
+async def test_get_logs_follow_picks_up_new_entries_and_writes_nothing(client: Client, project: Path) -> None:
+    log_file = project / "logs" / "app.ndjson"
+    late = {"level": "error", "msg": "appended while following"}
+
+    def append_later() -> None:
+        time.sleep(0.4)
+        with log_file.open("a") as fh:
+            fh.write(json.dumps(late) + "\n")
+
+    writer = threading.Thread(target=append_later)
+    writer.start()
+    followed = await logs(client, level="error", limit=3, follow=True)
+    writer.join()
+    assert followed["entries"][-1] == late
+    assert followed["followed"] == 1
+    expected = "\n".join(json.dumps(e) for e in LOG_ENTRIES).count("\n") + 3  # 6 entries, 1 junk, 1 appended
+    assert log_file.read_text().count("\n") == expected  # the server added nothing of its own
