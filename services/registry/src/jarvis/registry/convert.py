@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-
-from google.protobuf.timestamp_pb2 import Timestamp
+from datetime import UTC
 
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import InvalidArgument
+from jarvis.common.protobuf import timestamp
 from jarvis.registry.domain import records
 from jarvis.registry.domain.clients import ClientStatus
 from jarvis.registry.domain.config.store import ConfigValue
@@ -20,14 +19,6 @@ _TRANSPORT_TO_PB: dict[records.TransportName, pb.Transport.ValueType] = {
     "container": pb.TRANSPORT_CONTAINER,
 }
 _TRANSPORT_FROM_PB = {v: k for k, v in _TRANSPORT_TO_PB.items()}
-
-
-def timestamp(value: datetime | None) -> Timestamp | None:
-    if value is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
 
 
 def launch_from_pb(spec: pb.LaunchSpec) -> records.Launch:

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
-
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.common.protobuf import timestamp
 from jarvis.runtime.domain import models
-
-
-def timestamp(value: datetime | None) -> Timestamp | None:
-    if value is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
 
 
 def container_to_pb(c: models.ContainerInfo) -> pb.Container:

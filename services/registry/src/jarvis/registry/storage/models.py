@@ -5,24 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from jarvis.registry.storage.types import UTCDateTime, utcnow
-
-# Named constraints make migrations portable (SQLite batch mode needs names to alter them).
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from jarvis.common.sql.base import TYPE_ANNOTATION_MAP, new_metadata
+from jarvis.registry.storage.types import utcnow
 
 
 class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[str]: JSON()}
+    metadata = new_metadata()
+    type_annotation_map = TYPE_ANNOTATION_MAP
 
 
 class Timestamped:
