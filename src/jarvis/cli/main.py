@@ -60,9 +60,9 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
         auth = "token required" if aggregator.settings.auth_required else "open on loopback (no token needed)"
         lines = [
             f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
-            *(f"  MCP {s.name:<9} {base}{s.path}" for s in aggregator.surfaces),
-            f"  health        {base}/healthz",
-            f"  metrics       {base}/metrics",
+            *(f"  MCP {s.name:<12} {base}{s.path}" for s in aggregator.surfaces),
+            f"  health           {base}/healthz",
+            f"  metrics          {base}/metrics",
             "Connect a client:",
             f"  Claude Code:  claude mcp add --transport http jarvis {base}/mcp/jarvis",
             f'  Cursor:       in ~/.cursor/mcp.json, "mcpServers": {{"jarvis": {{"url": "{base}/mcp/jarvis"}}}}',
