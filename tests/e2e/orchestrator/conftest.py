@@ -9,21 +9,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.support.docker_env import agent_image, docker_client, docker_host, git_available, remove_managed
+from tests.support.docker_env import docker_host, git_available, remove_managed
+from tests.support.git_env import BARE_GIT_ENV
 from tests.support.stack import RunningJarvis, start_jarvis
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
-
-
-@pytest.fixture(scope="session")
-def engine() -> docker.DockerClient:
-    return docker_client()
-
-
-@pytest.fixture(scope="session")
-def image(engine: docker.DockerClient) -> str:
-    return agent_image(engine)
 
 
 def runtime_env(image: str, home: Path, **extra: str) -> dict[str, str]:
@@ -50,5 +38,5 @@ def source(tmp_path: Path) -> Path:
     (root / "README.md").write_text("hello\n")
     (root / "Makefile").write_text("test:\n\techo ok\n")
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run([git, *argv], cwd=root, env=GIT_ENV, check=True)
+        subprocess.run([git, *argv], cwd=root, env=BARE_GIT_ENV, check=True)
     return root

@@ -17,10 +17,7 @@ from google.protobuf.message import Message
 from jarvis.api.registry.v1 import project_pb2, project_pb2_grpc
 from jarvis.common.grpc_server import ServiceBinding, create_server
 from jarvis.registry.project_servicer import ProjectServicer
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "T",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull,
-           "GIT_CONFIG_NOSYSTEM": "1"}
+from tests.support.git_env import GIT_ENV
 
 
 def _git(cwd: Path, *args: str) -> None:

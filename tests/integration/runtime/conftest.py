@@ -19,26 +19,12 @@ from jarvis.runtime.app import Runtime
 from jarvis.runtime.server import serve_runtime
 from jarvis.runtime.settings import RuntimeSettings
 from tests.support.docker_env import (
-    agent_image,
-    docker_client,
     docker_host,
     git_available,
     instance_containers,
     remove_instance,
 )
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
-
-
-@pytest.fixture(scope="session")
-def engine() -> docker.DockerClient:
-    return docker_client()
-
-
-@pytest.fixture(scope="session")
-def image(engine: docker.DockerClient) -> str:
-    return agent_image(engine)
+from tests.support.git_env import BARE_GIT_ENV
 
 
 @dataclass
@@ -103,7 +89,7 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run([git, *argv], cwd=root, env=GIT_ENV, check=True)
+        subprocess.run([git, *argv], cwd=root, env=BARE_GIT_ENV, check=True)
     return root
 
 

@@ -7,15 +7,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Jarvis Test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Jarvis Test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    # Keep the developer's own git config (hooks, signing, default branch) out of the tests.
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from tests.support.git_env import GIT_ENV
 
 Git = Callable[..., str]
 
