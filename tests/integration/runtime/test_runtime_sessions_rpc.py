@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 
 from tests.integration.runtime.conftest import Service, rpc_error
 
@@ -130,3 +133,106 @@ def test_sessions_of_other_projects_are_not_found(service: Service) -> None:
         assert error.code() == grpc.StatusCode.NOT_FOUND, method
     service.call("DeleteProject", project_id=a.id)
     assert service.containers()[0].labels["jarvis.project"] == b.id if service.containers() else True
+
+
+def all_events(service: Service, project_id: str, session_id: str) -> list[Any]:
+    """Every event of the session so far, after a short wait for late ones."""
+    page = service.call("SessionEvents", project_id=project_id, session_id=session_id, limit=500, wait_seconds=0)
+    late = service.call("SessionEvents", project_id=project_id, session_id=session_id, after=page.next_cursor,
+                        wait_seconds=1)
+    return [*page.events, *late.events]
+
+
+def count(events: list[Any], kind: str) -> int:
+    return sum(1 for e in events if e.type == kind)
+
+
+def agents_running(service: Service, project_id: str) -> int:
+    processes = service.call("Exec", project_id=project_id, argv=["ps", "-o", "comm"]).stdout.split()
+    return processes.count("fake-agent")
+
+
+def test_a_spawn_redelivered_with_its_key_returns_the_first_session(service: Service) -> None:
+    project = service.call("CreateProject", name="redelivered")
+    first = service.call("SpawnSession", project_id=project.id, prompt="hello", idempotency_key="task-42/attempt")
+    assert first.idempotency_key == "task-42/attempt"
+    wait_for(service, project.id, first.id, lambda e: e.type == "result")
+    again = service.call("SpawnSession", project_id=project.id, prompt="hello", idempotency_key="task-42/attempt")
+    assert (again.id, again.workspace_id, again.idempotency_key) == (first.id, first.workspace_id, "task-42/attempt")
+    events = all_events(service, project.id, first.id)
+    assert (count(events, "input"), count(events, "result")) == (1, 1)  # the prompt went to the agent once
+    assert [s.id for s in service.call("ListSessions", project_id=project.id).sessions] == [first.id]
+    assert len(service.call("ListWorkspaces", project_id=project.id).workspaces) == 1
+
+    # A finished session still answers for its key, as it is; spawns without a key are not affected.
+    service.call("EndSession", project_id=project.id, session_id=first.id, force=True)
+    ended = service.call("SpawnSession", project_id=project.id, prompt="hello", idempotency_key="task-42/attempt")
+    assert (ended.id, ended.state) == (first.id, "ended")
+    other = service.call("SpawnSession", project_id=project.id)
+    assert (other.id != first.id, other.idempotency_key) == (True, "")
+
+
+def test_concurrent_spawns_with_one_key_start_one_session(service: Service) -> None:
+    project = service.call("CreateProject", name="racing")
+    start = threading.Barrier(4)
+
+    def spawn(_: int) -> str:
+        start.wait(10)
+        return str(service.call("SpawnSession", project_id=project.id, prompt="go", idempotency_key="race-1").id)
+
+    with ThreadPoolExecutor(4) as pool:
+        ids = set(pool.map(spawn, range(4)))
+    assert len(ids) == 1
+    session_id = ids.pop()
+    assert [s.id for s in service.call("ListSessions", project_id=project.id).sessions] == [session_id]
+    assert len(service.call("ListWorkspaces", project_id=project.id).workspaces) == 1
+    wait_for(service, project.id, session_id, lambda e: e.type == "result")
+    assert count(all_events(service, project.id, session_id), "input") == 1
+    assert agents_running(service, project.id) == 1
+
+
+def test_a_spawn_losing_the_race_at_the_database_returns_the_winner_and_cleans_up(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another runtime sharing the database inserted the key first: neither look-up saw it, the insert fails."""
+    project = service.call("CreateProject", name="replicas")
+    winner = service.call("SpawnSession", project_id=project.id, idempotency_key="shared")
+    sessions = service.runtime.sessions
+    real = sessions._spawned_with
+    looked: list[str] = []
+
+    def blind_twice(project_id: str, key: str | None) -> Any:
+        looked.append(project_id)  # the look-ups before the lock and under it miss the winner
+        return None if len(looked) <= 2 else real(project_id, key)
+
+    monkeypatch.setattr(sessions, "_spawned_with", blind_twice)
+
+    loser = service.call("SpawnSession", project_id=project.id, prompt="again", idempotency_key="shared")
+    assert loser.id == winner.id
+    assert len(looked) == 3  # the third look-up, after the refused insert, found the winner
+    assert [s.id for s in service.call("ListSessions", project_id=project.id).sessions] == [winner.id]
+    assert [w.id for w in service.call("ListWorkspaces", project_id=project.id).workspaces] == [winner.workspace_id]
+    assert count(all_events(service, project.id, winner.id), "input") == 0
+    deadline = time.monotonic() + 10
+    while agents_running(service, project.id) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)  # the abandoned agent is killed; its exit may take a moment to be reaped
+    assert agents_running(service, project.id) == 1
+
+
+def test_idempotency_keys_are_checked_and_scoped_to_their_project(service: Service) -> None:
+    a = service.call("CreateProject", name="keys-a")
+    b = service.call("CreateProject", name="keys-b")
+    for bad in ("has space", "x" * 201, "tab\there", "ключ"):
+        error = rpc_error(lambda k=bad: service.call("SpawnSession", project_id=a.id,  # type: ignore[misc]
+                                                     idempotency_key=k))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
+        assert "printable ASCII characters without spaces" in error.details()
+    assert list(service.call("ListSessions", project_id=a.id).sessions) == []
+    assert service.containers() == []  # a refused key starts nothing
+
+    key = "k" * 200
+    in_a = service.call("SpawnSession", project_id=a.id, idempotency_key=key)
+    in_b = service.call("SpawnSession", project_id=b.id, idempotency_key=key)
+    assert in_a.id != in_b.id
+    assert (in_a.idempotency_key, in_b.idempotency_key) == (key, key)
+    for project, session in ((a, in_a), (b, in_b)):
+        assert [s.id for s in service.call("ListSessions", project_id=project.id).sessions] == [session.id]

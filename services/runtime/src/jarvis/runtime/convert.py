@@ -29,7 +29,7 @@ def session_to_pb(s: models.Session) -> pb.Session:
     return pb.Session(id=s.id, project_id=s.project_id, workspace_id=s.workspace_id, state=s.state,
                       agent_command=s.agent_command, agent_protocol=s.agent_protocol, exit_code=s.exit_code,
                       events=s.events, detail=s.detail, created_at=timestamp(s.created_at),
-                      ended_at=timestamp(s.ended_at))
+                      ended_at=timestamp(s.ended_at), idempotency_key=s.idempotency_key)
 
 
 def event_to_pb(e: models.Event) -> pb.Event:

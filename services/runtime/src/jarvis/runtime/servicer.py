@@ -88,7 +88,8 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     # ------------------------------------------------------------ sessions
 
     def SpawnSession(self, request: pb.SpawnSessionRequest, context: Ctx) -> pb.Session:
-        session = self._engine().sessions.spawn(request.project_id, request.workspace_id, request.prompt)
+        session = self._engine().sessions.spawn(request.project_id, request.workspace_id, request.prompt,
+                                                request.idempotency_key)
         return convert.session_to_pb(session)
 
     def MessageSession(self, request: pb.MessageSessionRequest, context: Ctx) -> pb.Session:

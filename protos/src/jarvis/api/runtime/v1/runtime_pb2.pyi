@@ -571,21 +571,27 @@ class SpawnSessionRequest(_message.Message):
     PROJECT_ID_FIELD_NUMBER: _builtins.int
     WORKSPACE_ID_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     project_id: _builtins.str
     workspace_id: _builtins.str
     """empty: a new workspace"""
     prompt: _builtins.str
     """optional first message"""
+    idempotency_key: _builtins.str
+    """optional; a second spawn with the same key in the same project returns the first session instead of
+    starting another
+    """
     def __init__(
         self,
         *,
         project_id: _builtins.str = ...,
         workspace_id: _builtins.str = ...,
         prompt: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["project_id", b"project_id", "prompt", b"prompt", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["idempotency_key", b"idempotency_key", "project_id", b"project_id", "prompt", b"prompt", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -661,6 +667,7 @@ class Session(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     ENDED_AT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     project_id: _builtins.str
     workspace_id: _builtins.str
@@ -672,6 +679,8 @@ class Session(_message.Message):
     events: _builtins.int
     """last event sequence number"""
     detail: _builtins.str
+    idempotency_key: _builtins.str
+    """the key it was spawned with; empty: none"""
     @_builtins.property
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -692,10 +701,11 @@ class Session(_message.Message):
         detail: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         ended_at: _timestamp_pb2.Timestamp | None = ...,
+        idempotency_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "ended_at", b"ended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "created_at", b"created_at", "detail", b"detail", "ended_at", b"ended_at", "events", b"events", "exit_code", b"exit_code", "id", b"id", "project_id", b"project_id", "state", b"state", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "created_at", b"created_at", "detail", b"detail", "ended_at", b"ended_at", "events", b"events", "exit_code", b"exit_code", "id", b"id", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "state", b"state", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -103,4 +103,4 @@ def to_session(row: SessionRow, events: int) -> Session:
     return Session(id=row.id, project_id=row.project_id, workspace_id=row.workspace_id, state=row.state,
                    agent_command=tuple(row.agent_command), agent_protocol=row.agent_protocol,
                    exit_code=row.exit_code, events=events, detail=row.detail, created_at=row.created_at,
-                   ended_at=row.ended_at)
+                   ended_at=row.ended_at, idempotency_key=row.idempotency_key or "")

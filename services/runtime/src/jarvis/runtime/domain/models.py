@@ -67,6 +67,7 @@ class Session:
     detail: str
     created_at: datetime
     ended_at: datetime | None
+    idempotency_key: str = ""  # the key it was spawned with; "": none
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import timedelta
 
 from sqlalchemy import ColumnElement, or_, select, update
 
-from jarvis.common.errors import FailedPrecondition, InvalidArgument
+from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import (
     REQUEST_TYPES,
@@ -22,12 +23,27 @@ from jarvis.runtime.domain.images import build_state
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.live import LiveSession, LiveSessions
 from jarvis.runtime.domain.models import ENDED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
+from jarvis.runtime.domain.ports import AgentProcess
 from jarvis.runtime.domain.validate import check_id, clamp, new_id
 from jarvis.runtime.domain.workspaces import Workspaces
 from jarvis.runtime.storage.models import ProjectRow, SessionRow
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 1024 * 1024
+MAX_IDEMPOTENCY_KEY = 200  # the column's width
+# Printable ASCII without spaces: safe to log, to compare byte for byte and to pass through any transport.
+_IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{MAX_IDEMPOTENCY_KEY}}}")
+
+
+def check_idempotency_key(key: str) -> str | None:
+    """The key to store, None for none (""); InvalidArgument naming what is allowed otherwise."""
+    if not key:
+        return None
+    if not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise InvalidArgument(f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters "
+                              "without spaces (letters, digits, punctuation), e.g. a task or delivery id; "
+                              "leave it empty for none")
+    return key
 
 
 class Sessions:
@@ -46,10 +62,39 @@ class Sessions:
         with self._d.db.read() as session:
             return session_row(session, project_id, session_id)
 
-    def spawn(self, project_id: str, workspace_id: str, prompt: str) -> Session:
-        """Start the project's agent in a workspace (a new one unless given); the container starts if needed."""
+    def spawn(self, project_id: str, workspace_id: str, prompt: str, idempotency_key: str = "") -> Session:
+        """Start the project's agent in a workspace (a new one unless given); the container starts if needed.
+
+        With an idempotency key, a session of the project already spawned with it is returned as it is
+        (its prompt is not sent again): a redelivered request never starts a second agent.
+        """
+        key = check_idempotency_key(idempotency_key)
+        # Before starting anything: a redelivery must not even restart a container stopped meanwhile.
+        earlier = self._spawned_with(project_id, key)
+        if earlier is not None:
+            return self._session(earlier)
+        row, started = self._start(project_id, workspace_id, key)
+        if started and prompt:
+            return self.message(project_id, "", row.id, prompt)
+        return self._session(row)
+
+    def _spawned_with(self, project_id: str, key: str | None) -> SessionRow | None:
+        """The project's session spawned with `key` (none without a key)."""
+        if key is None:
+            return None
+        with self._d.db.read() as session:
+            project_row(session, project_id)  # an unknown project is named as such, not as "no session"
+            return session.scalars(select(SessionRow).where(SessionRow.project_id == project_id,
+                                                            SessionRow.idempotency_key == key)).first()
+
+    def _start(self, project_id: str, workspace_id: str, key: str | None) -> tuple[SessionRow, bool]:
+        """The new session's row and True; or the row of the session another call spawned with `key` and False."""
         container = self._containers.start(project_id)
         with self._d.locks.hold(project_id):
+            # Again under the project's lock: a concurrent spawn with the key in this process has finished by now.
+            earlier = self._spawned_with(project_id, key)
+            if earlier is not None:
+                return earlier, False
             with self._d.db.read() as session:
                 project = project_row(session, project_id)
             created = not workspace_id
@@ -65,17 +110,39 @@ class Sessions:
                 if created:
                     self._workspaces.delete(project_id, workspace.id)
                 raise
-            with self._d.db.write() as session:
-                row = SessionRow(id=session_id, project_id=project_id, workspace_id=workspace.id, state=RUNNING,
-                                 agent_command=list(project.agent_command), agent_protocol=project.agent_protocol,
-                                 pid=process.pid, exit_code=-1, detail="", created_at=utcnow())
-                session.add(row)
+            try:
+                row = self._record(session_id, project, workspace.id, process.pid, key)
+            except BaseException as exc:
+                self._abandon(container.id, process, project_id, workspace.id if created else "")
+                # With a key, only another runtime sharing the database gets here: its insert won the race.
+                earlier = self._spawned_with(project_id, key) if isinstance(exc, AlreadyExists) else None
+                if earlier is None:
+                    raise
+                return earlier, False
             self._d.events.append(project_id, session_id, [("session_start", {
                 "workspace_id": workspace.id, "path": workspace.path, "agent_command": project.agent_command})])
             self._live.start(LiveSession(session_id, project_id, container.id, project.agent_protocol, process))
-        if prompt:
-            return self.message(project_id, "", session_id, prompt)
-        return self._session(row)
+        return row, True
+
+    def _record(self, session_id: str, project: ProjectRow, workspace_id: str, pid: int,
+                key: str | None) -> SessionRow:
+        """Insert the running session; AlreadyExists when a session of the project already has the key."""
+        with self._d.db.write() as session:
+            row = SessionRow(id=session_id, project_id=project.id, workspace_id=workspace_id, state=RUNNING,
+                             agent_command=list(project.agent_command), agent_protocol=project.agent_protocol,
+                             pid=pid, exit_code=-1, detail="", created_at=utcnow(), idempotency_key=key)
+            session.add(row)
+        return row
+
+    def _abandon(self, container_id: str, process: AgentProcess, project_id: str, workspace_id: str) -> None:
+        """Undo a spawn whose session could not be recorded: kill its agent, remove the workspace made for it."""
+        try:
+            self._d.engine.kill_group(container_id, process.pid, self._d.settings.container_user)
+        except Exception:  # the caller's outcome matters more; a stray agent ends with its container
+            log.warning("could not kill an abandoned agent process", exc_info=True)
+        process.close()
+        if workspace_id:
+            self._workspaces.delete(project_id, workspace_id)
 
     def _running(self, project_id: str, workspace_id: str, session_id: str) -> tuple[SessionRow, LiveSession]:
         with self._d.db.read() as session:

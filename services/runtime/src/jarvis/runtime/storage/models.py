@@ -49,6 +49,10 @@ class SessionRow(Base):
     """An agent process in the project's container, in one workspace."""
 
     __tablename__ = "runtime_sessions"
+    # A redelivered spawn (same key, same project) finds the first session; the database settles races.
+    # NULLs never collide, so sessions spawned without a key are unconstrained.
+    __table_args__ = (UniqueConstraint("project_id", "idempotency_key",
+                                       name="uq_runtime_sessions_project_idempotency_key"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), index=True)
@@ -62,6 +66,7 @@ class SessionRow(Base):
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column()
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class BuildRow(Base):
