@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,29 +9,19 @@ from typing import Any
 import grpc
 import psycopg
 import pytest
-from sqlalchemy.engine import make_url
 
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
 from jarvis.common.grpc_server import create_server
 from jarvis.registry.app import Registry
 from jarvis.registry.server import open_registry, registry_bindings
 from jarvis.registry.settings import RegistrySettings
-
-DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-def _postgres_url() -> str:
-    return os.environ.get("JARVIS_TEST_POSTGRES_URL", DEFAULT_POSTGRES)
+from tests.support.postgres import connect_admin, postgres_schema
 
 
 @pytest.fixture(scope="session")
 def postgres_admin() -> Iterator[psycopg.Connection[Any]]:
-    """One autocommit connection that creates and drops the per-test schemas. Unreachable: fail, never skip."""
-    url = _postgres_url()
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL at {url} is unreachable ({exc}); start it or set JARVIS_TEST_POSTGRES_URL")
+    """One autocommit connection that creates and drops the per-test schemas."""
+    conn = connect_admin()
     yield conn
     conn.close()
 
@@ -43,14 +31,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'registry.db'}"
         return
-    admin: psycopg.Connection[Any] = request.getfixturevalue("postgres_admin")
-    schema = f"jarvis_test_{secrets.token_hex(6)}"
-    admin.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        url = make_url(_postgres_url()).update_query_dict({"options": f"-csearch_path={schema}"})
-        yield url.render_as_string(hide_password=False)
-    finally:
-        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with postgres_schema(request.getfixturevalue("postgres_admin")) as url:
+        yield url
 
 
 @pytest.fixture

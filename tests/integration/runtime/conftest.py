@@ -19,12 +19,12 @@ from jarvis.runtime.app import Runtime
 from jarvis.runtime.server import serve_runtime
 from jarvis.runtime.settings import RuntimeSettings
 from tests.support.docker_env import (
-    docker_host,
     git_available,
     instance_containers,
     remove_instance,
 )
 from tests.support.git_env import BARE_GIT_ENV
+from tests.support.runtime_service import runtime_settings
 
 
 @dataclass
@@ -56,15 +56,6 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "RespondToolRequest": pb.RespondToolRequestRequest, "ListWorkspaces": pb.ProjectRef,
     "DeleteWorkspace": pb.WorkspaceRef, "GetLimits": pb.GetLimitsRequest,
 }
-
-
-def runtime_settings(data_dir: Path, image: str, **overrides: Any) -> RuntimeSettings:
-    values: dict[str, Any] = {
-        "data_dir": data_dir, "image": image, "agent_command": ["fake-agent"], "docker_host": docker_host(),
-        "session_end_grace_seconds": 2, "exec_timeout_seconds": 20, "memory": "128m", "pids": 64,
-    }
-    values.update(overrides)
-    return RuntimeSettings(**values)
 
 
 @pytest.fixture

@@ -1,0 +1,18 @@
+"""Settings of a real runtime service for tests: the fake-agent image on the private Docker engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jarvis.runtime.settings import RuntimeSettings
+from tests.support.docker_env import docker_host
+
+
+def runtime_settings(data_dir: Path, image: str, **overrides: Any) -> RuntimeSettings:
+    values: dict[str, Any] = {
+        "data_dir": data_dir, "image": image, "agent_command": ["fake-agent"], "docker_host": docker_host(),
+        "session_end_grace_seconds": 2, "exec_timeout_seconds": 20, "memory": "128m", "pids": 64,
+    }
+    values.update(overrides)
+    return RuntimeSettings(**values)
