@@ -5,6 +5,8 @@
 #   "write NAME"   writes a file in the workspace (for project_changes)
 #   "stubborn"     stops reading and ignores SIGTERM (only a forced end stops it)
 #   "exit N"       exits with status N
+#   "sleep N"      works for N seconds before answering
+#   "fail"         answers with an error result
 printf '{"type":"system","subtype":"init","cwd":"%s","session_id":"%s"}\n' "$PWD" "$JARVIS_SESSION_ID"
 while IFS= read -r line; do
   case "$line" in
@@ -18,6 +20,9 @@ while IFS= read -r line; do
     "exit "*) printf '{"type":"result","subtype":"success","result":"bye"}\n'; exit "${text#exit }";;
     "ask tool") printf '{"type":"tool_request","request_id":"req-1","tool":"jarvis_check_status","arguments":{}}\n'
                 continue;;
+    "sleep "*) sleep "${text#sleep }";;
+    "fail") printf '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"it broke"}\n'
+            continue;;
     "write "*) echo "written by the agent" > "${text#write }";;
     "stubborn") trap '' TERM HUP; while :; do sleep 1; done;;
   esac

@@ -1,0 +1,1 @@
+"""Jarvis scheduler service: cron schedules of prompts, run as agent sessions through the runtime."""

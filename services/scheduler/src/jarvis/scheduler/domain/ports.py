@@ -1,0 +1,47 @@
+"""What the scheduler's domain needs from outside: the runtime, a way to queue runs, and metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Protocol
+
+from jarvis.scheduler.domain.models import SessionOutcome
+
+
+class RuntimePort(Protocol):
+    """The runtime service, seen from a schedule. Errors are domain errors (Unavailable when unreachable)."""
+
+    def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
+        """Those of `project_ids` the runtime does not know."""
+
+    def spawn(self, project_id: str, prompt: str, idempotency_key: str) -> str:
+        """Start (or, for a known key, find) the session; its id."""
+
+    def wait_turn(self, project_id: str, session_id: str, cursor: int, wait_seconds: float) -> tuple[
+            int, SessionOutcome | None]:
+        """Events after `cursor` for up to `wait_seconds`: the new cursor, and the outcome once the turn ended."""
+
+    def end(self, project_id: str, session_id: str, force: bool) -> None:
+        """End the session (closing its input; `force` skips the grace period)."""
+
+
+class Dispatcher(Protocol):
+    """Hands runs to whatever executes them: Celery workers, or the embedded thread pool."""
+
+    def dispatch(self, run_ids: list[str]) -> None: ...
+
+    def dispatch_later(self, run_id: str, at: datetime) -> None: ...
+
+    def queue_depth(self) -> int:
+        """Runs waiting for a worker; -1 when it cannot be known."""
+
+
+class Observer(Protocol):
+    """Where the domain reports what ops dashboards chart (Prometheus in practice)."""
+
+    def run_finished(self, state: str) -> None: ...
+
+    def session_started(self, latency_seconds: float) -> None: ...
+
+    def fired(self, lag_seconds: float) -> None: ...
