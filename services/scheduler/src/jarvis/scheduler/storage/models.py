@@ -50,6 +50,8 @@ class RunRow(Base):
         UniqueConstraint("idempotency_key", name="uq_scheduler_runs_idempotency_key"),
         Index("ix_scheduler_runs_schedule_target_state", "schedule_id", "target", "state"),
         Index("ix_scheduler_runs_state_queued_at", "state", "queued_at"),
+        # A schedule's recent runs, newest first, without sorting its whole history.
+        Index("ix_scheduler_runs_schedule_queued_at", "schedule_id", "queued_at"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)

@@ -66,6 +66,7 @@ def upgrade() -> None:
     )
     op.create_index("ix_scheduler_runs_schedule_target_state", "scheduler_runs", ["schedule_id", "target", "state"])
     op.create_index("ix_scheduler_runs_state_queued_at", "scheduler_runs", ["state", "queued_at"])
+    op.create_index("ix_scheduler_runs_schedule_queued_at", "scheduler_runs", ["schedule_id", "queued_at"])
 
 
 def downgrade() -> None:
