@@ -29,6 +29,8 @@ from jarvis.registry.settings import RegistrySettings
 from jarvis.runtime.app import Runtime
 from jarvis.runtime.server import serve_runtime
 from jarvis.runtime.settings import RuntimeSettings
+from jarvis.scheduler.server import RunningScheduler, serve_scheduler
+from jarvis.scheduler.settings import SchedulerSettings
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,18 @@ class EmbeddedSettings(ProcessSettings):
         return RegistrySettings(**values)
 
     def aggregator_settings(self, registry_target: str, debug_target: str = "",
-                            runtime_target: str = "") -> AggregatorSettings:
+                            runtime_target: str = "", scheduler_target: str = "") -> AggregatorSettings:
         return AggregatorSettings(
             host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
             require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
-            runtime_target=runtime_target,
+            runtime_target=runtime_target, scheduler_target=scheduler_target,
         )
+
+    def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:
+        """Embedded scheduling never needs Redis: an in-process timer fires schedules; JARVIS_SCHEDULER_* apply."""
+        data_dir = self.resolved_data_dir / "scheduler"
+        return SchedulerSettings(data_dir=data_dir, listen="127.0.0.1:0", runtime_target=runtime_target, redis_url="",
+                                 database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}")
 
     def runtime_settings(self) -> RuntimeSettings:
         """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply."""
@@ -110,6 +118,8 @@ class EmbeddedStack:
         self.registry_server: RunningServer | None = None
         self.debug_server: RunningServer | None = None
         self.runtime: tuple[Runtime, RunningServer] | None = None
+        self.scheduler: RunningScheduler | None = None
+        self.metrics_registry = metrics_registry
         self.restart_requested = False
         self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
         self.client: RegistryClient | None = None
@@ -120,7 +130,19 @@ class EmbeddedStack:
                                               f"127.0.0.1:{self.settings.registry_port}")
         self.ensure_debug()
         self.ensure_runtime()
+        self.ensure_scheduler()
         return self.registry_target
+
+    def ensure_scheduler(self) -> str:
+        """Start the scheduler (with its in-process beat) on a free loopback port unless it runs; its target."""
+        if self.scheduler is None:
+            self.scheduler = serve_scheduler(self.settings.scheduler_settings(self.ensure_runtime()),
+                                             self.metrics_registry, self.grpc_metrics)
+        return self.scheduler_target
+
+    @property
+    def scheduler_target(self) -> str:
+        return f"127.0.0.1:{self.scheduler.port}" if self.scheduler is not None else ""
 
     def ensure_runtime(self) -> str:
         """Start the runtime service on a free loopback port unless it runs; its target."""
@@ -148,6 +170,9 @@ class EmbeddedStack:
         return f"127.0.0.1:{self.registry_server.port}"
 
     def stop(self, grace: float = 5.0) -> None:
+        if self.scheduler is not None:
+            self.scheduler.stop(grace)
+            self.scheduler = None
         if self.registry_server is not None:
             self.registry_server.stop(grace)
             self.registry_server = None
@@ -201,5 +226,6 @@ class EmbeddedStack:
         return {
             "docker": await probes.docker_ping(aggregator.docker_host),
             "redis": await probes.redis_ping(aggregator.redis_url),
-            "celery": {"ok": None, "detail": "not configured: the scheduler is not part of this deployment yet"},
+            "celery": {"ok": None, "detail": "not needed: embedded, the scheduler fires schedules from an "
+                                             "in-process timer"},
         }

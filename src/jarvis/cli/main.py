@@ -79,7 +79,8 @@ def _display_host(host: str) -> str:
 
 
 @cli.command()
-@click.argument("service", type=click.Choice(["registry", "aggregator", "debug", "runtime"]))
+@click.argument("service", type=click.Choice(["registry", "aggregator", "debug", "runtime", "scheduler",
+                                              "scheduler-worker", "scheduler-beat"]))
 def serve(service: str) -> None:
     """Serve one service (for containers); configured by environment variables."""
     if service == "registry":
@@ -96,6 +97,19 @@ def serve(service: str) -> None:
         from jarvis.runtime.__main__ import main as runtime_main
 
         runtime_main()
+        return
+    if service == "scheduler":
+        from jarvis.scheduler.__main__ import main as scheduler_main
+
+        scheduler_main()
+        return
+    if service in ("scheduler-worker", "scheduler-beat"):
+        from jarvis.scheduler.processes import run_beat, run_worker
+
+        try:
+            (run_worker if service == "scheduler-worker" else run_beat)()
+        except JarvisError as exc:
+            raise click.ClickException(str(exc)) from None
         return
     from jarvis.aggregator.settings import AggregatorSettings
     from jarvis.cli.runner import run_distributed

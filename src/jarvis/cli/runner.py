@@ -76,6 +76,8 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
         await aggregator.context.debug.close()
     if aggregator.context.runtime is not None:
         await aggregator.context.runtime.close()
+    if aggregator.context.scheduler is not None:
+        await aggregator.context.scheduler.close()
 
 
 def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
@@ -85,7 +87,8 @@ def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
     target = stack.start()
 
     async def main() -> None:
-        aggregator_settings = settings.aggregator_settings(target, stack.debug_target, stack.runtime_target)
+        aggregator_settings = settings.aggregator_settings(target, stack.debug_target, stack.runtime_target,
+                                                          stack.scheduler_target)
         client = RegistryClient(target, aggregator_settings.read_cache_seconds)
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
@@ -125,7 +128,8 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         stack.client = client
         if registry_target is None:
             await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
-        aggregator = Aggregator(settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime()),
+        aggregator = Aggregator(settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime(),
+                                                          stack.ensure_scheduler()),
                                 client, stack, metrics_registry)
         server = aggregator.mcp_servers.get(surface)
         if server is None:
@@ -141,6 +145,8 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
                 await aggregator.context.debug.close()
             if aggregator.context.runtime is not None:
                 await aggregator.context.runtime.close()
+            if aggregator.context.scheduler is not None:
+                await aggregator.context.scheduler.close()
 
     try:
         asyncio.run(main())

@@ -66,18 +66,6 @@ async def test_old_names_point_to_the_new_tool_and_action(orchestrator: RunningJ
         assert f"call '{tool}' with action=\"{action}\"" in text
 
 
-async def test_schedules_say_the_scheduler_is_not_there(orchestrator: RunningJarvis) -> None:
-    async with mcp_client(orchestrator.url(URL)) as client:
-        listed = result_json(await client.call_tool("schedule", {"action": "list"}))
-        created = await client.call_tool("schedule", {"action": "create", "cron": "0 * * * *", "prompt": "hi",
-                                                      "targets": ["p0123456789ab"]})
-        triggered = await client.call_tool("schedule", {"action": "trigger", "schedule_id": "s1"})
-    assert listed["schedules"] == []
-    assert "not part of this deployment" in listed["note"]
-    assert "nothing was created or changed" in error_text(created)
-    assert error_text(triggered).startswith("cannot trigger schedule 's1'")
-
-
 async def test_status_reports_the_runtime_and_limits(orchestrator: RunningJarvis) -> None:
     async with mcp_client(orchestrator.url("/mcp/jarvis")) as client:
         status = result_json(await client.call_tool("jarvis_check_status", {}))

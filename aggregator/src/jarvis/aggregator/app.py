@@ -26,6 +26,7 @@ from jarvis.aggregator.mcp_server import build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.scheduler_client import SchedulerClient
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.debug import build_debug_surface
@@ -63,6 +64,7 @@ class Aggregator:
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
             debug=DebugClient(settings.debug_target) if settings.debug_target else None,
             runtime=RuntimeClient(settings.runtime_target) if settings.runtime_target else None,
+            scheduler=SchedulerClient(settings.scheduler_target) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream, shares=self.shares,
         )

@@ -12,6 +12,7 @@ from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.scheduler_client import SchedulerClient
 from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.usage import UsageRecorder
 
@@ -45,6 +46,7 @@ class ToolContext:
     auth_mode: str = "loopback-open"
     debug: DebugClient | None = None  # None: no debug service in this deployment
     runtime: RuntimeClient | None = None  # None: no runtime service in this deployment
+    scheduler: SchedulerClient | None = None  # None: no scheduler service in this deployment
     # Every served surface, set once all are built: the discovery catalog indexes their tools.
     served: tuple[Surface, ...] = ()
     redis_url: str = ""  # per-session state shared by replicas; empty: kept in memory

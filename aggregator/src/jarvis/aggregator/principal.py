@@ -24,6 +24,12 @@ class Principal:
     def may_use_surface(self, surface: str) -> bool:
         return scope_rules.reaches_surface(self.scopes, surface)
 
+    @property
+    def bound_projects(self) -> tuple[str, ...]:
+        """The projects named by this token's project-bound scopes (`<scope>@<project_id>`)."""
+        separator = scope_rules.PROJECT_SEPARATOR
+        return tuple(sorted({s.partition(separator)[2] for s in self.scopes if separator in s}))
+
 
 LOCAL_ADMIN = Principal(token_id="", name="local", scopes=(scope_rules.ADMIN,), local=True)
 

@@ -31,6 +31,7 @@ class AggregatorSettings(ProcessSettings):
     # The debug service behind the `debug` surface; empty: the surface says it is not deployed.
     debug_target: str = ""
     runtime_target: str = ""  # host:port of the runtime service; empty: no runtime in this deployment
+    scheduler_target: str = ""  # host:port of the scheduler service; empty: no scheduler in this deployment
     # Stateless streamable HTTP: no per-process session state, for replicas behind a plain balancer.
     stateless: bool = False
     # Plain JSON answers to POSTs: no Jarvis tool streams per-request notifications, and SSE framing

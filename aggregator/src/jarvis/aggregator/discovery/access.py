@@ -29,9 +29,7 @@ def may_call_tool(principal: Principal, surface: str, tool: Tool) -> bool:
     if sees_everything(principal):
         return True
     # A project-bound scope only allows calls naming its project, so ask about those projects too.
-    separator = scope_rules.PROJECT_SEPARATOR
-    projects: list[str | None] = [None]
-    projects += sorted({s.partition(separator)[2] for s in principal.scopes if separator in s})
+    projects: list[str | None] = [None, *principal.bound_projects]
     actions: list[Action | None] = [*tool.actions] or [None]
     return any(
         tool.permits(principal, surface, action, {"project_id": project} if project else {})

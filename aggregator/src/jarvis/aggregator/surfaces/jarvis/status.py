@@ -13,11 +13,12 @@ from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import REGISTRY_SERVICE, to_dict
 from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
+from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
 from jarvis.aggregator.surfaces.base import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError
 
-# Services whose gRPC servers arrive with later work; reported plainly rather than hidden.
+# Services a deployment may lack (a target left empty); reported plainly rather than hidden.
 PENDING_SERVICES = ("runtime", "scheduler", "debug")
 
 
@@ -33,11 +34,13 @@ def build(ctx: ToolContext) -> Tool:
             services["debug"] = await probes.grpc_health(ctx.debug.channel, DEBUG_SERVICE)
         if ctx.runtime is not None:
             services["runtime"] = await probes.grpc_health(ctx.runtime.channel, RUNTIME_SERVICE)
+        if ctx.scheduler is not None:
+            services["scheduler"] = await probes.grpc_health(ctx.scheduler.channel, SCHEDULER_SERVICE)
         services.update({name: {"ok": None, "detail": "not part of this deployment yet"}
                          for name in PENDING_SERVICES if name not in services})
         infra = await ctx.system.infra_status()
         healthy = (all(c.get("ok") for c in doctor) and services["registry"]["ok"]
-                   and services["debug"]["ok"] is not False and services["runtime"]["ok"] is not False)
+                   and all(services[name]["ok"] is not False for name in PENDING_SERVICES))
         return {
             "healthy": bool(healthy),
             "doctor": doctor,
