@@ -17,6 +17,8 @@ from jarvis.common.metrics import GrpcMetrics
 from jarvis.debug.settings import DebugSettings
 from jarvis.registry.settings import RegistrySettings
 from jarvis.runtime.settings import RuntimeSettings
+from jarvis.scheduler.adapters.metrics import SchedulerMetrics
+from jarvis.scheduler.settings import SchedulerSettings
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
@@ -37,7 +39,7 @@ def _env_names(settings_class: type) -> set[str]:
 
 def test_every_variable_in_the_env_file_is_a_real_setting() -> None:
     known = _env_names(RegistrySettings) | _env_names(AggregatorSettings) | _env_names(DebugSettings)
-    known |= _env_names(RuntimeSettings)
+    known |= _env_names(RuntimeSettings) | _env_names(SchedulerSettings)
     unknown = set(_env_file()) - known
     assert not unknown, f"deploy/jarvis.env sets variables no settings class reads: {sorted(unknown)}"
 
@@ -58,8 +60,9 @@ def test_compose_and_k8s_run_real_cli_services() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     commands = [svc["command"] for svc in compose["services"].values() if svc.get("command", [""])[0] == "serve"]
     assert {c[1] for c in commands} <= services
-    assert {"registry", "aggregator", "debug", "runtime"} <= {c[1] for c in commands}
-    for name in ("registry.yaml", "aggregator.yaml", "debug.yaml"):
+    assert {"registry", "aggregator", "debug", "runtime", "scheduler", "scheduler-worker", "scheduler-beat"} <= {
+        c[1] for c in commands}
+    for name in ("registry.yaml", "aggregator.yaml", "debug.yaml", "scheduler.yaml"):
         for doc in yaml.safe_load_all((DEPLOY / "k8s" / name).read_text()):
             if doc["kind"] == "Deployment":
                 container = doc["spec"]["template"]["spec"]["containers"][0]
@@ -79,6 +82,7 @@ def test_dashboard_queries_only_metrics_the_code_exports() -> None:
     registry = CollectorRegistry()
     AggregatorMetrics(registry)
     GrpcMetrics(registry)
+    SchedulerMetrics(registry)
     exported = {sample.name for family in registry.collect() for sample in family.samples}
     exported |= {f"{family.name}_total" for family in registry.collect() if family.type == "counter"}
     exported |= {f"{family.name}_bucket" for family in registry.collect() if family.type == "histogram"}

@@ -42,7 +42,8 @@ class SchedulerCore:
 
     @classmethod
     def open(cls, settings: SchedulerSettings, dispatcher: Dispatcher, registry: CollectorRegistry) -> SchedulerCore:
-        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if settings.database_url.startswith("sqlite"):
+            settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = Database.from_url(settings.database_url)
         try:
             MIGRATIONS.upgrade_to_head(db.engine)

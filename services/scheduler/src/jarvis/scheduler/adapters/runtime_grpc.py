@@ -28,16 +28,20 @@ T = TypeVar("T")
 class GrpcRuntime:
     def __init__(self, target: str) -> None:
         self.target = target
-        self._channel = sync_channel(target, IDEMPOTENT)
-        self._stub = pb_grpc.RuntimeServiceStub(self._channel)
+        # Beat and the API of a deployment without a runtime never call it: no channel without a target.
+        self._channel = sync_channel(target, IDEMPOTENT) if target else None
+        self._stub = pb_grpc.RuntimeServiceStub(self._channel) if self._channel else None
         # The retry policy's service config caps calls at 30 s; a spawn that starts a container may need longer.
-        self._long_channel = sync_channel(target, {})
-        self._long = pb_grpc.RuntimeServiceStub(self._long_channel)
+        self._long_channel = sync_channel(target, {}) if target else None
+        self._long = pb_grpc.RuntimeServiceStub(self._long_channel) if self._long_channel else None
 
-    def _call(self, method: Callable[..., T], request: Any, timeout: float = 30.0) -> T:
-        if not self.target:
+    def _stubs(self) -> tuple[pb_grpc.RuntimeServiceStub, pb_grpc.RuntimeServiceStub]:
+        if self._stub is None or self._long is None:
             raise Unavailable("no runtime service is configured; set JARVIS_SCHEDULER_RUNTIME_TARGET to its "
                               "host:port")
+        return self._stub, self._long
+
+    def _call(self, method: Callable[..., T], request: Any, timeout: float = 30.0) -> T:
         try:
             return method(request, timeout=timeout)
         except grpc.RpcError as exc:
@@ -47,26 +51,27 @@ class GrpcRuntime:
         missing = []
         for project_id in project_ids:
             try:
-                self._call(self._stub.GetProject, pb.ProjectRef(project_id=project_id))
+                self._call(self._stubs()[0].GetProject, pb.ProjectRef(project_id=project_id))
             except NotFound:
                 missing.append(project_id)
         return missing
 
     def spawn(self, project_id: str, prompt: str, idempotency_key: str) -> str:
         request = pb.SpawnSessionRequest(project_id=project_id, prompt=prompt, idempotency_key=idempotency_key)
-        session = self._call(self._long.SpawnSession, request, SPAWN_TIMEOUT_SECONDS)
+        session = self._call(self._stubs()[1].SpawnSession, request, SPAWN_TIMEOUT_SECONDS)
         return str(session.id)
 
     def wait_turn(self, project_id: str, session_id: str, cursor: int,
                   wait_seconds: float) -> tuple[int, SessionOutcome | None]:
         request = pb.SessionEventsRequest(project_id=project_id, session_id=session_id, after=cursor,
                                           limit=EVENTS_PAGE, wait_seconds=wait_seconds)
-        page = self._call(self._stub.SessionEvents, request, wait_seconds + 15)
+        page = self._call(self._stubs()[0].SessionEvents, request, wait_seconds + 15)
         for event in page.events:
             if event.type == "result":
                 return event.seq, _result_outcome(event.payload_json)
         if page.state != RUNNING and not page.events:
-            session = self._call(self._stub.GetSession, pb.SessionRef(project_id=project_id, session_id=session_id))
+            ref = pb.SessionRef(project_id=project_id, session_id=session_id)
+            session = self._call(self._stubs()[0].GetSession, ref)
             ok = session.exit_code == 0
             return page.next_cursor, SessionOutcome(ok, "" if ok else (
                 f"the agent's session ended ({session.state}, exit code {session.exit_code}) before finishing its "
@@ -74,12 +79,13 @@ class GrpcRuntime:
         return page.next_cursor, None
 
     def end(self, project_id: str, session_id: str, force: bool) -> None:
-        self._call(self._stub.EndSession, pb.SessionRef(project_id=project_id, session_id=session_id, force=force),
-                   60.0)
+        ref = pb.SessionRef(project_id=project_id, session_id=session_id, force=force)
+        self._call(self._stubs()[0].EndSession, ref, 60.0)
 
     def close(self) -> None:
-        self._channel.close()
-        self._long_channel.close()
+        for channel in (self._channel, self._long_channel):
+            if channel is not None:
+                channel.close()
 
 
 def _result_outcome(payload_json: str) -> SessionOutcome:

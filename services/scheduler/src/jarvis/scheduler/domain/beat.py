@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import or_, select, true, update
 
 from jarvis.common.sql.database import Database
 from jarvis.common.sql.types import utcnow
@@ -129,15 +129,17 @@ class Beat:
     def requeue_stale(self, every_queued: bool = False) -> list[str]:
         """Send again runs whose message was lost (broker restarted) or whose worker died mid-run.
 
-        `every_queued`: also those sent recently, for a process that knows it holds no queue (embedded start).
+        `every_queued`: also those sent recently, for a process that knows it holds no queue (embedded start),
+        and those waiting to retry: the previous process held their retry timers, the executor defers them
+        to their retry time.
         """
         now = self._now()
         queued_before = now if every_queued else now - timedelta(seconds=self._policy.requeue_after_seconds)
         alive_after = now - timedelta(seconds=self._policy.lease_seconds)
+        retry_due = true() if every_queued else or_(RunRow.retry_at.is_(None), RunRow.retry_at < now)
         with self._db.write() as session:
             stale = session.scalars(select(RunRow.id).where(or_(
-                (RunRow.state == QUEUED) & (RunRow.dispatched_at <= queued_before)
-                & or_(RunRow.retry_at.is_(None), RunRow.retry_at < now),
+                (RunRow.state == QUEUED) & (RunRow.dispatched_at <= queued_before) & retry_due,
                 (RunRow.state == RUNNING) & (RunRow.heartbeat_at < alive_after),
             )).limit(SWEEP_BATCH)).all()
             if stale:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -15,6 +14,11 @@ from jarvis.common.errors import InvalidArgument
 FIELDS = "minute hour day-of-month month day-of-week"
 EXAMPLE = "'0 3 * * 1-5' (03:00 on weekdays)"
 MAX_COUNTED_TICKS = 100_000
+# Validation looks for the shortest gap between fires over a week (and into the next), at least
+# a few fires, and at most a minute cron's full day.
+INTERVAL_HORIZON = timedelta(days=8)
+INTERVAL_MIN_FIRES = 3
+INTERVAL_MAX_FIRES = 1_500
 
 
 @dataclass(frozen=True)
@@ -48,13 +52,31 @@ class Cron:
         return cron
 
     def _check_interval(self, min_interval_seconds: int) -> None:
-        fires = self.next_fires(datetime.now(UTC), 3)
-        if len(fires) < 2:
-            return
-        shortest = min((b - a).total_seconds() for a, b in itertools.pairwise(fires))
-        if shortest < min_interval_seconds:
-            raise InvalidArgument(f"cron '{self.expression}' fires every {shortest:g}s; this scheduler allows at "
-                                  f"most one fire per {min_interval_seconds}s")
+        """Refuse fires closer than `min_interval_seconds`, and a cron that never fires (e.g. February 30).
+
+        The short gap may lie anywhere in the cron's cycle (10:20 -> 10:21 of '0,10,20,21 * * * *'), so
+        the fires of the coming week are checked, not only the next few: the verdict must not depend on
+        the time of day the schedule is made.
+        """
+        start = datetime.now(UTC)
+        fires = croniter(self.expression, start.astimezone(_zone(self.timezone)))
+        previous: datetime | None = None
+        for count in range(1, INTERVAL_MAX_FIRES + 1):
+            try:
+                fire = fires.get_next(datetime).astimezone(UTC)
+            except CroniterError as exc:
+                if previous is not None:
+                    return
+                raise InvalidArgument(f"cron '{self.expression}' never fires ({exc}); check that its day-of-month "
+                                      f"exists in its month, e.g. {EXAMPLE}") from exc
+            if previous is not None:
+                gap = (fire - previous).total_seconds()
+                if gap < min_interval_seconds:
+                    raise InvalidArgument(f"cron '{self.expression}' fires every {gap:g}s; this scheduler allows at "
+                                          f"most one fire per {min_interval_seconds}s")
+            previous = fire
+            if count >= INTERVAL_MIN_FIRES and fire - start > INTERVAL_HORIZON:
+                return
 
     def next_after(self, instant: datetime) -> datetime:
         """The first fire strictly after `instant`."""
