@@ -29,7 +29,7 @@ from jarvis.scheduler.domain.models import (
     SessionOutcome,
 )
 from jarvis.scheduler.domain.ports import Observer, RuntimePort
-from jarvis.scheduler.storage.models import RunRow
+from jarvis.scheduler.storage.models import RunRow, ScheduleRow
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,9 @@ class RunExecutor:
                     (now - run.heartbeat_at).total_seconds() < self._policy.lease_seconds:
                 return Done(RUNNING)  # a live worker has it; this delivery is a duplicate
             if run.state == QUEUED:
+                # Claims of one schedule's runs queue behind its row lock (PostgreSQL; SQLite writes one at a
+                # time anyway), so two workers never both see "nothing running" and both start.
+                session.execute(select(ScheduleRow.id).where(ScheduleRow.id == run.schedule_id).with_for_update())
                 previous = session.scalars(select(RunRow.id).where(
                     RunRow.schedule_id == run.schedule_id, RunRow.target == run.target, RunRow.state == RUNNING,
                     RunRow.id != run.id)).first()
