@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-import grpc.aio
-from google.protobuf.message import Message
-
+from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.runtime.v1 import runtime_pb2_grpc
 from jarvis.common.grpc_client import aio_channel
-from jarvis.common.grpc_errors import error_from_rpc
 
 RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
 
@@ -23,28 +17,20 @@ IDEMPOTENT = {
     ],
 }
 
-ResponseT = TypeVar("ResponseT", bound=Message)
 
-
-class RuntimeClient:
+class RuntimeClient(ServiceClient):
     """Calls the runtime; its errors come back as the domain errors they stand for."""
 
+    service = "runtime"
+
     def __init__(self, target: str) -> None:
-        self.target = target
-        self.channel = aio_channel(target, IDEMPOTENT)
+        super().__init__(target, IDEMPOTENT)
         self.runtime = runtime_pb2_grpc.RuntimeServiceStub(self.channel)
         # The retry policy's service config also caps every call at 30 s; exec, spawn, clone and build may
         # need longer, so they go through a channel without one (and are never replayed).
         self._long_channel = aio_channel(target, {})
         self.long = runtime_pb2_grpc.RuntimeServiceStub(self._long_channel)
 
-    async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float = 30.0) -> ResponseT:
-        try:
-            return await method(request, timeout=timeout)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "runtime") from None
-
     async def close(self) -> None:
-        await self.channel.close()
+        await super().close()
         await self._long_channel.close()

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-import grpc.aio
-from google.protobuf.message import Message
-
+from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc
-from jarvis.common.grpc_client import aio_channel
-from jarvis.common.grpc_errors import error_from_rpc
 
 SCHEDULER_SERVICE = "jarvis.api.scheduler.v1.SchedulerService"
 
@@ -22,23 +15,12 @@ IDEMPOTENT = {
     ],
 }
 
-ResponseT = TypeVar("ResponseT", bound=Message)
 
-
-class SchedulerClient:
+class SchedulerClient(ServiceClient):
     """Calls the scheduler; its errors come back as the domain errors they stand for."""
 
+    service = "scheduler"
+
     def __init__(self, target: str) -> None:
-        self.target = target
-        self.channel = aio_channel(target, IDEMPOTENT)
+        super().__init__(target, IDEMPOTENT)
         self.scheduler = scheduler_pb2_grpc.SchedulerServiceStub(self.channel)
-
-    async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float = 30.0) -> ResponseT:
-        try:
-            return await method(request, timeout=timeout)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "scheduler") from None
-
-    async def close(self) -> None:
-        await self.channel.close()

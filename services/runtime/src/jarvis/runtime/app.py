@@ -50,12 +50,7 @@ class Runtime:
     @classmethod
     def open(cls, settings: RuntimeSettings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = Database.from_url(settings.database_url)
-        try:
-            MIGRATIONS.upgrade_to_head(db.engine)
-        except BaseException:
-            db.close()
-            raise
+        db = MIGRATIONS.open_database(settings.database_url)
         return cls(settings, db, DockerEngine(settings.docker_host), HostGit())
 
     def _end_project(self, project_id: str, reason: str) -> None:

@@ -44,12 +44,7 @@ class SchedulerCore:
     def open(cls, settings: SchedulerSettings, dispatcher: Dispatcher, registry: CollectorRegistry) -> SchedulerCore:
         if settings.database_url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = Database.from_url(settings.database_url)
-        try:
-            MIGRATIONS.upgrade_to_head(db.engine)
-        except BaseException:
-            db.close()
-            raise
+        db = MIGRATIONS.open_database(settings.database_url)
         return cls(settings, db, GrpcRuntime(settings.runtime_target), dispatcher, SchedulerMetrics(registry))
 
     def close(self) -> None:

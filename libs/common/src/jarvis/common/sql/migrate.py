@@ -8,7 +8,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, MetaData, text
 
-from jarvis.common.sql.database import WRITE_OPTION
+from jarvis.common.sql.database import WRITE_OPTION, Database
 
 
 class Migrations:
@@ -39,6 +39,16 @@ class Migrations:
             context = MigrationContext.configure(conn, opts={"version_table": self.version_table})
             revision = context.get_current_revision()
         return None if revision is None else str(revision)
+
+    def open_database(self, url: str) -> Database:
+        """A database at `url` with this service's schema at the newest revision."""
+        db = Database.from_url(url)
+        try:
+            self.upgrade_to_head(db.engine)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def upgrade_to_head(self, engine: Engine) -> tuple[str | None, str]:
         """Bring the schema to the newest revision; returns (revision before, revision after)."""

@@ -118,6 +118,3 @@ def _zone(name: str) -> ZoneInfo:
         hint = ", ".join(sorted(z for z in available_timezones() if z.startswith("Europe/"))[:3])
         raise InvalidArgument(f"time zone '{name}' is unknown; use an IANA name such as UTC, {hint}") from exc
 
-
-def in_future(after: datetime, seconds: float) -> datetime:
-    return after + timedelta(seconds=seconds)
