@@ -11,6 +11,7 @@ import io
 import os
 import shutil
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -73,11 +74,15 @@ def agent_image(client: docker.DockerClient) -> str:
     """Build (once per content) and return the tag of the fake-agent image."""
     busybox, agent = _busybox().read_bytes(), AGENT.read_bytes()
     digest = hashlib.sha256(DOCKERFILE + busybox + agent).hexdigest()[:12]
-    tag = f"jarvis-test-agent:{digest}"
+    return build_once(client, f"jarvis-test-agent:{digest}", lambda: _context(busybox, agent))
+
+
+def build_once(client: docker.DockerClient, tag: str, context: Callable[[], bytes]) -> str:
+    """Build `tag` from the tar `context()` unless the engine has it (tags name their content); no network."""
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
-        client.images.build(fileobj=io.BytesIO(_context(busybox, agent)), custom_context=True, tag=tag, rm=True,
+        client.images.build(fileobj=io.BytesIO(context()), custom_context=True, tag=tag, rm=True,
                             network_mode="none", pull=False)
     return tag
 

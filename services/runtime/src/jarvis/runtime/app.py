@@ -18,6 +18,7 @@ from jarvis.runtime.domain.live import LiveSessions
 from jarvis.runtime.domain.models import BuildResult, Limits, Task
 from jarvis.runtime.domain.ports import Engine, Git
 from jarvis.runtime.domain.projects import Projects
+from jarvis.runtime.domain.servers import Servers
 from jarvis.runtime.domain.sessions import Sessions
 from jarvis.runtime.domain.workspaces import Workspaces
 from jarvis.runtime.settings import RuntimeSettings
@@ -30,7 +31,8 @@ class Runtime:
     """Use cases over one database and one Docker engine.
 
     Reconciliation (orphan containers, sessions lost by a previous process, half-created
-    projects) runs once the engine is reachable: at start, or before the first call needing it.
+    projects, server containers whose stdio went with a previous process) runs once the engine is
+    reachable: at start, or before the first call needing it.
     """
 
     def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git) -> None:
@@ -44,6 +46,7 @@ class Runtime:
         self.containers = Containers(self.deps, on_stop=lambda project, why: self._end_project(project, why))
         self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces)
         self.projects = Projects(self.deps, self.containers, self.sessions)
+        self.servers = Servers(self.deps)
         self._reconciled = threading.Event()
         self._reconcile_lock = threading.Lock()
 
@@ -62,11 +65,12 @@ class Runtime:
             if self._reconciled.is_set():
                 return {}
             self.engine.ping()
+            servers = self.servers.reap()
             containers = self.containers.reconcile()
             lost = self.sessions.mark_lost(kill=True)
             swept = self.projects.sweep_staging()
             self._reconciled.set()
-        summary = {**containers, "lost_sessions": lost, "swept": swept}
+        summary = {**containers, "lost_sessions": lost, "swept": swept, "servers_removed": servers}
         log.info("runtime reconciled", extra=summary)
         return summary
 
@@ -106,7 +110,8 @@ class Runtime:
         return True, f"the Docker engine at {self.engine.host} answered"
 
     def close(self) -> None:
-        """Stop reading sessions (their agents see their input close) and release the database."""
+        """Remove server containers, stop reading sessions (agents see their input close), release the database."""
+        self.servers.close_all()
         for live in self.live.all():
             live.process.close_stdin()
         for live in self.live.all():

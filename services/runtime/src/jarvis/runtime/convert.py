@@ -50,3 +50,26 @@ def build_to_pb(b: models.BuildResult) -> pb.RebuildImageResponse:
 
 def limits_to_pb(limits: models.Limits) -> pb.Limits:
     return pb.Limits(**asdict(limits))
+
+
+def server_launch(start: pb.ServerStart) -> models.ServerLaunch:
+    return models.ServerLaunch(server=start.server, image=start.image, args=tuple(start.args), env=dict(start.env))
+
+
+def server_started_to_pb(s: models.ServerStarted) -> pb.ServerOutput:
+    return pb.ServerOutput(started=pb.ServerStarted(container_id=s.container_id, container_name=s.container_name,
+                                                    image=s.image))
+
+
+def server_output_to_pb(event: models.ServerOutput | models.ServerExited) -> pb.ServerOutput:
+    if isinstance(event, models.ServerExited):
+        return pb.ServerOutput(exited=pb.ServerExited(**asdict(event)))
+    return pb.ServerOutput(stdout=event.data) if event.stream == "stdout" else pb.ServerOutput(stderr=event.data)
+
+
+def server_input(message: pb.ServerInput) -> bytes | None:
+    """Bytes for the server's stdin, or None: close it. Anything else (a second `start`) writes nothing."""
+    kind = message.WhichOneof("input")
+    if kind == "close_stdin" and message.close_stdin:
+        return None
+    return message.stdin if kind == "stdin" else b""

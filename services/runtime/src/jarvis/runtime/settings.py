@@ -44,6 +44,10 @@ class RuntimeSettings(ProcessSettings):
     agent_protocol: str = "stream-json"
     container_user: str = Field(default_factory=_default_container_user)
     network: str = Field(default="bridge", description="Docker network of projects that ask for one.")
+    # MCP server containers (AttachServer) talk over their stdio; a server that calls an API needs a network,
+    # which the operator names here (e.g. a docker network with egress rules). Memory, CPU and pids limits are
+    # those of project containers.
+    server_network: str = Field(default="none", description="Docker network of MCP server containers.")
     memory: str = "1g"
     cpus: float = 1.0
     pids: int = 256

@@ -1098,3 +1098,172 @@ class Limits(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Limits: _TypeAlias = Limits  # noqa: Y015
+
+@_typing.final
+class ServerStart(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class EnvEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    ARGS_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    """the registry's server name (labels the container)"""
+    image: _builtins.str
+    """must already be on the runtime's Docker engine: never pulled"""
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the container's command, after the image's entrypoint"""
+
+    @_builtins.property
+    def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+        image: _builtins.str = ...,
+        args: _abc.Iterable[_builtins.str] | None = ...,
+        env: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["args", b"args", "env", b"env", "image", b"image", "server", b"server"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerStart: _TypeAlias = ServerStart  # noqa: Y015
+
+@_typing.final
+class ServerInput(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    STDIN_FIELD_NUMBER: _builtins.int
+    CLOSE_STDIN_FIELD_NUMBER: _builtins.int
+    stdin: _builtins.bytes
+    close_stdin: _builtins.bool
+    """the server reads end-of-file; the container should exit"""
+    @_builtins.property
+    def start(self) -> Global___ServerStart:
+        """first message, exactly once"""
+
+    def __init__(
+        self,
+        *,
+        start: Global___ServerStart | None = ...,
+        stdin: _builtins.bytes = ...,
+        close_stdin: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["close_stdin", b"close_stdin", "input", b"input", "start", b"start", "stdin", b"stdin"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["close_stdin", b"close_stdin", "input", b"input", "start", b"start", "stdin", b"stdin"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_input: _TypeAlias = _typing.Literal["start", "stdin", "close_stdin"]  # noqa: Y015
+    _WhichOneofArgType_input: _TypeAlias = _typing.Literal["input", b"input"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_input) -> _WhichOneofReturnType_input | None: ...
+
+Global___ServerInput: _TypeAlias = ServerInput  # noqa: Y015
+
+@_typing.final
+class ServerStarted(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    CONTAINER_NAME_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    container_name: _builtins.str
+    image: _builtins.str
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+        container_name: _builtins.str = ...,
+        image: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id", "container_name", b"container_name", "image", b"image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerStarted: _TypeAlias = ServerStarted  # noqa: Y015
+
+@_typing.final
+class ServerExited(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXIT_CODE_FIELD_NUMBER: _builtins.int
+    OOM_KILLED_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    exit_code: _builtins.int
+    """-1: unknown (removed before it reported one)"""
+    oom_killed: _builtins.bool
+    detail: _builtins.str
+    """why it ended, for a person"""
+    def __init__(
+        self,
+        *,
+        exit_code: _builtins.int = ...,
+        oom_killed: _builtins.bool = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "exit_code", b"exit_code", "oom_killed", b"oom_killed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerExited: _TypeAlias = ServerExited  # noqa: Y015
+
+@_typing.final
+class ServerOutput(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STARTED_FIELD_NUMBER: _builtins.int
+    STDOUT_FIELD_NUMBER: _builtins.int
+    STDERR_FIELD_NUMBER: _builtins.int
+    EXITED_FIELD_NUMBER: _builtins.int
+    stdout: _builtins.bytes
+    stderr: _builtins.bytes
+    @_builtins.property
+    def started(self) -> Global___ServerStarted: ...
+    @_builtins.property
+    def exited(self) -> Global___ServerExited: ...
+    def __init__(
+        self,
+        *,
+        started: Global___ServerStarted | None = ...,
+        stdout: _builtins.bytes = ...,
+        stderr: _builtins.bytes = ...,
+        exited: Global___ServerExited | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["exited", b"exited", "output", b"output", "started", b"started", "stderr", b"stderr", "stdout", b"stdout"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exited", b"exited", "output", b"output", "started", b"started", "stderr", b"stderr", "stdout", b"stdout"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_output: _TypeAlias = _typing.Literal["started", "stdout", "stderr", "exited"]  # noqa: Y015
+    _WhichOneofArgType_output: _TypeAlias = _typing.Literal["output", b"output"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_output) -> _WhichOneofReturnType_output | None: ...
+
+Global___ServerOutput: _TypeAlias = ServerOutput  # noqa: Y015

@@ -149,6 +149,11 @@ class RuntimeServiceStub:
                 request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.GetLimitsRequest.SerializeToString,
                 response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Limits.FromString,
                 _registered_method=True)
+        self.AttachServer = channel.stream_stream(
+                '/jarvis.api.runtime.v1.RuntimeService/AttachServer',
+                request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerInput.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerOutput.FromString,
+                _registered_method=True)
 
 
 class RuntimeServiceServicer:
@@ -297,6 +302,16 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AttachServer(self, request_iterator, context):
+        """An MCP server image run as a hardened container with its stdio attached to this stream. The first
+        message must be `start`; then `stdin` bytes, and `close_stdin` (or the end of the client's stream)
+        closes its input. Answers: `started`, then `stdout`/`stderr` chunks, then `exited`. The container is
+        removed when it exits or the call ends (cancelled: the client is gone). The image must be local.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RuntimeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -414,6 +429,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.GetLimits,
                     request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.GetLimitsRequest.FromString,
                     response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Limits.SerializeToString,
+            ),
+            'AttachServer': grpc.stream_stream_rpc_method_handler(
+                    servicer.AttachServer,
+                    request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerInput.FromString,
+                    response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerOutput.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1037,6 +1057,33 @@ class RuntimeService:
             '/jarvis.api.runtime.v1.RuntimeService/GetLimits',
             jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.GetLimitsRequest.SerializeToString,
             jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Limits.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AttachServer(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/jarvis.api.runtime.v1.RuntimeService/AttachServer',
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerInput.SerializeToString,
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ServerOutput.FromString,
             options,
             channel_credentials,
             insecure,

@@ -62,6 +62,12 @@ class RuntimeServiceStub:
     DeleteWorkspace: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.WorkspaceRef, _runtime_pb2.DeleteWorkspaceResponse]
     GetLimits: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.GetLimitsRequest, _runtime_pb2.Limits]
     """What this runtime enforces."""
+    AttachServer: _grpc.StreamStreamMultiCallable[_runtime_pb2.ServerInput, _runtime_pb2.ServerOutput]
+    """An MCP server image run as a hardened container with its stdio attached to this stream. The first
+    message must be `start`; then `stdin` bytes, and `close_stdin` (or the end of the client's stream)
+    closes its input. Answers: `started`, then `stdout`/`stderr` chunks, then `exited`. The container is
+    removed when it exits or the call ends (cancelled: the client is gone). The image must be local.
+    """
 
 @_typing.type_check_only
 class RuntimeServiceAsyncStub(RuntimeServiceStub):
@@ -94,6 +100,12 @@ class RuntimeServiceAsyncStub(RuntimeServiceStub):
     DeleteWorkspace: _aio.UnaryUnaryMultiCallable[_runtime_pb2.WorkspaceRef, _runtime_pb2.DeleteWorkspaceResponse]  # type: ignore[assignment]
     GetLimits: _aio.UnaryUnaryMultiCallable[_runtime_pb2.GetLimitsRequest, _runtime_pb2.Limits]  # type: ignore[assignment]
     """What this runtime enforces."""
+    AttachServer: _aio.StreamStreamMultiCallable[_runtime_pb2.ServerInput, _runtime_pb2.ServerOutput]  # type: ignore[assignment]
+    """An MCP server image run as a hardened container with its stdio attached to this stream. The first
+    message must be `start`; then `stdin` bytes, and `close_stdin` (or the end of the client's stream)
+    closes its input. Answers: `started`, then `stdout`/`stderr` chunks, then `exited`. The container is
+    removed when it exits or the call ends (cancelled: the client is gone). The image must be local.
+    """
 
 class RuntimeServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -261,5 +273,17 @@ class RuntimeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_runtime_pb2.Limits, _abc.Awaitable[_runtime_pb2.Limits]]:
         """What this runtime enforces."""
+
+    @_abc_1.abstractmethod
+    def AttachServer(
+        self,
+        request_iterator: _MaybeAsyncIterator[_runtime_pb2.ServerInput],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_runtime_pb2.ServerOutput], _abc.AsyncIterator[_runtime_pb2.ServerOutput]]:
+        """An MCP server image run as a hardened container with its stdio attached to this stream. The first
+        message must be `start`; then `stdin` bytes, and `close_stdin` (or the end of the client's stream)
+        closes its input. Answers: `started`, then `stdout`/`stderr` chunks, then `exited`. The container is
+        removed when it exits or the call ends (cancelled: the client is gone). The image must be local.
+        """
 
 def add_RuntimeServiceServicer_to_server(servicer: RuntimeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

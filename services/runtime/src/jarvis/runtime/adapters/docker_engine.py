@@ -16,11 +16,18 @@ import requests.exceptions
 from docker.types import Mount as DockerMount
 
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound, Unavailable
-from jarvis.runtime.adapters.exec_stream import WRAPPER, FrameReader, LineSplitter, open_exec, take_pid
-from jarvis.runtime.adapters.processes import DockerAgentProcess, collect_output
+from jarvis.runtime.adapters.exec_stream import (
+    WRAPPER,
+    FrameReader,
+    LineSplitter,
+    open_attach,
+    open_exec,
+    take_pid,
+)
+from jarvis.runtime.adapters.processes import DockerAgentProcess, DockerAttachedStream, collect_output
 from jarvis.runtime.domain.layout import CONTAINER_TMP
-from jarvis.runtime.domain.models import ContainerInfo, ExecResult
-from jarvis.runtime.domain.ports import AgentProcess, ContainerSpec
+from jarvis.runtime.domain.models import ContainerInfo, ExecResult, ExitState
+from jarvis.runtime.domain.ports import AgentProcess, AttachedStream, ContainerSpec
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +96,14 @@ class DockerEngine:
                 return False
             return True
 
+    def image_user(self, image: str) -> str | None:
+        with self._calls(f"looking up image '{image}'"):
+            try:
+                config = self.client.images.get(image).attrs.get("Config") or {}
+            except docker.errors.ImageNotFound:
+                return None
+            return str(config.get("User") or "")
+
     def list_managed(self, labels: dict[str, str]) -> list[ContainerInfo]:
         with self._calls("listing containers"):
             found = self.client.api.containers(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
@@ -108,9 +123,12 @@ class DockerEngine:
 
     def create(self, spec: ContainerSpec, command: Sequence[str]) -> str:
         with self._calls(f"creating container from image '{spec.image}'"):
+            # No command: the image's own (docker-py would send an empty one, which some engines refuse).
+            # With stdin, the engine keeps stdin open for the one client that attaches (`docker run -i`).
             container = self.client.containers.create(
-                spec.image, list(command), name=spec.name, labels=spec.labels, user=spec.user,
-                working_dir=spec.workdir, environment=spec.env, detach=True,
+                spec.image, list(command) or None, name=spec.name, labels=spec.labels, user=spec.user,
+                working_dir=spec.workdir or None, environment=spec.env, detach=not spec.stdin,
+                stdin_open=spec.stdin, tty=False,
                 mounts=[DockerMount(m.target, str(m.source), type="bind", read_only=m.read_only) for m in spec.mounts],
                 network_mode=spec.network, mem_limit=spec.memory, memswap_limit=spec.memory,
                 nano_cpus=int(spec.cpus * 1e9), pids_limit=spec.pids, cap_drop=["ALL"],
@@ -130,6 +148,28 @@ class DockerEngine:
     def remove(self, container_id: str) -> None:
         with self._calls("removing the container"), contextlib.suppress(docker.errors.NotFound):
             self.client.api.remove_container(container_id, force=True, v=True)
+
+    def attach(self, container_id: str) -> AttachedStream:
+        with self._calls("attaching to the container"):
+            api_base = f"/v{self.client.api.api_version}"
+        sock, initial = open_attach(self.host, api_base, container_id)
+        return DockerAttachedStream(sock, FrameReader(sock, initial))
+
+    def exit_state(self, container_id: str, wait: float) -> ExitState:
+        deadline = time.monotonic() + wait
+        while True:
+            with self._calls("reading an exit code"):
+                try:
+                    state: dict[str, Any] = self.client.api.inspect_container(container_id).get("State") or {}
+                except docker.errors.NotFound:
+                    return ExitState(exit_code=None, error="the container was removed")
+            if not state.get("Running") or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if state.get("Running"):
+            return ExitState(exit_code=None)
+        return ExitState(exit_code=int(state.get("ExitCode", -1)), oom_killed=bool(state.get("OOMKilled")),
+                         error=str(state.get("Error") or ""))
 
     def logs(self, container_id: str, tail: int, since: int) -> str:
         with self._calls("reading container logs"):

@@ -1,4 +1,4 @@
-"""Raw exec streams: the engine's hijacked HTTP connection, demultiplexed into stdout/stderr frames.
+"""Raw exec and attach streams: the engine's hijacked HTTP connection, demultiplexed into stdout/stderr frames.
 
 docker-py hands out the socket below its buffered HTTP reader, so bytes that arrive with the
 101 response can be lost; this module does the upgrade itself and keeps every byte.
@@ -28,6 +28,19 @@ WRAPPER = ("sh", "-c",
 
 def open_exec(host: str, api_base: str, exec_id: str, timeout: float = 10.0) -> tuple[socket.socket, bytes]:
     """Start exec `exec_id` attached; returns the connected socket and bytes already read past the headers."""
+    body = json.dumps({"Detach": False, "Tty": False}).encode()
+    return open_upgraded(host, f"{api_base}/exec/{exec_id}/start", body, "start the exec", timeout)
+
+
+def open_attach(host: str, api_base: str, container_id: str, timeout: float = 10.0) -> tuple[socket.socket, bytes]:
+    """Attach to a container's stdin, stdout and stderr (before starting it, so no output is missed)."""
+    path = f"{api_base}/containers/{container_id}/attach?stream=1&stdin=1&stdout=1&stderr=1"
+    return open_upgraded(host, path, b"", "attach to the container", timeout)
+
+
+def open_upgraded(host: str, path: str, body: bytes, what: str,
+                  timeout: float = 10.0) -> tuple[socket.socket, bytes]:
+    """POST `path` asking for a raw stream (HTTP upgrade); returns the socket and bytes read past the headers."""
     parsed = urlparse(host)
     try:
         if parsed.scheme == "unix":
@@ -37,26 +50,29 @@ def open_exec(host: str, api_base: str, exec_id: str, timeout: float = 10.0) -> 
         elif parsed.scheme in ("tcp", "http"):
             sock = socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 2375), timeout)
         else:
-            raise Unavailable(f"exec over DOCKER_HOST {host!r} is not supported; use a unix:// or tcp:// engine")
+            raise Unavailable(f"raw streams over DOCKER_HOST {host!r} are not supported; use a unix:// or tcp:// "
+                              "engine")
     except OSError as exc:
         raise Unavailable(f"the Docker engine at {host} is unreachable ({exc}); start it or set DOCKER_HOST") from exc
-    body = json.dumps({"Detach": False, "Tty": False}).encode()
-    request = (f"POST {api_base}/exec/{exec_id}/start HTTP/1.1\r\nHost: docker\r\n"
+    request = (f"POST {path} HTTP/1.1\r\nHost: docker\r\n"
                f"Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    sock.sendall(request)
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        if not chunk:
-            sock.close()
-            raise Unavailable(f"the Docker engine at {host} closed the exec stream before answering")
-        head += chunk
+    try:
+        sock.sendall(request)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise Unavailable(f"the Docker engine at {host} closed the stream before answering")
+            head += chunk
+    except BaseException:
+        sock.close()
+        raise
     headers, _, rest = head.partition(b"\r\n\r\n")
     status = headers.split(b"\r\n", 1)[0]
     if b" 101 " not in status and b" 200 " not in status:
         sock.close()
-        raise Unavailable(f"the Docker engine refused to start the exec: {status.decode(errors='replace')}")
+        raise Unavailable(f"the Docker engine refused to {what}: {status.decode(errors='replace')}")
     sock.settimeout(None)
     return sock, rest
 
@@ -74,12 +90,12 @@ class FrameReader:
         if self.eof:
             return False
         wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select([self.sock], [], [], wait)
-        if not ready:
-            return False
         try:
+            ready, _, _ = select.select([self.sock], [], [], wait)
+            if not ready:
+                return False
             chunk = self.sock.recv(65536)
-        except OSError:
+        except (OSError, ValueError):  # closed by another thread (ValueError: its descriptor is gone)
             chunk = b""
         if not chunk:
             self.eof = True

@@ -1,4 +1,5 @@
-"""Processes inside a container: a bounded one-shot command, and a long-lived agent with open stdin."""
+"""Processes inside a container: a bounded one-shot command, a long-lived agent with open stdin, and the
+attached stdio of an MCP server container."""
 
 from __future__ import annotations
 
@@ -78,24 +79,19 @@ def _cap(data: bytearray, limit: int) -> str:
     return bytes(data[:limit]).decode("utf-8", errors="replace")
 
 
-class DockerAgentProcess:
-    """An agent session's process: write to its stdin, read its output line by line."""
+class SocketStream:
+    """A hijacked engine stream: write to the process's stdin, read its multiplexed output."""
 
-    def __init__(self, sock: socket.socket, reader: FrameReader, splitter: LineSplitter, pid: int,
-                 early: list[tuple[str, bytes]], exit_code: Callable[[], int | None]) -> None:
-        self.pid = pid
+    def __init__(self, sock: socket.socket, reader: FrameReader) -> None:
         self._sock = sock
         self._reader = reader
-        self._splitter = splitter
-        self._early = early
-        self._exit_code = exit_code
         self._write_lock = threading.Lock()
         self._stdin_open = True
 
     def write(self, data: bytes) -> None:
         with self._write_lock:
             if not self._stdin_open:
-                raise BrokenPipeError("the agent's input is closed")
+                raise BrokenPipeError("the process's input is closed")
             self._sock.sendall(data)
 
     def close_stdin(self) -> None:
@@ -104,6 +100,34 @@ class DockerAgentProcess:
                 self._stdin_open = False
                 with contextlib.suppress(OSError):
                     self._sock.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self._stdin_open = False
+        # shutdown first: it wakes a thread blocked reading this socket (it then sees the end of the stream).
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+
+class DockerAttachedStream(SocketStream):
+    """An MCP server container's stdio, attached before it started."""
+
+    def chunks(self) -> Iterator[list[tuple[str, bytes]]]:
+        while frames := self._reader.frames():
+            yield frames
+
+
+class DockerAgentProcess(SocketStream):
+    """An agent session's process: write to its stdin, read its output line by line."""
+
+    def __init__(self, sock: socket.socket, reader: FrameReader, splitter: LineSplitter, pid: int,
+                 early: list[tuple[str, bytes]], exit_code: Callable[[], int | None]) -> None:
+        super().__init__(sock, reader)
+        self.pid = pid
+        self._splitter = splitter
+        self._early = early
+        self._exit_code = exit_code
 
     def batches(self) -> Iterator[list[tuple[str, bytes]]]:
         """Lines as they arrive, grouped by read, until the process ends."""
@@ -123,8 +147,3 @@ class DockerAgentProcess:
 
     def exit_code(self) -> int | None:
         return self._exit_code()
-
-    def close(self) -> None:
-        self._stdin_open = False
-        with contextlib.suppress(OSError):
-            self._sock.close()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy import select
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
-from jarvis.runtime.domain.context import LABEL_PROJECT, Deps, project_row, workspace_row
+from jarvis.runtime.domain.context import LABEL_PROJECT, LABEL_SERVER, Deps, project_row, workspace_row
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ABSENT, ContainerInfo, ExecResult
 from jarvis.runtime.domain.ports import ContainerSpec
@@ -115,8 +115,11 @@ class Containers:
         return bool(containers)
 
     def reconcile(self) -> dict[str, list[str]]:
-        """Re-adopt this instance's containers whose project exists; remove the others (orphans)."""
-        found = self._d.engine.list_managed(self._d.labels())
+        """Re-adopt this instance's containers whose project exists; remove the others (orphans).
+
+        MCP server containers are not projects' (see servers.Servers.reap).
+        """
+        found = [c for c in self._d.engine.list_managed(self._d.labels()) if LABEL_SERVER not in c.labels]
         with self._d.db.read() as session:
             projects = {r.id: r.container_id for r in session.scalars(select(ProjectRow))}
         removed, adopted, kept = [], [], set()

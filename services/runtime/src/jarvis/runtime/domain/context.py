@@ -22,6 +22,7 @@ from jarvis.runtime.storage.models import ProjectRow, SessionRow, WorkspaceRow
 LABEL_MANAGED = "jarvis.runtime"
 LABEL_INSTANCE = "jarvis.runtime.instance"
 LABEL_PROJECT = "jarvis.project"
+LABEL_SERVER = "jarvis.server"  # an MCP server container (AttachServer); its value is the server's name
 
 
 class KeyedLocks:

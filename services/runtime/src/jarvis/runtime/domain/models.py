@@ -144,3 +144,42 @@ class Limits:
     read_only_root: bool = True
     no_new_privileges: bool = True
     cap_drop: tuple[str, ...] = ("ALL",)
+
+
+@dataclass(frozen=True)
+class ServerLaunch:
+    """An MCP server image to run with its stdio attached (`docker run -i IMAGE ARGS` semantics)."""
+
+    server: str
+    image: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServerStarted:
+    container_id: str
+    container_name: str
+    image: str
+
+
+@dataclass(frozen=True)
+class ServerOutput:
+    stream: str  # "stdout" or "stderr"
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ServerExited:
+    exit_code: int  # -1: unknown (removed before it reported one)
+    oom_killed: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ExitState:
+    """How a container ended, as the engine reports it; `exit_code` None while it runs or once removed."""
+
+    exit_code: int | None
+    oom_killed: bool = False
+    error: str = ""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from jarvis.runtime.domain.models import Changes, ContainerInfo, ExecResult
+from jarvis.runtime.domain.models import Changes, ContainerInfo, ExecResult, ExitState
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class Mount:
 
 @dataclass(frozen=True)
 class ContainerSpec:
-    """Everything a project container is created with; the hardening lives in these fields."""
+    """Everything a project's or an MCP server's container is created with; the hardening lives in these fields."""
 
     name: str
     image: str
@@ -31,8 +31,9 @@ class ContainerSpec:
     cpus: float
     pids: int
     tmpfs_size: str
-    workdir: str
+    workdir: str  # "": the image's own
     env: dict[str, str] = field(default_factory=dict)
+    stdin: bool = False  # an MCP server: stdin open for one attached client (`docker run -i`)
 
 
 class AgentProcess(Protocol):
@@ -53,6 +54,21 @@ class AgentProcess(Protocol):
     def close(self) -> None: ...
 
 
+class AttachedStream(Protocol):
+    """A container's stdio, attached before it started: stdin to write, stdout and stderr as they come."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def close_stdin(self) -> None: ...
+
+    def chunks(self) -> Iterator[list[tuple[str, bytes]]]:
+        """("stdout" | "stderr", bytes) grouped by read, until the container's output ends or `close()`."""
+        ...
+
+    def close(self) -> None:
+        """Release the stream; safe from any thread, and `chunks()` then ends."""
+
+
 class Engine(Protocol):
     """A Docker engine."""
 
@@ -62,6 +78,14 @@ class Engine(Protocol):
         """Raise Unavailable (naming the engine and what to do) when it cannot be reached."""
 
     def image_exists(self, image: str) -> bool: ...
+
+    def image_user(self, image: str) -> str | None:
+        """The user the image's config names ("" when none), or None when the image is not on the engine."""
+
+    def attach(self, container_id: str) -> AttachedStream: ...
+
+    def exit_state(self, container_id: str, wait: float) -> ExitState:
+        """How the container ended, waiting up to `wait` seconds for it to stop running."""
 
     def list_managed(self, labels: dict[str, str]) -> list[ContainerInfo]: ...
 

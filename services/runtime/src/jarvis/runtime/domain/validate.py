@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
@@ -14,6 +14,7 @@ from jarvis.runtime.domain.models import PROTOCOLS
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _IDS = {"project": "p", "workspace": "w", "session": "s", "build": "b"}
 _ID = re.compile(r"^[pwsb][0-9a-f]{12}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]{0,254}$")
 SOURCE_SCHEMES = ("local path", "file://", "https://", "ssh://")
 MAX_ARGS = 1000
@@ -40,10 +41,10 @@ def _lister(kind: str) -> str:
             "session": "session action=list", "build": "image_rebuild"}[kind]
 
 
-def check_name(name: str) -> str:
+def check_name(name: str, what: str = "project") -> str:
     name = (name or "").strip()
     if not _NAME.match(name):
-        raise InvalidArgument(f"invalid project name '{name[:80]}': use 1-63 characters a-z, 0-9, '.', '_' or '-', "
+        raise InvalidArgument(f"invalid {what} name '{name[:80]}': use 1-63 characters a-z, 0-9, '.', '_' or '-', "
                               "starting with a letter or digit")
     return name
 
@@ -77,9 +78,14 @@ def check_image(image: str) -> str:
 
 
 def check_argv(argv: Sequence[str], what: str) -> list[str]:
-    args = [str(a) for a in argv]
-    if not args or not args[0].strip():
+    if not argv or not str(argv[0]).strip():
         raise InvalidArgument(f"{what} is empty: give the program and its arguments, e.g. [\"ls\", \"-la\"]")
+    return check_args(argv, what)
+
+
+def check_args(argv: Sequence[str], what: str) -> list[str]:
+    """Arguments within the size limits and free of NUL bytes (which no argv can carry)."""
+    args = [str(a) for a in argv]
     if len(args) > MAX_ARGS or sum(len(a.encode()) for a in args) > MAX_ARG_BYTES:
         raise InvalidArgument(f"{what} is too long (at most {MAX_ARGS} arguments, {MAX_ARG_BYTES} bytes)")
     if any("\x00" in a for a in args):
@@ -100,3 +106,16 @@ def clamp(value: int, default: int, maximum: int, what: str) -> int:
     if value > maximum:
         raise InvalidArgument(f"{what} may be at most {maximum} (config_limits shows the limits)")
     return value or default
+
+
+def check_env(env: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables a container can be given: POSIX-style names, no NUL bytes, bounded in size."""
+    if len(env) > MAX_ARGS or sum(len(k.encode()) + len(v.encode()) for k, v in env.items()) > MAX_ARG_BYTES:
+        raise InvalidArgument(f"env is too large (at most {MAX_ARGS} variables, {MAX_ARG_BYTES} bytes)")
+    for name, value in env.items():
+        if not _ENV_NAME.match(name):
+            raise InvalidArgument(f"invalid environment variable name '{name[:80]}': use letters, digits and '_', "
+                                  "not starting with a digit")
+        if "\x00" in value:
+            raise InvalidArgument(f"the value of environment variable {name} contains a NUL byte")
+    return dict(env)
