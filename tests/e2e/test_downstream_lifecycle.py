@@ -135,7 +135,7 @@ async def test_bad_servers_are_contained_named_and_retried(hosted: RunningJarvis
     assert "not found" in listing["missing"]["last_error"]
     assert listing["good-clock"]["status"] == "running"
     assert listing["boxed"]["status"] == "failing"
-    assert "not hosted yet" in listing["boxed"]["last_error"]
+    assert "example.invalid/mcp:1" in listing["boxed"]["last_error"]  # the runtime names the missing image
     assert garbage["runtime"]["state"] == "running"
     assert set(schema["runtime"]["schema_fixes"]) == {"no_type", "not_schema", "string_schema"}
     # Failing servers are retried with growing delays.

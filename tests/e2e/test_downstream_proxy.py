@@ -4,9 +4,11 @@ surfaces of a real `jarvis up`: tool names, pass-through of results, errors and 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -165,3 +167,44 @@ async def test_an_unprefixed_one_server_profile_is_transparent(hosted: RunningJa
 
 async def _equal(got: Any, expected: list[str]) -> bool:
     return bool(await got == expected)
+
+
+async def test_calls_answer_with_json_unless_the_caller_asked_for_progress(hosted: RunningJarvis) -> None:
+    """A streamed (SSE) answer only where progress may precede the result; the rest take a cheaper JSON body,
+    and both kinds interleaved on one session each get their own answer."""
+    async with mcp_client(hosted.url()) as admin:
+        await create_server(admin, "everything-raw", everything_server())
+        await create_profile(admin, "raw", "everything-raw")
+    url = hosted.url("/mcp/profile/raw")
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await http.post(url, headers=accept, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert opened.headers["content-type"].startswith("text/event-stream")
+        session = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+        def call(request_id: int, name: str, arguments: dict[str, Any], token: str | None = None) -> Any:
+            params: dict[str, Any] = {"name": name, "arguments": arguments}
+            if token is not None:
+                params["_meta"] = {"progressToken": token}
+            return http.post(url, headers=session, json={"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                                                         "params": params})
+
+        streamed, *plain = await asyncio.gather(
+            call(2, "everything-raw__trigger-long-running-operation", {"duration": 1, "steps": 2}, token="p1"),
+            *(call(3 + i, "everything-raw__get-sum", {"a": i, "b": 100}) for i in range(5)))
+    for i, answer in enumerate(plain):
+        assert answer.headers["content-type"].startswith("application/json")
+        body = answer.json()
+        assert body["id"] == 3 + i
+        assert f"{i + 100}" in body["result"]["content"][0]["text"]
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    events = [json.loads(line[5:]) for line in streamed.text.splitlines()
+              if line.startswith("data:") and line[5:].strip()]
+    progress = [e["params"]["progress"] for e in events if e.get("method") == "notifications/progress"]
+    assert progress == [1, 2]
+    assert all(e["params"]["progressToken"] == "p1" for e in events if "method" in e)
+    assert events[-1]["id"] == 2
+    assert "result" in events[-1]

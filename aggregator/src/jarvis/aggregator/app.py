@@ -58,12 +58,13 @@ class Aggregator:
         self.metrics_registry = metrics_registry
         self.metrics = AggregatorMetrics(metrics_registry)
         self.usage = UsageRecorder(registry)
-        self.downstream, self.shares = create_host(registry, settings)
+        runtime = RuntimeClient(settings.runtime_target) if settings.runtime_target else None
+        self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         self.context = ToolContext(
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
             debug=DebugClient(settings.debug_target) if settings.debug_target else None,
-            runtime=RuntimeClient(settings.runtime_target) if settings.runtime_target else None,
+            runtime=runtime,
             scheduler=SchedulerClient(settings.scheduler_target) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream, shares=self.shares,

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from jarvis.aggregator.mcp_server import PRINCIPAL_SCOPE_KEY
+from jarvis.aggregator.mcp_server import BODY_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.aggregator.registry_client import RegistryClient
@@ -152,6 +152,7 @@ class McpGate:
                         "this MCP session belongs to another token", scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
+        scope[BODY_SCOPE_KEY] = body
         await self.app(scope, _replay(body, receive), self._remember_session(send, principal))
 
     async def _authenticate(self, request: Request, require: bool = False) -> tuple[Principal | None, str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.runtime.v1 import runtime_pb2_grpc
 from jarvis.common.grpc_client import aio_channel
@@ -30,6 +32,11 @@ class RuntimeClient(ServiceClient):
         # need longer, so they go through a channel without one (and are never replayed).
         self._long_channel = aio_channel(target, {})
         self.long = runtime_pb2_grpc.RuntimeServiceStub(self._long_channel)
+
+    def attach_server(self) -> Any:
+        """A new AttachServer call (a `grpc.aio` bidirectional stream). No deadline: it lasts as long as the
+        server runs; never replayed: each call is a container of its own."""
+        return self.long.AttachServer()
 
     async def close(self) -> None:
         await super().close()

@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_Event = tuple[str, str, bool, float, int]  # tool, action, ok, latency in ms, when (ns since the epoch)
+
+
+def _message(event: _Event) -> registry_pb2.UsageEvent:
+    tool, action, ok, latency_ms, at_ns = event
+    at = Timestamp()
+    at.FromNanoseconds(at_ns)
+    return registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
+
+
 class UsageRecorder:
     """Recording is a cheap append on the request path; a background task does the I/O."""
 
@@ -25,7 +35,8 @@ class UsageRecorder:
         self._registry = registry
         self._interval = flush_interval
         self._max = max_buffer
-        self._events: list[registry_pb2.UsageEvent] = []
+        # Plain tuples on the request path; the protobuf messages are built at flush time, off it.
+        self._events: list[_Event] = []
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.dropped = 0
@@ -35,11 +46,7 @@ class UsageRecorder:
             # The registry is unreachable for long: keep memory bounded, count what is lost.
             self.dropped += 1
             return
-        at = Timestamp()
-        at.FromNanoseconds(time.time_ns())
-        self._events.append(
-            registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
-        )
+        self._events.append((tool, action, ok, latency_ms, time.time_ns()))
 
     async def flush(self) -> None:
         async with self._lock:
@@ -48,7 +55,7 @@ class UsageRecorder:
             batch, self._events = self._events, []
             try:
                 await self._registry.call(
-                    self._registry.registry.RecordUsage, registry_pb2.RecordUsageRequest(events=batch)
+                    self._registry.registry.RecordUsage, registry_pb2.RecordUsageRequest(events=map(_message, batch))
                 )
             except JarvisError as exc:
                 log.warning("usage not recorded yet; will retry", extra={"events": len(batch), "error": str(exc)})

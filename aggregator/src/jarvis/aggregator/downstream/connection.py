@@ -28,6 +28,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 
+from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
 
 JsonObject = dict[str, Any]
@@ -41,8 +42,9 @@ class LaunchPlan:
     """How to reach one server, resolved from its registry launch spec (env values expanded)."""
 
     server: str
-    transport: str  # "stdio" or "streamable-http"
+    transport: str  # "stdio", "streamable-http" or "container"
     stdio: StdioSpec | None = None
+    container: ContainerSpec | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -109,6 +111,8 @@ async def connect(plan: LaunchPlan, *, init_timeout: float,
         write: WriteStream[SessionMessage]
         if plan.stdio is not None:
             read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio))
+        elif plan.container is not None:
+            read, write, child = await stack.enter_async_context(container_transport(plan.container))
         else:
             await refuse_forbidden_address(plan.url)
             http = await stack.enter_async_context(httpx2.AsyncClient(headers=plan.headers, timeout=init_timeout))

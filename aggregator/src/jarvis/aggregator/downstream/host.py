@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -22,20 +23,22 @@ from typing import Any
 from mcp.shared.dispatcher import ProgressFnT
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan
+from jarvis.aggregator.downstream.container import ContainerSpec
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.stdio import StdioSpec
 from jarvis.aggregator.downstream.supervisor import HostOptions, ServerHost
 from jarvis.aggregator.downstream.tools import ServedTools, check_pins, known_from_pins, quarantine_message
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[set[str], set[str]], None]
-CONTAINER_PENDING = ("container-image servers are not hosted yet: the runtime service has no call that runs an "
-                     "MCP server image with its stdio attached; meanwhile register it as a stdio server whose "
-                     "command is `docker run -i --rm IMAGE`, or by its streamable-http URL")
+NO_RUNTIME = ("container-image servers run through the runtime service, and this aggregator has none: set "
+              "JARVIS_AGGREGATOR_RUNTIME_TARGET to the runtime's host:port (`jarvis up` has one), or register the "
+              "server as a stdio server whose command is `docker run -i --rm IMAGE`")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class ExposedTool:
     definition: dict[str, Any]
 
 
+_ExposedEntry = tuple[tuple[ServedTools | None, ...], dict[str, ExposedTool]]
+
+
 @dataclass
 class HostConfig:
     idle_stop_seconds: int = 900
@@ -57,8 +63,9 @@ class HostConfig:
 
 class DownstreamHost:
     def __init__(self, registry: RegistryClient, options: HostOptions, *, project_root: Path,
-                 max_message_bytes: int, watch_seconds: float = 2.0) -> None:
+                 max_message_bytes: int, watch_seconds: float = 2.0, runtime: RuntimeClient | None = None) -> None:
         self.registry = registry
+        self.runtime = runtime  # runs container-image servers; None: they cannot be hosted here
         self.options = options
         self.project_root = project_root
         self.max_message_bytes = max_message_bytes
@@ -68,6 +75,9 @@ class DownstreamHost:
         self.profiles: dict[str, tuple[str, ...]] = {}
         self._specs: dict[str, bytes] = {}
         self._known: dict[str, ServedTools] = {}
+        self._pins_digest = b""
+        # Per (servers, prefixed): the ServedTools it was built from (kept alive, compared by identity) and the result.
+        self._exposed: dict[tuple[tuple[str, ...], bool], _ExposedEntry] = {}
         self._listeners: list[Listener] = []
         self._task: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
@@ -126,7 +136,7 @@ class DownstreamHost:
             changed |= {n for n in set(new_profiles) | set(self.profiles)
                         if new_profiles.get(n) != self.profiles.get(n)}
             self.profiles = new_profiles
-            known = known_from_pins(pins)
+            known = self._known_tools(pins)
             changed_servers |= {s for s in set(known) | set(self._known)
                                 if _names(known.get(s)) != _names(self._known.get(s))}
             self._known = known
@@ -166,6 +176,15 @@ class DownstreamHost:
             log.warning("tool pins unavailable (%s); listing a profile starts its servers to learn their tools", exc)
             return []
 
+    def _known_tools(self, pins: list[pb.ToolPin]) -> dict[str, ServedTools]:
+        """The pinned tools per server, rebuilt only when the pins changed: normalising every pinned schema
+        on each sync tick would cost CPU in proportion to all installed tools, every few seconds."""
+        digest = hashlib.sha256(pb.ToolPinsResponse(pins=pins).SerializeToString(deterministic=True)).digest()
+        if digest == self._pins_digest:
+            return self._known
+        self._pins_digest = digest
+        return known_from_pins(pins)
+
     async def _read_config(self) -> HostConfig:
         reg = self.registry
         values: dict[str, Any] = {}
@@ -185,12 +204,15 @@ class DownstreamHost:
         launch = server.launch
         if launch.transport == pb.TRANSPORT_STREAMABLE_HTTP:
             return LaunchPlan(server.name, "streamable-http", url=launch.url, headers=dict(launch.headers))
-        if launch.transport != pb.TRANSPORT_STDIO:
-            return CONTAINER_PENDING
         try:
             env = {k: _expand(v) for k, v in launch.env.items()}
         except KeyError as exc:
             return f"environment variable {exc.args[0]} named in its env is not set where Jarvis runs"
+        if launch.transport == pb.TRANSPORT_CONTAINER:
+            if self.runtime is None:
+                return NO_RUNTIME
+            return LaunchPlan(server.name, "container", container=ContainerSpec(
+                server.name, launch.image, self.runtime, tuple(launch.args), env, self.max_message_bytes))
         cwd = launch.cwd or str(self.project_root)
         return LaunchPlan(server.name, "stdio", stdio=StdioSpec(
             server.name, launch.command, tuple(launch.args), env, cwd, self.max_message_bytes))
@@ -238,11 +260,21 @@ class DownstreamHost:
         return self._known.get(server)
 
     def exposed(self, servers: tuple[str, ...], prefixed: bool) -> dict[str, ExposedTool]:
+        """The tools a surface over `servers` serves, by their name there (shared: callers must not modify it).
+
+        Asked several times per proxied call (the gate, the handler), so the result is kept until one of
+        the servers' tool sets is replaced (a start, a reload, a stop: each makes a new `ServedTools`).
+        """
+        sources = tuple(self.tools_of(server) for server in servers)
+        cached = self._exposed.get((servers, prefixed))
+        if cached is not None and all(a is b for a, b in zip(cached[0], sources, strict=True)):
+            return cached[1]
         tools: dict[str, ExposedTool] = {}
-        for server in servers:
-            for tool, definition in (self.tools_of(server) or ServedTools()).tools.items():
+        for server, served_tools in zip(servers, sources, strict=True):
+            for tool, definition in (served_tools or ServedTools()).tools.items():
                 name = namespaced(server, tool) if prefixed else tool
                 tools[name] = ExposedTool(name, server, tool, {**definition, "name": name})
+        self._exposed[(servers, prefixed)] = (sources, tools)
         return tools
 
     def prefixed(self, profile: str) -> bool:

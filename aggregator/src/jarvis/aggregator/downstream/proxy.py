@@ -165,7 +165,7 @@ class ProxySurface:
             self.metrics.tool_latency.labels(self.kind, "downstream").observe(elapsed)
             self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000)
             if self.kind == SHARE:
-                self.shares.count_call(target)
+                self.shares.count_call(target, outcome == "ok", elapsed * 1000)
 
     async def _forward(self, ctx: ServerRequestContext[Any], exposed: ExposedTool) -> dict[str, Any]:
         request = dict(ctx.params or {})

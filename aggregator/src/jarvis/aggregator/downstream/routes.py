@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -13,13 +13,16 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from jarvis.aggregator.downstream.answer_mode import PerRequestAnswers, answer_as_json, answer_mode
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
-from jarvis.aggregator.downstream.shares import Shares
+from jarvis.aggregator.downstream.shares import REQUEST, Shares
 from jarvis.aggregator.downstream.supervisor import HostOptions
+from jarvis.aggregator.mcp_server import BODY_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.usage import UsageRecorder
 
@@ -46,7 +49,7 @@ class Guard:
             if principal.token_id != share.token_id and not principal.may(SHARE, target, "", read_only=False,
                                                                           admin=True):
                 return f"this token is not the token of the '{target}' share"
-            share.requests += 1
+            surface.shares.count(share, REQUEST)
         if not surface.reaches(principal):
             return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.kind} surface"
         tools = surface.tools(target) if calls else {}
@@ -70,16 +73,21 @@ class _Endpoint:
             await JSONResponse({"error": "not_found", "message": f"no {self.surface.kind} named '{target}'"},
                                status_code=404)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        # A surface that stands for one server (a share, an unprefixed profile) answers as that server's
+        # transport would, in SSE, so it stays transparent; the others answer JSON where nothing streams.
+        as_json = self.surface.single_server(target) is None and answer_as_json(
+            scope.get("method", ""), scope.get(BODY_SCOPE_KEY, b""))
+        with answer_mode(as_json):
+            await self.app(scope, receive, send)
 
 
 class DownstreamRoutes:
-    def __init__(self, profiles: ProxySurface, shares: ProxySurface, *, stateless: bool, json_response: bool,
-                 max_body_bytes: int) -> None:
+    def __init__(self, profiles: ProxySurface, shares: ProxySurface, *, stateless: bool, max_body_bytes: int) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
         self.managers = {
             kind: StreamableHTTPSessionManager(
-                app=surface.server, stateless=stateless, json_response=json_response,
+                # JSON or SSE per request: see answer_mode.
+                app=surface.server, stateless=stateless, json_response=cast(bool, PerRequestAnswers()),
                 # Host/Origin are validated by the gate before authentication, as for the other surfaces.
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
                 max_request_body_size=max_body_bytes)
@@ -112,17 +120,17 @@ def build_downstream(host: DownstreamHost, shares: Shares, usage: UsageRecorder,
     """The profile and share surfaces of one aggregator."""
     profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version)
     shared = ProxySurface(SHARE, host, shares, usage, metrics, version)
-    # SSE answers, not JSON: downstream tools stream progress (and other per-request notifications).
-    return DownstreamRoutes(profiles, shared, stateless=settings.stateless, json_response=False,
-                            max_body_bytes=settings.max_body_bytes)
+    return DownstreamRoutes(profiles, shared, stateless=settings.stateless, max_body_bytes=settings.max_body_bytes)
 
 
-def create_host(registry: RegistryClient, settings: AggregatorSettings) -> tuple[DownstreamHost, Shares]:
+def create_host(registry: RegistryClient, settings: AggregatorSettings, usage: UsageRecorder,
+                runtime: RuntimeClient | None = None) -> tuple[DownstreamHost, Shares]:
+    """The downstream host; container-image servers need `runtime` (the runtime service runs them)."""
     options = HostOptions(init_timeout=settings.downstream_init_timeout, call_timeout=settings.downstream_call_timeout,
                           list_timeout=settings.downstream_init_timeout)
     host = DownstreamHost(registry, options, project_root=settings.project_root,
                           max_message_bytes=settings.downstream_max_message_bytes,
-                          watch_seconds=settings.downstream_watch_seconds)
+                          watch_seconds=settings.downstream_watch_seconds, runtime=runtime)
     bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
     shown = f"[{bind}]" if ":" in bind else bind
-    return host, Shares(registry, f"http://{shown}:{settings.port}")
+    return host, Shares(registry, usage, f"http://{shown}:{settings.port}")

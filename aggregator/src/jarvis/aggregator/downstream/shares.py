@@ -4,6 +4,10 @@ A share *is* its token in the registry: a token named `share:<server>` whose onl
 `share:<server>`. So shares survive restarts and every replica sees the same ones, and `stop`
 revokes the token. Each replica also drops a stopped share from memory at once, so the old token
 stops working here immediately rather than after the token cache expires.
+
+Use counts go through the usage pipeline under the pseudo-tool `share:<token id>` (actions
+`request` and `tools/call`): every replica ships its counts to the registry, so `list` shows the
+uses a share had on all replicas, and a share started again (a new token) starts from zero.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
 PREFIX = "share:"
 SHARE_PATH = "/share/{server}/mcp"
+REQUEST, TOOL_CALL = "request", "tools/call"  # the usage actions a share counts
 _REFRESH_SECONDS = 2.0
 
 
@@ -29,8 +35,10 @@ class Share:
     token_id: str
     created_at: datetime | None
     expires_at: datetime | None
-    requests: int = 0
-    tool_calls: int = 0
+
+    @property
+    def usage_key(self) -> str:
+        return f"{PREFIX}{self.token_id}"
 
     def expired(self) -> bool:
         return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
@@ -41,8 +49,9 @@ def _time(stamp: Any, present: bool) -> datetime | None:
 
 
 class Shares:
-    def __init__(self, registry: RegistryClient, base_url: str) -> None:
+    def __init__(self, registry: RegistryClient, usage: UsageRecorder, base_url: str) -> None:
         self.registry = registry
+        self.usage = usage
         self.fallback_base_url = base_url
         self._active: dict[str, Share] = {}
         self._refreshed = 0.0
@@ -70,11 +79,8 @@ class Shares:
             server = token.name.removeprefix(PREFIX)
             if not token.name.startswith(PREFIX) or list(token.scopes) != [f"{PREFIX}{server}"]:
                 continue
-            known = self._active.get(server)
             share = Share(server, token.id, _time(token.created_at, token.HasField("created_at")),
                           _time(token.expires_at, token.HasField("expires_at")))
-            if known is not None and known.token_id == token.id:
-                share.requests, share.tool_calls = known.requests, known.tool_calls
             if not share.expired():
                 active[server] = share
         self._active, self._refreshed = active, time.monotonic()
@@ -84,10 +90,25 @@ class Shares:
         share = self._active.get(server)
         return None if share is None or share.expired() else share
 
-    def count_call(self, server: str) -> None:
+    def count(self, share: Share, action: str, ok: bool = True, latency_ms: float = 0.0) -> None:
+        """One use of `share` (a request reaching it, or a tool call through it), shipped with the usage."""
+        self.usage.record(share.usage_key, action, ok, latency_ms)
+
+    def count_call(self, server: str, ok: bool, latency_ms: float) -> None:
         share = self._active.get(server)
         if share is not None:
-            share.tool_calls += 1
+            self.count(share, TOOL_CALL, ok, latency_ms)
+
+    async def _uses(self, shares: list[Share]) -> dict[str, dict[str, int]]:
+        """Requests and tool calls per share, from every replica (this one's pending counts shipped first)."""
+        await self.usage.flush()
+        reg = self.registry
+        uses: dict[str, dict[str, int]] = {}
+        for share in shares:
+            stats = (await reg.call(reg.registry.GetUsage, pb.GetUsageRequest(tool=share.usage_key))).stats
+            calls = {stat.action: stat.calls for stat in stats}
+            uses[share.token_id] = {"requests": calls.get(REQUEST, 0), "tool_calls": calls.get(TOOL_CALL, 0)}
+        return uses
 
     async def start(self, server: str, expires_in: int | None) -> dict[str, Any]:
         reg = self.registry
@@ -117,12 +138,12 @@ class Shares:
             raise NotFound(f"'{server}' is not shared; jarvis_share action=list shows the active shares")
         reg = self.registry
         await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=share.token_id))
-        return {"stopped": server, "revoked_token": share.token_id, "requests": share.requests,
-                "tool_calls": share.tool_calls}
+        return {"stopped": server, "revoked_token": share.token_id, **(await self._uses([share]))[share.token_id]}
 
     async def listing(self) -> list[dict[str, Any]]:
         await self.refresh(force=True)
         base = await self.base_url()
+        shares = sorted(self._active.values(), key=lambda s: s.server)
+        uses = await self._uses(shares)
         return [{"server": s.server, "url": self.url(s.server, base), "created_at": s.created_at,
-                 "expires_at": s.expires_at, "token_id": s.token_id, "requests": s.requests,
-                 "tool_calls": s.tool_calls} for s in sorted(self._active.values(), key=lambda s: s.server)]
+                 "expires_at": s.expires_at, "token_id": s.token_id, **uses[s.token_id]} for s in shares]

@@ -1,5 +1,8 @@
 """A stdio MCP server as a child process Jarvis owns: argv (never a shell), own process group, and
-killed with Jarvis even when Jarvis itself is killed (`PR_SET_PDEATHSIG` on Linux)."""
+killed with Jarvis even when Jarvis itself is killed (`PR_SET_PDEATHSIG` on Linux).
+
+The framing of a server's stdout (bounded lines, oversized and non-JSON-RPC lines) and the tail of
+its stderr are kept here for every stdio-speaking server, child process or container."""
 
 from __future__ import annotations
 
@@ -44,11 +47,13 @@ class StdioSpec:
 
 @dataclass
 class ChildProcess:
-    """What the supervisor reports about a running child: pid, exit, stderr tail, protocol noise."""
+    """What the supervisor reports about a running server: pid or container, exit, stderr tail, protocol noise."""
 
-    pid: int
+    pid: int | None
+    container: str = ""  # the container's id, for a server the runtime service runs
     started_at: float = field(default_factory=time.time)
     returncode: int | None = None
+    exit_detail: str = ""  # why it ended, when the exit code alone does not say (or is unknown)
     exited: asyncio.Event = field(default_factory=asyncio.Event)
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=_STDERR_LINES))
     garbage_lines: int = 0
@@ -57,9 +62,13 @@ class ChildProcess:
 
     def describe_exit(self) -> str:
         code = self.returncode
-        how = "is still running" if code is None else (
-            f"was killed by signal {-code}" if code < 0 else f"exited with code {code}")
-        return f"process {self.pid} {how}{self.context()}"
+        if code is None:
+            how = self.exit_detail or "is still running"
+        else:
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            how += f" ({self.exit_detail})" if self.exit_detail else ""
+        subject = f"container {self.container[:12]}" if self.container else f"process {self.pid}"
+        return f"{subject} {how}{self.context()}"
 
     def context(self) -> str:
         """The clues a person needs: stderr's last lines and any non-protocol output on stdout."""
@@ -108,10 +117,12 @@ async def stdio_transport(
     child = ChildProcess(pid=proc.pid)
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_read_stdout, proc, to_session, child, spec)
+        tg.start_soon(read_messages, _chunks(proc.stdout), to_session, child, spec.server, spec.max_message_bytes)
         tg.start_soon(_write_stdin, proc, from_session)
-        tg.start_soon(_read_stderr, proc, child, spec.server)
+        tg.start_soon(read_stderr, proc.stderr, child, spec.server)
         tg.start_soon(_watch_exit, proc, child)
         try:
             yield read_stream, write_stream, child
@@ -157,22 +168,29 @@ async def _watch_exit(proc: asyncio.subprocess.Process, child: ChildProcess) -> 
     child.exited.set()
 
 
-async def _read_stdout(proc: asyncio.subprocess.Process, send: MemoryObjectSendStream[SessionMessage | Exception],
-                       child: ChildProcess, spec: StdioSpec) -> None:
-    """Split stdout into lines, bounded: an oversized message is dropped, never buffered whole."""
-    assert proc.stdout is not None
+async def _chunks(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    while chunk := await stream.read(_READ_CHUNK):
+        yield chunk
+
+
+async def read_messages(chunks: AsyncIterator[bytes], send: MemoryObjectSendStream[SessionMessage | Exception],
+                        child: ChildProcess, server: str, max_message_bytes: int) -> None:
+    """Split a server's stdout into JSON-RPC messages, bounded: an oversized one is dropped, never buffered whole.
+
+    `send` closes when the output ends, which the session sees as the connection closing.
+    """
     buffer = bytearray()
     discarding = False
     head = b""
     async with send:
         try:
-            while chunk := await proc.stdout.read(_READ_CHUNK):
+            async for chunk in chunks:
                 start = 0
                 while (newline := chunk.find(b"\n", start)) >= 0 or start < len(chunk):
                     end = newline if newline >= 0 else len(chunk)
                     piece = chunk[start:end]
                     start = end + 1 if newline >= 0 else len(chunk)
-                    if not discarding and len(buffer) + len(piece) > spec.max_message_bytes:
+                    if not discarding and len(buffer) + len(piece) > max_message_bytes:
                         discarding, head = True, bytes(buffer[:512] + piece[:512])[:512]
                         buffer.clear()
                     if not discarding:
@@ -180,13 +198,13 @@ async def _read_stdout(proc: asyncio.subprocess.Process, send: MemoryObjectSendS
                     if newline < 0:
                         break
                     if discarding:
-                        await _oversized(send, child, spec, head)
+                        await _oversized(send, child, server, max_message_bytes, head)
                         discarding = False
                     else:
-                        await _deliver(send, child, spec.server, bytes(buffer))
+                        await _deliver(send, child, server, bytes(buffer))
                     buffer.clear()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return  # the session went away; the process is being stopped
+            return  # the session went away; the server is being stopped
 
 
 async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
@@ -207,21 +225,25 @@ async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], chi
 
 
 async def _oversized(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
-                     spec: StdioSpec, head: bytes) -> None:
+                     server: str, limit: int, head: bytes) -> None:
     """Answer the request an oversized response was for with an error, so its caller does not wait in vain."""
     child.oversized += 1
-    limit = spec.max_message_bytes
     size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
-    log.warning("downstream server %s sent a message over %d bytes; dropped", spec.server, spec.max_message_bytes,
-                extra={"server": spec.server, "limit_bytes": spec.max_message_bytes})
+    log.warning("downstream server %s sent a message over %d bytes; dropped", server, limit,
+                extra={"server": server, "limit_bytes": limit})
     found = _ID.search(head)
     if found is None or b'"method"' in head[: found.start()]:
         return  # a notification or a request of the server's own: nobody is waiting for it
     raw = found.group(1)
     request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
     error = types.ErrorData(code=types.INTERNAL_ERROR, data={"jarvis": OVERSIZED},
-                            message=f"the response of server '{spec.server}' was larger than {size} and was dropped")
+                            message=f"the response of server '{server}' was larger than {size} and was dropped")
     await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+
+
+def encode(message: SessionMessage) -> bytes:
+    """One message as a server reads it on stdin: compact JSON and a newline."""
+    return message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
 
 
 async def _write_stdin(proc: asyncio.subprocess.Process, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
@@ -229,18 +251,17 @@ async def _write_stdin(proc: asyncio.subprocess.Process, receive: MemoryObjectRe
     async with receive:
         try:
             async for message in receive:
-                proc.stdin.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                proc.stdin.write(encode(message))
                 await proc.stdin.drain()
         except (ConnectionError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return  # the process is gone; the exit watcher reports it
 
 
-async def _read_stderr(proc: asyncio.subprocess.Process, child: ChildProcess, server: str) -> None:
+async def read_stderr(stderr: asyncio.StreamReader, child: ChildProcess, server: str) -> None:
     """Keep the last lines for error messages; reading also keeps a chatty server from blocking on a full pipe."""
-    assert proc.stderr is not None
     while True:
         try:
-            line = await proc.stderr.readline()
+            line = await stderr.readline()
         except ValueError:  # a line over the reader's limit: keep going with the rest
             continue
         if not line:

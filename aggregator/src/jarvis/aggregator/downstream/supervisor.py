@@ -55,6 +55,7 @@ class Snapshot:
     in_flight: int
     quarantined: list[str] = field(default_factory=list)
     schema_fixes: dict[str, list[str]] = field(default_factory=dict)
+    container: str | None = None  # a container-image server's container id (its pid is None)
 
 
 ToolsLoader = Callable[["ServerHost", Connection], Awaitable[ServedTools]]
@@ -278,7 +279,7 @@ class ServerHost:
             last_error=self.last_error or (self.plan if isinstance(self.plan, str) else ""),
             last_error_at=self.last_error_at, retry_in_seconds=None if retry is None else round(retry, 1),
             calls=self.calls, in_flight=self.in_flight, quarantined=sorted(self.tools.quarantined),
-            schema_fixes=dict(self.tools.fixes),
+            schema_fixes=dict(self.tools.fixes), container=(child.container or None) if child is not None else None,
         )
 
 

@@ -1,0 +1,137 @@
+"""A container-image MCP server, run by the runtime service with its stdio attached to one gRPC stream.
+
+The runtime creates a hardened container from the image (no network unless its operator names
+one), streams its stdout and stderr here, and removes it when the stream ends: the server never
+outlives this connection, even when the aggregator is killed (the call then breaks). Framing,
+noise and size limits of stdout, and the stderr tail, are stdio.py's, shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import grpc
+import grpc.aio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+from jarvis.aggregator.downstream.stdio import (
+    STOP_GRACE_SECONDS,
+    ChildProcess,
+    encode,
+    read_messages,
+    read_stderr,
+)
+from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.common.grpc_errors import error_from_rpc
+
+_STDERR_LIMIT = 64 * 1024  # a longer stderr "line" is skipped, as from a child process's pipe
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    server: str
+    image: str
+    runtime: RuntimeClient = field(compare=False, repr=False)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # values may be secrets
+    max_message_bytes: int = 8 * 1024 * 1024
+
+
+@contextlib.asynccontextmanager
+async def container_transport(
+    spec: ContainerSpec,
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
+                         MemoryObjectSendStream[SessionMessage], ChildProcess]]:
+    """Start the server's container through the runtime and bridge its stdio to the SDK's message streams."""
+    call = spec.runtime.attach_server()
+    child = await _start(call, spec)
+    to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    # Bounded: a server writing faster than the session reads is held back through the stream's flow control.
+    stdout_send, stdout_receive = anyio.create_memory_object_stream[bytes](16)
+    stderr = asyncio.StreamReader(limit=_STDERR_LIMIT)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_messages, stdout_receive, to_session, child, spec.server, spec.max_message_bytes)
+        tg.start_soon(read_stderr, stderr, child, spec.server)
+        tg.start_soon(_read_output, call, stdout_send, stderr, child)
+        tg.start_soon(_write_stdin, call, from_session)
+        try:
+            yield read_stream, write_stream, child
+        finally:
+            with anyio.CancelScope(shield=True):
+                # MCP's shutdown order: close its stdin (the end of our side of the stream) and wait; then end the
+                # call, which makes the runtime kill and remove the container.
+                await write_stream.aclose()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(child.exited.wait(), STOP_GRACE_SECONDS)
+            # The tasks first: a read of a cancelled call would raise a CancelledError of its own.
+            tg.cancel_scope.cancel()
+            call.cancel()
+            for stream in (read_stream, to_session, from_session, stdout_receive):
+                stream.close()
+
+
+async def _start(call: Any, spec: ContainerSpec) -> ChildProcess:
+    """Send the start request and wait for the container; OSError with the runtime's reason when it cannot start."""
+    start = pb.ServerStart(server=spec.server, image=spec.image, args=list(spec.args), env=spec.env)
+    try:
+        await call.write(pb.ServerInput(start=start))
+        first = await call.read()
+    except grpc.aio.AioRpcError as exc:
+        call.cancel()
+        raise OSError(f"cannot run image '{spec.image}': {error_from_rpc(exc, 'runtime')}") from None
+    except BaseException:
+        call.cancel()
+        raise
+    if first is grpc.aio.EOF or first.WhichOneof("output") != "started":
+        call.cancel()
+        raise OSError(f"cannot run image '{spec.image}': the runtime ended the stream without starting it")
+    return ChildProcess(pid=None, container=first.started.container_id)
+
+
+async def _read_output(call: Any, stdout: MemoryObjectSendStream[bytes], stderr: asyncio.StreamReader,
+                       child: ChildProcess) -> None:
+    """Route the container's output; its exit (or a broken stream) is the server's exit."""
+    async with stdout:
+        try:
+            while (message := await call.read()) is not grpc.aio.EOF:
+                kind = message.WhichOneof("output")
+                if kind == "stdout":
+                    await stdout.send(message.stdout)
+                elif kind == "stderr":
+                    stderr.feed_data(message.stderr)
+                elif kind == "exited":
+                    _exited(child, message.exited)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.CANCELLED and not child.exited.is_set():
+                child.exit_detail = f"lost its stream from the runtime ({error_from_rpc(exc, 'runtime')})"
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the session went away; the transport is closing
+        finally:
+            stderr.feed_eof()
+            if not child.exited.is_set():
+                child.exit_detail = child.exit_detail or "ended without reporting an exit code"
+                child.exited.set()
+
+
+def _exited(child: ChildProcess, exited: pb.ServerExited) -> None:
+    child.returncode = exited.exit_code if exited.exit_code >= 0 else None
+    child.exit_detail = exited.detail or ("" if child.returncode is not None else "ended; its exit code is unknown")
+    child.exited.set()
+
+
+async def _write_stdin(call: Any, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
+    async with receive:
+        try:
+            async for message in receive:
+                await call.write(pb.ServerInput(stdin=encode(message)))
+            await call.done_writing()  # the server reads end-of-file: MCP's signal to exit
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the call ended; _read_output reports how
