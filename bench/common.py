@@ -79,17 +79,22 @@ async def list_tools(ctx, params):
 async def call_tool(ctx, params):
     return types.CallToolResult(content=[types.TextContent(text="pong")])
 
-app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app()
+app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app(
+    json_response=sys.argv[2] == "json")
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 '''
 
 
 class bare_server:
-    """The mcp SDK's low-level server with one trivial tool, on its default streamable HTTP app."""
+    """The mcp SDK's low-level server with one trivial tool, on its streamable HTTP app (SSE answers, the
+    SDK's default, or JSON answers)."""
+
+    def __init__(self, answers: str = "sse") -> None:
+        self.answers = answers
 
     def __enter__(self) -> str:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(self.port)])
+        self.process = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(self.port), self.answers])
         import httpx2
 
         deadline = time.monotonic() + 30
