@@ -13,9 +13,11 @@ from typing import Any
 import docker
 import grpc
 import pytest
+from prometheus_client import CollectorRegistry
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
+from jarvis.common.metrics import GrpcMetrics
 from jarvis.runtime.server import serve_runtime
 from tests.integration.runtime.conftest import Service
 from tests.support.docker_env import remove_instance
@@ -215,6 +217,41 @@ def test_server_containers_left_by_a_previous_runtime_are_removed_at_start(
         runtime.ensure_reconciled()
         wait_gone(engine, leftover.id, timeout=5)
     finally:
+        server.stop(1)
+        runtime.close()
+        remove_instance(engine, settings.instance)
+
+
+def test_streaming_calls_are_measured_and_their_errors_mapped_like_unary_ones(
+        tmp_path: Path, image: str, mcp_image: str, engine: docker.DockerClient) -> None:
+    """The server's interceptor covers AttachServer: status codes from domain errors, and call metrics."""
+    settings = runtime_settings(tmp_path / "runtime", image)
+    registry = CollectorRegistry()
+    runtime, server = serve_runtime(settings, GrpcMetrics(registry), "127.0.0.1:0")
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+    service = Service(runtime, server, pb_grpc.RuntimeServiceStub(channel), settings, engine)
+    try:
+        served = attach(service, mcp_image)
+        served.started()
+        served.end_input()
+        assert served.until_exit().exit_code == 0
+        missing = attach(service, "jarvis-test-absent:never")
+        with pytest.raises(grpc.RpcError) as caught:
+            missing.started()
+        missing.end_input()
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+        def handled(code: str) -> float | None:
+            return registry.get_sample_value("jarvis_grpc_server_handled_total", {
+                "grpc_service": "jarvis.api.runtime.v1.RuntimeService", "grpc_method": "AttachServer",
+                "grpc_code": code})
+
+        deadline = time.monotonic() + 10  # the server records a stream once its handler has returned
+        while (handled("OK"), handled("FAILED_PRECONDITION")) != (1.0, 1.0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (handled("OK"), handled("FAILED_PRECONDITION")) == (1.0, 1.0)
+    finally:
+        channel.close()
         server.stop(1)
         runtime.close()
         remove_instance(engine, settings.instance)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from typing import Any
@@ -34,44 +35,60 @@ class ServiceBinding:
 
 
 class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
-    """Maps domain errors to status codes (the one place) and records every call."""
+    """Maps domain errors to status codes (the one place) and records every call, unary or streaming."""
 
     def __init__(self, metrics: GrpcMetrics | None) -> None:
         self._metrics = metrics
 
     def intercept_service(self, continuation: Callable[..., Any], details: Any) -> Any:
         handler = continuation(details)
-        if handler is None or handler.unary_unary is None:
+        if handler is None:
             return handler
         service, _, method = details.method.lstrip("/").rpartition("/")
-        inner = handler.unary_unary
-        metrics = self._metrics
+        answering = self._answering
+        codecs = {"request_deserializer": handler.request_deserializer,
+                  "response_serializer": handler.response_serializer}
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
 
-        def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
-            started = time.perf_counter()
-            code = grpc.StatusCode.OK
-            try:
-                return inner(request, context)
-            except JarvisError as exc:
-                code = status_code_for(exc)
-                context.abort(code, exc.message)
-            except NotImplementedError:
-                code = grpc.StatusCode.UNIMPLEMENTED
-                context.abort(code, f"{method} is not implemented by this server")
-            except Exception:
-                code = grpc.StatusCode.INTERNAL
-                log.exception("unhandled error in %s", details.method)
-                context.abort(code, f"internal error in {method}; see the service log")
-            finally:
-                if metrics is not None:
-                    metrics.calls.labels(service, method, code.name).inc()
-                    metrics.latency.labels(service, method).observe(time.perf_counter() - started)
+            def behaviour(request: Any, context: grpc.ServicerContext) -> Any:
+                with answering(service, method, context):
+                    return unary(request, context)
 
-        return grpc.unary_unary_rpc_method_handler(
-            behaviour,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+            return grpc.unary_unary_rpc_method_handler(behaviour, **codecs)
+        if handler.stream_stream is not None:
+            streaming = handler.stream_stream
+
+            def stream_behaviour(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+                with answering(service, method, context):
+                    yield from streaming(requests, context)
+
+            return grpc.stream_stream_rpc_method_handler(stream_behaviour, **codecs)
+        return handler  # no unary-stream or stream-unary calls are served
+
+    @contextlib.contextmanager
+    def _answering(self, service: str, method: str, context: grpc.ServicerContext) -> Iterator[None]:
+        started = time.perf_counter()
+        code = grpc.StatusCode.OK
+        try:
+            yield
+        except GeneratorExit:
+            code = grpc.StatusCode.CANCELLED  # the caller left a streaming call
+            raise
+        except JarvisError as exc:
+            code = status_code_for(exc)
+            context.abort(code, exc.message)
+        except NotImplementedError:
+            code = grpc.StatusCode.UNIMPLEMENTED
+            context.abort(code, f"{method} is not implemented by this server")
+        except Exception:
+            code = grpc.StatusCode.INTERNAL
+            log.exception("unhandled error in %s/%s", service, method)
+            context.abort(code, f"internal error in {method}; see the service log")
+        finally:
+            if self._metrics is not None:
+                self._metrics.calls.labels(service, method, code.name).inc()
+                self._metrics.latency.labels(service, method).observe(time.perf_counter() - started)
 
 
 class RunningServer:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterator
 from typing import TypeAlias
@@ -11,8 +10,7 @@ import grpc
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
-from jarvis.common.errors import InvalidArgument, JarvisError
-from jarvis.common.grpc_errors import status_code_for
+from jarvis.common.errors import InvalidArgument
 from jarvis.runtime import convert
 from jarvis.runtime.app import Runtime
 from jarvis.runtime.domain.validate import SOURCE_SCHEMES
@@ -147,18 +145,17 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     # ------------------------------------------------------------ MCP server containers
 
     def AttachServer(self, request_iterator: Iterator[pb.ServerInput], context: Ctx) -> Iterator[pb.ServerOutput]:
-        with _statuses(context):
-            first = next(request_iterator, None)
-            if first is None or first.WhichOneof("input") != "start":
-                raise InvalidArgument("the first message of AttachServer must be `start` (server, image, args, env)")
-            attached = self._engine().servers.attach(convert.server_launch(first.start))
-            # The container goes with the call: the callback runs when it ends for any reason (a cancelled
-            # call, a caller that died); add_callback is False when the call has already ended.
-            if not context.add_callback(attached.close):
-                attached.close()
-            yield convert.server_started_to_pb(attached.started)
-            for event in attached.run(_stdin(request_iterator)):
-                yield convert.server_output_to_pb(event)
+        first = next(request_iterator, None)
+        if first is None or first.WhichOneof("input") != "start":
+            raise InvalidArgument("the first message of AttachServer must be `start` (server, image, args, env)")
+        attached = self._engine().servers.attach(convert.server_launch(first.start))
+        # The container goes with the call: the callback runs when it ends for any reason (a cancelled
+        # call, a caller that died); add_callback is False when the call has already ended.
+        if not context.add_callback(attached.close):
+            attached.close()
+        yield convert.server_started_to_pb(attached.started)
+        for event in attached.run(_stdin(request_iterator)):
+            yield convert.server_output_to_pb(event)
 
 
 def _stdin(requests: Iterator[pb.ServerInput]) -> Iterator[bytes | None]:
@@ -168,15 +165,3 @@ def _stdin(requests: Iterator[pb.ServerInput]) -> Iterator[bytes | None]:
             yield convert.server_input(message)
     except grpc.RpcError:
         return
-
-
-@contextlib.contextmanager
-def _statuses(context: Ctx) -> Iterator[None]:
-    """Domain errors of a streaming call as status codes (the server's interceptor maps unary calls only)."""
-    try:
-        yield
-    except JarvisError as exc:
-        context.abort(status_code_for(exc), exc.message)
-    except Exception:
-        log.exception("unhandled error in AttachServer")
-        context.abort(grpc.StatusCode.INTERNAL, "internal error in AttachServer; see the runtime's log")
