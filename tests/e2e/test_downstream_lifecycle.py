@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from tests.support.downstream import (
@@ -56,6 +57,17 @@ async def test_a_killed_server_shows_in_status_and_the_next_call_restarts_it(hos
         status = result_json(await admin.call_tool("jarvis_check_status", {}))
     assert status["downstream"]["servers"]["phoenix"]["state"] == "running"
     assert status["downstream"]["servers"]["phoenix"]["restarts"] >= 1
+    # Ops see the same on /metrics.
+    metrics = httpx2.get(hosted.base_url + "/metrics", timeout=5).text
+    assert _sample(metrics, 'jarvis_downstream_server_restarts_total{server="phoenix"}') >= 1
+    assert _sample(metrics, 'jarvis_downstream_server_up{server="phoenix"}') == 1
+    assert _sample(metrics, 'jarvis_downstream_servers{state="running"}') >= 1
+
+
+def _sample(exposition: str, series: str) -> float:
+    values = [float(line.rpartition(" ")[2]) for line in exposition.splitlines() if line.startswith(series + " ")]
+    assert values, f"{series} is not exported"
+    return values[0]
 
 
 async def _crashed(admin: Any) -> Any:

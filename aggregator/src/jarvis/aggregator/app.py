@@ -21,6 +21,7 @@ from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
 from jarvis.aggregator.debug_client import DebugClient
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
+from jarvis.aggregator.downstream import metrics as downstream_metrics
 from jarvis.aggregator.downstream.routes import build_downstream, create_host
 from jarvis.aggregator.mcp_server import build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
@@ -60,6 +61,7 @@ class Aggregator:
         self.usage = UsageRecorder(registry)
         runtime = RuntimeClient(settings.runtime_target) if settings.runtime_target else None
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
+        downstream_metrics.register(self.downstream, metrics_registry)
         self.context = ToolContext(
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
