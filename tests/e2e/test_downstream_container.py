@@ -16,6 +16,7 @@ from mcp import Client
 
 from tests.support.docker_env import docker_host, managed, remove_managed
 from tests.support.downstream import FAST_ENV, create_profile, eventually, server_info, text_of
+from tests.support.everything_image import everything_image
 from tests.support.mcp_server_image import mcp_server_image
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
@@ -25,6 +26,11 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def mcp_image(engine: docker.DockerClient) -> str:
     return mcp_server_image(engine)
+
+
+@pytest.fixture(scope="module")
+def everything(engine: docker.DockerClient) -> str:
+    return everything_image(engine)
 
 
 def jarvis_env(home: Path) -> dict[str, str]:
@@ -151,3 +157,38 @@ async def test_no_server_container_outlives_jarvis(tmp_path: Path, mcp_image: st
     finally:
         running.stop()
         remove_managed(engine, data)
+
+
+async def test_a_third_party_server_image_is_hosted_and_proxied(boxed: RunningJarvis, everything: str,
+                                                               engine: docker.DockerClient) -> None:
+    """server-everything (npm) in a hardened container: tools, results and progress pass the container path."""
+    async with mcp_client(boxed.url()) as admin:
+        await create_container_server(admin, "everybox", everything)
+        await create_profile(admin, "everyboxes", "everybox")
+    notified: list[tuple[float, float | None, str | None]] = []
+
+    # The parameter names match mcp's ProgressFnT protocol, which mypy checks by keyword.
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notified.append((progress, total, message))
+
+    async with mcp_client(boxed.url("/mcp/profile/everyboxes")) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        echo = await client.call_tool("everybox__echo", {"message": "hello from a container"})
+        summed = await client.call_tool("everybox__get-sum", {"a": 2, "b": 40})
+        with anyio.fail_after(15):
+            await client.call_tool("everybox__trigger-long-running-operation", {"duration": 1, "steps": 3},
+                                   progress_callback=on_progress)
+    assert {"everybox__echo", "everybox__get-sum", "everybox__trigger-long-running-operation"} <= names
+    assert not echo.is_error
+    assert "hello from a container" in text_of(echo)
+    assert not summed.is_error
+    assert "42" in text_of(summed)
+    assert [p[0] for p in notified] == [1, 2, 3], notified
+    assert notified[-1][1] == 3
+    async with mcp_client(boxed.url()) as admin:
+        runtime = (await server_info(admin, "everybox"))["runtime"]
+    assert (runtime["state"], runtime["pid"]) == ("running", None)
+    (container,) = server_containers(engine, boxed.data_dir, "everybox")
+    assert container.id == runtime["container"]
+    assert container.attrs["Config"]["User"] == "1000:1000"  # the image's non-root user
+    assert container.attrs["HostConfig"]["NetworkMode"] == "none"
