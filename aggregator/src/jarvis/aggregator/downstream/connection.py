@@ -29,6 +29,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
+from jarvis.aggregator.downstream.relay import CallerRelay
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
 
 JsonObject = dict[str, Any]
@@ -102,9 +103,12 @@ class Connection:
 
 
 @contextlib.asynccontextmanager
-async def connect(plan: LaunchPlan, *, init_timeout: float,
-                  on_notification: Callable[[str], Awaitable[None]]) -> AsyncIterator[Connection]:
-    """Open the transport, run the initialize handshake within `init_timeout`, yield the connection."""
+async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Callable[[str], Awaitable[None]],
+                  relay: CallerRelay | None = None) -> AsyncIterator[Connection]:
+    """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
+
+    With a `relay` the server is offered sampling and elicitation, and its requests go to the relay.
+    """
     async with contextlib.AsyncExitStack() as stack:
         child: ChildProcess | None = None
         read: ReadStream[SessionMessage | Exception]
@@ -126,7 +130,9 @@ async def connect(plan: LaunchPlan, *, init_timeout: float,
             elif isinstance(message, Exception) and holder:
                 holder[0].lost.set()
 
-        session = ClientSession(dispatcher=dispatcher, message_handler=on_message, client_info=CLIENT_INFO)
+        session = ClientSession(dispatcher=dispatcher, message_handler=on_message, client_info=CLIENT_INFO,
+                                sampling_callback=relay.sampling if relay else None,
+                                elicitation_callback=relay.elicitation if relay else None)
         await stack.enter_async_context(session)
         connection = Connection(plan, dispatcher, session, child)
         holder.append(connection)

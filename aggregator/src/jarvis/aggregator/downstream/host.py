@@ -25,8 +25,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan
 from jarvis.aggregator.downstream.container import ContainerSpec
 from jarvis.aggregator.downstream.naming import namespaced
+from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.stdio import StdioSpec
-from jarvis.aggregator.downstream.supervisor import HostOptions, ServerHost
+from jarvis.aggregator.downstream.supervisor import RUNNING, STARTING, HostOptions, ServerHost
 from jarvis.aggregator.downstream.tools import ServedTools, check_pins, known_from_pins, quarantine_message
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
@@ -59,6 +60,7 @@ class HostConfig:
     idle_stop_seconds: int = 900
     autostart_profiles: tuple[str, ...] = ()
     unprefixed_profiles: tuple[str, ...] = ()
+    interactive: tuple[str, ...] = ()  # servers whose calls may ask their caller (see relay.py)
 
 
 class DownstreamHost:
@@ -155,18 +157,25 @@ class DownstreamHost:
             self._notify(changed, changed_servers)
 
     async def _apply_server(self, server: pb.Server) -> bool:
-        """Host a new server, or re-host one whose launch spec changed; whether its tools may have changed."""
-        spec = server.launch.SerializeToString(deterministic=True)
+        """Host a new server, or re-host one whose launch spec changed; whether its tools may have changed.
+
+        Being interactive counts as part of the spec: the capabilities a server is offered are fixed when it starts.
+        """
+        interactive = server.name in self.config.interactive
+        spec = server.launch.SerializeToString(deterministic=True) + (b"\0interactive" if interactive else b"")
         host = self.hosts.get(server.name)
         if host is not None and self._specs.get(server.name) == spec:
             return False
+        was_up = host is not None and host.state in (RUNNING, STARTING)
         if host is not None:
             await host.stop("launch spec changed")
         self._specs[server.name] = spec
         self.hosts[server.name] = ServerHost(server.name, self._plan(server), self.options, self._load_tools,
-                                             self._tools_changed)
+                                             self._tools_changed, interactive=interactive)
         if host is not None and host.eager:
             self.hosts[server.name].eager = True
+        if was_up:  # a restart, not a stop: its tools under the new spec are learned at once
+            self.hosts[server.name].start_eagerly()
         return host is not None
 
     async def _pins(self) -> list[pb.ToolPin]:
@@ -188,7 +197,8 @@ class DownstreamHost:
     async def _read_config(self) -> HostConfig:
         reg = self.registry
         values: dict[str, Any] = {}
-        for key in ("servers.idle_stop_seconds", "servers.autostart_profiles", "servers.unprefixed_profiles"):
+        for key in ("servers.idle_stop_seconds", "servers.autostart_profiles", "servers.unprefixed_profiles",
+                    "servers.interactive"):
             try:
                 entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key=key))
                 values[key] = json.loads(entry.value_json)
@@ -198,6 +208,7 @@ class DownstreamHost:
             idle_stop_seconds=int(values.get("servers.idle_stop_seconds", 900)),
             autostart_profiles=tuple(values.get("servers.autostart_profiles", ())),
             unprefixed_profiles=tuple(values.get("servers.unprefixed_profiles", ())),
+            interactive=tuple(values.get("servers.interactive", ())),
         )
 
     def _plan(self, server: pb.Server) -> LaunchPlan | str:
@@ -277,24 +288,29 @@ class DownstreamHost:
         self._exposed[(servers, prefixed)] = (sources, tools)
         return tools
 
+    def interactive(self, servers: tuple[str, ...]) -> bool:
+        """Whether a call to one of `servers` may be asked something back (its answer must then stream)."""
+        return any(server in self.config.interactive for server in servers)
+
     def prefixed(self, profile: str) -> bool:
         """Profiles listed in `servers.unprefixed_profiles` that hold one server keep its tool names as they are."""
         return not (profile in self.config.unprefixed_profiles and len(self.profiles.get(profile, ())) == 1)
 
-    async def call_tool(self, server: str, params: dict[str, Any],
-                        progress: ProgressFnT | None = None) -> dict[str, Any]:
+    async def call_tool(self, server: str, params: dict[str, Any], progress: ProgressFnT | None = None,
+                        caller: Caller | None = None) -> dict[str, Any]:
         """`tools/call` on a hosted server (params as MCP sends them, with the server's own tool name).
 
         The raw result comes back as the server sent it; a quarantined tool, a server that cannot
         start, a crash or a deadline become a JarvisError with the reason. For any surface that
-        reaches downstream tools (profiles, shares, discovery's `tool_call`).
+        reaches downstream tools (profiles, shares, discovery's `tool_call`). An interactive server's
+        sampling and elicitation requests during the call go to `caller` (none: they are refused).
         """
         host = self.host(server)
         await host.ensure_running(self.options.init_timeout)
         tool = str(params.get("name", ""))
         if tool in host.tools.quarantined:
             raise FailedPrecondition(quarantine_message(server, tool))
-        return await host.call("tools/call", params, None, progress)
+        return await host.call("tools/call", params, None, progress, caller)
 
     async def forward(self, server: str, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """Any other request to a hosted server, raw (resources, prompts, completions: transparency)."""

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
 from jarvis.aggregator.downstream.naming import namespaced
+from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.mcp_server import principal_of, text_result
@@ -182,7 +183,8 @@ class ProxySurface:
 
         # Progress is asked of the server only when the caller asked for it (it has a token).
         wanted = cast(ProgressFnT, progress) if caller_meta.get("progressToken") is not None else None
-        result = await self.host.call_tool(exposed.server, request, wanted)
+        caller = Caller(ctx.session, ctx.request_id) if ctx.request_id is not None else None
+        result = await self.host.call_tool(exposed.server, request, wanted, caller)
         try:
             types.CallToolResult.model_validate(result, by_name=False)
         except ValidationError as exc:

@@ -74,9 +74,11 @@ class _Endpoint:
                                status_code=404)(scope, receive, send)
             return
         # A surface that stands for one server (a share, an unprefixed profile) answers as that server's
-        # transport would, in SSE, so it stays transparent; the others answer JSON where nothing streams.
-        as_json = self.surface.single_server(target) is None and answer_as_json(
-            scope.get("method", ""), scope.get(BODY_SCOPE_KEY, b""))
+        # transport would, in SSE, so it stays transparent; so does one with an interactive server, whose
+        # requests to the caller ride the call's stream. The others answer JSON where nothing streams.
+        servers = self.surface.servers_of(target)
+        as_json = (self.surface.single_server(target) is None and not self.surface.host.interactive(servers)
+                   and answer_as_json(scope.get("method", ""), scope.get(BODY_SCOPE_KEY, b"")))
         with answer_mode(as_json):
             await self.app(scope, receive, send)
 

@@ -20,6 +20,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan, connect
+from jarvis.aggregator.downstream.relay import Caller, CallerRelay
 from jarvis.aggregator.downstream.stdio import OVERSIZED
 from jarvis.aggregator.downstream.tools import ServedTools
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, Unavailable
@@ -63,8 +64,10 @@ ToolsLoader = Callable[["ServerHost", Connection], Awaitable[ServedTools]]
 
 class ServerHost:
     def __init__(self, name: str, plan: LaunchPlan | str, options: HostOptions, load_tools: ToolsLoader,
-                 on_tools_changed: Callable[[str], None]) -> None:
+                 on_tools_changed: Callable[[str], None], *, interactive: bool = False) -> None:
         self.name = name
+        # An interactive server may ask its caller (sampling, elicitation): its tool calls take turns.
+        self.relay = CallerRelay(name) if interactive else None
         # A string is why this server cannot be hosted here (e.g. no runtime service for containers).
         self.plan = plan
         self.options = options
@@ -145,13 +148,19 @@ class ServerHost:
     # ------------------------------------------------------------ calls
 
     async def call(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                   progress: ProgressFnT | None = None) -> dict[str, Any]:
-        """A request to the server; a crash mid-call becomes an Unavailable naming the server and why."""
+                   progress: ProgressFnT | None = None, caller: Caller | None = None) -> dict[str, Any]:
+        """A request to the server; a crash mid-call becomes an Unavailable naming the server and why.
+
+        On an interactive server a tool call waits its turn, and what the server asks meanwhile goes to `caller`.
+        """
         connection = await self.ensure_running(self.options.init_timeout)
         self.calls += 1
         self.in_flight += 1
+        turn = self.relay.serving(caller) if self.relay is not None and method == "tools/call" \
+            else contextlib.nullcontext()
         try:
-            return await connection.request(method, params, timeout or self.options.call_timeout, progress)
+            async with turn:
+                return await connection.request(method, params, timeout or self.options.call_timeout, progress)
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED or self._exited(connection):
                 if connection.child is not None:  # stdout closes first; give the exit status a moment to arrive
@@ -191,7 +200,7 @@ class ServerHost:
             opened: Connection | None = None
             try:
                 async with connect(self.plan, init_timeout=self.options.init_timeout,
-                                   on_notification=self._on_notification) as connection:
+                                   on_notification=self._on_notification, relay=self.relay) as connection:
                     opened = connection
                     self.tools = await self._load_tools(self, connection)
                     self.connection, self.state, self.started_at = connection, RUNNING, time.time()

@@ -19,7 +19,7 @@ def _http_url(value: str) -> str:
     return value
 
 
-_ProfileName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]
+_ProfileName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]  # servers' too
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,11 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("servers.unprefixed_profiles", [],
               "Profiles served without '<server>__' tool-name prefixes while they hold one server.",
               f"a list of profile names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
+    ConfigKey("servers.interactive", [],
+              "Servers whose tool calls may ask their caller (sampling, elicitation): Jarvis offers them those "
+              "capabilities, relays each request to the caller of the call under way, and runs their calls one "
+              "at a time so every request reaches the right caller.",
+              f"a list of server names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
     ConfigKey("log_level", "INFO",
               "Log level of Jarvis processes.",
               "one of DEBUG, INFO, WARNING, ERROR",

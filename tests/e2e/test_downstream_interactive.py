@@ -1,0 +1,121 @@
+"""Sampling and elicitation a downstream server asks of its client during a tool call, relayed through a
+real `jarvis up` to the agent that made the call (server-everything from npm, listed in `servers.interactive`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.downstream import (
+    FAST_ENV,
+    create_profile,
+    create_server,
+    eventually,
+    everything_server,
+    server_info,
+    text_of,
+)
+from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def relaying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    home = tmp_path_factory.mktemp("home")
+    running = start_jarvis(tmp_path_factory.mktemp("interactive"), env={"HOME": str(home), **FAST_ENV})
+    yield running
+    running.stop()
+
+
+class Agent:
+    """A client that can sample (answers with its own name) and fill in forms; records what it was asked."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.prompts: list[str] = []
+        self.forms: list[str] = []
+
+    async def sample(self, context: ClientRequestContext,
+                     params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        first = params.messages[0].content
+        self.prompts.append(first.text if isinstance(first, types.TextContent) else "")
+        await asyncio.sleep(0.2)  # long enough for another agent's call to be under way meanwhile
+        return types.CreateMessageResult(role="assistant", model="agent-model",
+                                         content=types.TextContent(text=f"sampled by {self.name}"))
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.forms.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": self.name, "check": True})
+
+
+@asynccontextmanager
+async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(timeout=60) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="legacy",
+                          sampling_callback=agent.sample if agent else None,
+                          elicitation_callback=agent.elicit if agent else None) as client:
+            yield client
+
+
+async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: RunningJarvis) -> None:
+    async with mcp_client(relaying.url()) as admin:
+        await create_server(admin, "asker", everything_server())
+        await create_server(admin, "quiet", everything_server())
+        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
+                                                            "value": ["asker"]}))
+        await create_profile(admin, "asking", "asker", "quiet")
+        # Discovery had started it once, without the capabilities: it is restarted with them.
+        await eventually(lambda: _serves(admin, "asker", "asker__trigger-sampling-request"),
+                         what="asker restarted as an interactive server")
+    alice, bob = Agent("alice"), Agent("bob")
+    url = relaying.url("/mcp/profile/asking")
+    async with connected(url, alice) as first, connected(url, bob) as second:
+        names = {t.name for t in (await first.list_tools()).tools}
+        # server-everything registers these only for a client that offers the capability: Jarvis offered it
+        # to the interactive server, and not to the other one.
+        assert {"asker__trigger-sampling-request", "asker__trigger-elicitation-request"} <= names
+        assert "quiet__trigger-sampling-request" not in names
+        # Two agents at once: each request reaches the agent whose call it belongs to.
+        sampled = await asyncio.gather(
+            first.call_tool("asker__trigger-sampling-request", {"prompt": "from alice", "maxTokens": 5}),
+            second.call_tool("asker__trigger-sampling-request", {"prompt": "from bob", "maxTokens": 5}))
+        elicited = await first.call_tool("asker__trigger-elicitation-request", {})
+    assert [r.is_error for r in sampled] == [False, False]
+    assert "sampled by alice" in text_of(sampled[0])
+    assert "sampled by bob" in text_of(sampled[1])
+    assert alice.prompts == ["Resource trigger-sampling-request context: from alice"]
+    assert bob.prompts == ["Resource trigger-sampling-request context: from bob"]
+    assert not elicited.is_error
+    assert "alice" in text_of(elicited)
+    assert alice.forms == ["Please provide inputs for the following fields:"]
+    assert bob.forms == []
+
+
+async def test_a_caller_that_cannot_sample_gets_the_reason(relaying: RunningJarvis) -> None:
+    async with mcp_client(relaying.url()) as admin:
+        await create_server(admin, "asker2", everything_server())
+        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
+                                                            "value": ["asker2"]}))
+        await create_profile(admin, "asking2", "asker2")
+        await eventually(lambda: _serves(admin, "asker2", "asker2__trigger-sampling-request"),
+                         what="asker2 restarted as an interactive server")
+    async with connected(relaying.url("/mcp/profile/asking2"), None) as plain:
+        answer = await plain.call_tool("asker2__trigger-sampling-request", {"prompt": "anyone?", "maxTokens": 5})
+    assert answer.is_error
+    assert "does not support sampling" in text_of(answer)
+    async with mcp_client(relaying.url()) as admin:
+        assert (await server_info(admin, "asker2"))["runtime"]["state"] == "running"  # the server is fine
+
+
+async def _serves(admin: Client, server: str, tool: str) -> bool:
+    return tool in ((await server_info(admin, server))["runtime"].get("served_tools") or [])
