@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import grpc  # noqa: E402
+from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 from sqlalchemy import func, select  # noqa: E402
 
 from jarvis.api.runtime.v1 import runtime_pb2 as rpb  # noqa: E402
@@ -125,7 +126,7 @@ def beat_cpu(scheduler: Scheduler, name: str, seconds: float) -> float:
     return used / elapsed * 60
 
 
-def seconds_between(later: Any, earlier: Any) -> float:
+def seconds_between(later: Timestamp, earlier: Timestamp) -> float:
     return (later.ToDatetime() - earlier.ToDatetime()).total_seconds()
 
 

@@ -33,9 +33,10 @@ async def main(clients: int, calls: int, rounds: int) -> None:
     for bare, ours in zip(bare_rounds, jarvis_rounds, strict=True):
         print("  " + bare.line())
         print("  " + ours.line())
-    bare = statistics.median(r.per_second for r in bare_rounds)
-    ours = statistics.median(r.per_second for r in jarvis_rounds)
-    print(f"median calls/s: bare {bare:.1f}, jarvis {ours:.1f}; jarvis / bare = {ours / bare:.2f}x")
+    bare_median = statistics.median(r.per_second for r in bare_rounds)
+    ours_median = statistics.median(r.per_second for r in jarvis_rounds)
+    print(f"median calls/s: bare {bare_median:.1f}, jarvis {ours_median:.1f}; "
+          f"jarvis / bare = {ours_median / bare_median:.2f}x")
 
 
 if __name__ == "__main__":

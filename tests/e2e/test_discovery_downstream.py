@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mcp_types import TextContent
 
 from tests.support.discovery import call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_toy, eventually, time_server
@@ -31,7 +32,9 @@ async def test_downstream_tools_are_found_called_and_scoped(tmp_path: Path) -> N
             now = await client.call_tool("tool_call", {"name": "time__get_current_time",
                                                        "arguments": {"timezone": "UTC"}})
             assert not now.is_error, now.content
-            assert "UTC" in now.content[0].text
+            now_block = now.content[0]
+            assert isinstance(now_block, TextContent), now_block
+            assert "UTC" in now_block.text
             wrong = error_text(await client.call_tool("tool_call", {"name": "time__get_current_time",
                                                                     "arguments": {"timezone": 5}}))
             missing = error_text(await client.call_tool("tool_call", {"name": "time__get_current_time",
@@ -53,6 +56,8 @@ async def test_downstream_tools_are_found_called_and_scoped(tmp_path: Path) -> N
 
             await eventually(echo_found, what="toy__echo in tool_find")
             echoed = await client.call_tool("tool_call", {"name": "toy__echo", "arguments": {"text": "hello"}})
-        assert "hello" in echoed.content[0].text
+        echoed_block = echoed.content[0]
+        assert isinstance(echoed_block, TextContent), echoed_block
+        assert "hello" in echoed_block.text
     finally:
         running.stop()

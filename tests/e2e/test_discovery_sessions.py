@@ -104,7 +104,8 @@ async def test_stdio_serves_the_default_surface(tmp_path: Path) -> None:
     )
     recorder = Recorder()
     async with Client(params, mode="legacy", message_handler=recorder) as client:
-        assert client.session.server_capabilities.tools.list_changed is True  # type: ignore[attr-defined]
+        assert client.server_capabilities.tools is not None
+        assert client.server_capabilities.tools.list_changed is True
         found = await call(client, "tool_find", {"query": "profiles"})
         assert found["results"][0]["name"] == "jarvis_profile"
         await call(client, "tool_load", {"names": ["jarvis_profile"]})

@@ -18,7 +18,7 @@ DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_cal
 async def test_five_tools_under_500_tokens_and_list_changed_advertised(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
         listed = await client.list_tools()
-        capabilities = client.session.server_capabilities  # type: ignore[attr-defined]
+        capabilities = client.server_capabilities
     assert [t.name for t in listed.tools] == DISCOVERY
     compact = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
     assert len(compact.encode()) / 4 < 500, len(compact.encode())

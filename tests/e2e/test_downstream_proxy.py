@@ -74,10 +74,10 @@ async def test_everything_server_tools_progress_and_errors(hosted: RunningJarvis
     async with mcp_client(hosted.url()) as admin:
         await create_server(admin, "everything", everything_server())
         await create_profile(admin, "ev", "everything")
-    progress: list[tuple[float, float | None, str | None]] = []
+    updates: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total, message))
 
     async with mcp_client(hosted.url("/mcp/profile/ev")) as client:
         names = {t.name for t in (await client.list_tools()).tools}
@@ -91,8 +91,8 @@ async def test_everything_server_tools_progress_and_errors(hosted: RunningJarvis
     assert "hello downstream" in text_of(echo)
     assert "42" in text_of(summed)
     assert structured.structured_content is not None  # structuredContent passes through
-    assert [p[0] for p in progress] == [1, 2, 3], progress
-    assert progress[-1][1] == 3
+    assert [p[0] for p in updates] == [1, 2, 3], updates
+    assert updates[-1][1] == 3
     assert invalid.is_error  # the server's validation error, as the server reported it
 
 

@@ -45,7 +45,7 @@ async def discovery_client(url: str, *, token: str | None = None, mode: str = "l
     async with httpx2.AsyncClient(headers=headers, timeout=60,
                                   event_hooks={"response": [recorder.on_response]}) as http:
         transport = streamable_http_client(url, http_client=http, terminate_on_close=not keep_session)
-        async with Client(transport, mode=mode, message_handler=recorder) as client:  # type: ignore[arg-type]
+        async with Client(transport, mode=mode, message_handler=recorder) as client:
             yield client
 
 

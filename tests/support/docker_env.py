@@ -16,6 +16,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from docker.models.containers import Container
 
 AGENT = Path(__file__).with_name("fake_agent.sh")
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
@@ -100,11 +101,11 @@ def instance_of(data_dir: Path) -> str:
     return hashlib.sha256(url.encode()).hexdigest()[:12]
 
 
-def managed(engine: docker.DockerClient, data_dir: Path) -> list[docker.models.containers.Container]:
+def managed(engine: docker.DockerClient, data_dir: Path) -> list[Container]:
     return instance_containers(engine, instance_of(data_dir))
 
 
-def instance_containers(engine: docker.DockerClient, instance: str) -> list[docker.models.containers.Container]:
+def instance_containers(engine: docker.DockerClient, instance: str) -> list[Container]:
     return engine.containers.list(all=True, filters={"label": f"jarvis.runtime.instance={instance}"})
 
 

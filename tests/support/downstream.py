@@ -108,7 +108,7 @@ def mcp_session(url: str, token: str | None = None, on_message: Any = None) -> A
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
             transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode="legacy", message_handler=on_message) as client:  # type: ignore[arg-type]
+            async with Client(transport, mode="legacy", message_handler=on_message) as client:
                 yield client
 
     return opened()

@@ -44,9 +44,11 @@ RUNS = [
          start="2026-11-22T03:00:01.000000"),
     _run(OK_RUN, "checkout-agent", "chain", None, OK_RUN, start="2026-11-22T02:00:00.000000", tokens=900),
 ]
-PROJECTS = [{"id": PROJECT_ID, "name": "checkout-prod", "description": "production checkout agent",
-             "start_time": "2026-10-01T00:00:00", "run_count": 2, "error_rate": 0.5,
-             "last_run_start_time": "2026-11-22T03:00:00", "tenant_id": "t-1"}]
+PROJECTS: list[dict[str, Any]] = [
+    {"id": PROJECT_ID, "name": "checkout-prod", "description": "production checkout agent",
+     "start_time": "2026-10-01T00:00:00", "run_count": 2, "error_rate": 0.5,
+     "last_run_start_time": "2026-11-22T03:00:00", "tenant_id": "t-1"},
+]
 FEEDBACK = [{"id": "f-1", "run_id": ROOT_RUN, "key": "correctness", "score": 0.0, "value": None,
              "comment": "agent gave up after the timeout", "correction": None,
              "created_at": "2026-11-22T03:05:00", "feedback_source": {"type": "app"}}]

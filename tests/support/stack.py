@@ -128,7 +128,7 @@ async def mcp_client(url: str, token: str | None = None, mode: str = "legacy") -
         from mcp.client.streamable_http import streamable_http_client
 
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(transport, mode=mode) as client:
             yield client
 
 

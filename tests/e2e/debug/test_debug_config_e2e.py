@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_types import TextContent
 
 from tests.support.aws_fake import SECRET_KEY, FakeAws
 from tests.support.debug_fixtures import saas_env, write_credentials
@@ -71,7 +72,12 @@ async def test_secrets_stay_out_of_answers_and_logs(configured: RunningJarvis, a
             await client.call_tool("debug", {"tool": "langsmith_list_projects"}),
             await client.call_tool("debug", {"tool": "jira_get_issue", "arguments": '{"key": "PAY-404"}'}),
         ]
-    texts = [a.content[0].text for a in answers] + [configured.log()]
+    texts: list[str] = []
+    for answer in answers:
+        block = answer.content[0]
+        assert isinstance(block, TextContent), block
+        texts.append(block.text)
+    texts.append(configured.log())
     assert "debug tool called" in configured.log()  # calls are logged, by tool name and outcome only
     for secret in (SECRET_KEY, LANGSMITH_KEY, JIRA_TOKEN):
         assert not [t for t in texts if secret in t]

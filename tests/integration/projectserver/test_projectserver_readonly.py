@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from mcp import Client
@@ -22,7 +22,7 @@ async def inspect(client: Client, path: str, depth: int | None = None) -> dict[s
     result = await client.call_tool("inspect_state", arguments)
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    return result.structured_content
+    return cast(dict[str, Any], result.structured_content)  # mcp types it Any: any JSON value
 
 
 async def test_reads_registered_singletons_and_module_globals(client: Client) -> None:
@@ -86,7 +86,7 @@ async def logs(client: Client, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool("get_logs", arguments)
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    return result.structured_content
+    return cast(dict[str, Any], result.structured_content)  # mcp types it Any: any JSON value
 
 
 async def test_get_logs_filters_by_level_and_returns_the_newest(client: Client, project: Path) -> None:

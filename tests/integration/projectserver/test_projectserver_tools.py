@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from mcp import Client
@@ -19,7 +19,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments, read_timeout_seconds=120)
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    return result.structured_content
+    return cast(dict[str, Any], result.structured_content)  # mcp types it Any: any JSON value
 
 
 async def refused(client: Client, tool: str, **arguments: Any) -> str:

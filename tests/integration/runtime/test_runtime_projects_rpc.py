@@ -11,7 +11,8 @@ import pytest
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
 from jarvis.runtime.server import serve_runtime
-from tests.integration.runtime.conftest import Service, rpc_error, runtime_settings
+from tests.integration.runtime.conftest import Service, rpc_error
+from tests.support.runtime_service import runtime_settings
 
 
 def test_project_lifecycle_with_a_git_source(service: Service, source: Path) -> None:

@@ -50,7 +50,7 @@ class Attached:
             yield message
 
     def started(self) -> pb.ServerStarted:
-        first = next(self.call)
+        first: pb.ServerOutput = next(self.call)
         assert first.WhichOneof("output") == "started", first
         return first.started
 
@@ -215,6 +215,7 @@ def test_server_containers_left_by_a_previous_runtime_are_removed_at_start(
     runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
     try:
         runtime.ensure_reconciled()
+        assert leftover.id is not None
         wait_gone(engine, leftover.id, timeout=5)
     finally:
         server.stop(1)

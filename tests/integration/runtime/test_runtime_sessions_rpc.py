@@ -148,7 +148,7 @@ def count(events: list[Any], kind: str) -> int:
 
 
 def agents_running(service: Service, project_id: str) -> int:
-    processes = service.call("Exec", project_id=project_id, argv=["ps", "-o", "comm"]).stdout.split()
+    processes: list[str] = service.call("Exec", project_id=project_id, argv=["ps", "-o", "comm"]).stdout.split()
     return processes.count("fake-agent")
 
 

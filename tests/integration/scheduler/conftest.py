@@ -85,8 +85,8 @@ class Scheduler:
 
     def create(self, targets: list[str], cron: str = "0 3 * * *", prompt: str = "hello", **fields: Any) -> pb.Schedule:
         assert self.stub is not None
-        detail = self.stub.CreateSchedule(pb.CreateScheduleRequest(cron=cron, prompt=prompt, targets=targets,
-                                                                   **fields), timeout=30)
+        request = pb.CreateScheduleRequest(cron=cron, prompt=prompt, targets=targets, **fields)
+        detail: pb.ScheduleDetail = self.stub.CreateSchedule(request, timeout=30)
         return detail.schedule
 
     def runs(self, schedule_id: str, state: str = "") -> list[pb.Run]:

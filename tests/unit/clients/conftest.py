@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from clients_support import AGGREGATOR, LINUX_CONFIGS, SAMPLES, Install
 
 from jarvis.registry.domain.clients import ClientManager
+from tests.unit.clients.clients_support import AGGREGATOR, LINUX_CONFIGS, SAMPLES, Install
 
 
 @pytest.fixture

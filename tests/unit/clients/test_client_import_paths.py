@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from clients_support import AGGREGATOR, Install
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from jarvis.registry.domain.clients import ClientManager, ServerLaunch
+from tests.unit.clients.clients_support import AGGREGATOR, Install
 
 # --- import -------------------------------------------------------------------------------------
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clients_support import AGGREGATOR, SAMPLES, Install
 
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from jarvis.registry.domain.clients import ClientManager, ClientStatus, ServerLaunch
+from tests.unit.clients.clients_support import AGGREGATOR, SAMPLES, Install
 
 STDIO = ServerLaunch(
     name="kb",

@@ -11,6 +11,7 @@ from typing import cast
 import pytest
 import yaml
 from prometheus_client import CollectorRegistry
+from pydantic_settings import BaseSettings
 
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.metrics import DownstreamCollector
@@ -32,7 +33,7 @@ def _env_file() -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
 
 
-def _env_names(settings_class: type) -> set[str]:
+def _env_names(settings_class: type[BaseSettings]) -> set[str]:
     names = set()
     prefix = settings_class.model_config.get("env_prefix", "")
     for name, field in settings_class.model_fields.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -114,12 +114,12 @@ def test_the_discovery_surface_is_open_to_every_token() -> None:
 
 async def _asgi(middleware: StatelessSessionIds, method: str, headers: list[tuple[bytes, bytes]]
                 ) -> tuple[int, dict[bytes, bytes]]:
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}

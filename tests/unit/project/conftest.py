@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from project_support import Git, run_git, write
+
+from tests.unit.project.project_support import Git, run_git, write
 
 
 @pytest.fixture

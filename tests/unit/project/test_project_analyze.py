@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from project_support import Git, write
-
 from jarvis.registry.domain.project import analyze
+from tests.unit.project.project_support import Git, write
 
 
 def test_python_project(python_project: Path) -> None:

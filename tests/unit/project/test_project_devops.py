@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 import yaml
-from project_support import write
 
 from jarvis.common.errors import InvalidArgument
 from jarvis.registry.domain.project import SUPPORTED_STACKS, apply_devops
+from tests.unit.project.project_support import write
 
 CI = ".github/workflows/ci.yml"
 PRE_COMMIT = ".pre-commit-config.yaml"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from project_support import Git, write
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, Unavailable
 from jarvis.registry.domain.project import MAX_BYTES_LIMIT, analyze, diff
+from tests.unit.project.project_support import Git, write
 
 
 def test_unstaged_and_staged_changes_are_separate(repo: Path, git: Git) -> None:

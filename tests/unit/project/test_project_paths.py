@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from project_support import write
 
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 from jarvis.registry.domain.project import analyze, resolve_project_dir
+from tests.unit.project.project_support import write
 
 
 def test_missing_path_is_not_found_and_named(tmp_path: Path) -> None:

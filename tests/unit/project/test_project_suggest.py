@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from project_support import Git, write
-
 from jarvis.registry.domain.project import (
     CandidateServer,
     ProfileSuggestion,
@@ -13,6 +11,7 @@ from jarvis.registry.domain.project import (
     analyze,
     suggest_profiles,
 )
+from tests.unit.project.project_support import Git, write
 
 CATALOG = [
     CandidateServer("filesystem", "Secure file operations", "files", ["read_file", "write_file"], True),
