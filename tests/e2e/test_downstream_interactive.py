@@ -31,7 +31,8 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def relaying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("interactive"), env={"HOME": str(home), **FAST_ENV})
+    running = start_jarvis(tmp_path_factory.mktemp("interactive"), env={
+        "HOME": str(home), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"})
     yield running
     running.stop()
 
@@ -119,3 +120,38 @@ async def test_a_caller_that_cannot_sample_gets_the_reason(relaying: RunningJarv
 
 async def _serves(admin: Client, server: str, tool: str) -> bool:
     return tool in ((await server_info(admin, server))["runtime"].get("served_tools") or [])
+
+
+class AbsentAgent(Agent):
+    """Offers elicitation, then never answers (a person who walked away)."""
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.forms.append(params.message)
+        await asyncio.sleep(60)
+        return types.ElicitResult(action="cancel")
+
+
+async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(
+        relaying: RunningJarvis) -> None:
+    async with mcp_client(relaying.url()) as admin:
+        await create_server(admin, "asker3", everything_server())
+        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
+                                                            "value": ["asker3"]}))
+        await create_profile(admin, "asking3", "asker3")
+        await eventually(lambda: _serves(admin, "asker3", "asker3__trigger-elicitation-request"),
+                         what="asker3 restarted as an interactive server")
+    url = relaying.url("/mcp/profile/asking3")
+    absent, alice = AbsentAgent("absent"), Agent("alice")
+    async with connected(url, absent) as first, connected(url, alice) as second:
+        stuck = asyncio.ensure_future(first.call_tool("asker3__trigger-elicitation-request", {}))
+        await eventually(lambda: _asked(absent), what="the first caller was asked")
+        waited = await second.call_tool("asker3__trigger-sampling-request", {"prompt": "next", "maxTokens": 5})
+        timed_out = await stuck
+    assert timed_out.is_error
+    assert "within 3 s" in text_of(timed_out)
+    assert not waited.is_error  # it took its turn once the unanswered call had timed out
+    assert "sampled by alice" in text_of(waited)
+
+
+async def _asked(agent: Agent) -> bool:
+    return bool(agent.forms)
