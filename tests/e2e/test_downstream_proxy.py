@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -149,24 +150,25 @@ async def test_long_names_are_cut_with_a_hash(hosted: RunningJarvis) -> None:
     assert text_of(answer) == "still reachable"
 
 
-async def test_an_unprefixed_one_server_profile_is_transparent(hosted: RunningJarvis) -> None:
-    async with mcp_client(hosted.url()) as admin:
-        await create_server(admin, "clock-solo", [time_server()])
-        await create_profile(admin, "solo", "clock-solo")
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.unprefixed_profiles",
-                                                            "value": ["solo"]}))
+async def test_an_unprefixed_one_server_profile_is_transparent(tmp_path: Path) -> None:
     async with Client(StdioServerParameters(command=time_server()), mode="legacy") as direct:
         expected = sorted(t.name for t in (await direct.list_tools()).tools)
+    # A sync with the registry only once a minute: what follows must not wait for it.
+    slow_sync = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV,
+                                                     "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "60"})
+    try:
+        async with mcp_client(slow_sync.url()) as admin:
+            await create_server(admin, "clock-solo", [time_server()])
+            await create_profile(admin, "solo", "clock-solo")
+            async with mcp_client(slow_sync.url("/mcp/profile/solo")) as client:
+                assert {t.name for t in (await client.list_tools()).tools} == {f"clock-solo__{n}" for n in expected}
+                result_json(await admin.call_tool("jarvis_config", {
+                    "action": "set", "key": "servers.unprefixed_profiles", "value": ["solo"]}))
+                # A `servers.*` setting made through this aggregator applies here at once.
+                assert sorted(t.name for t in (await client.list_tools()).tools) == expected
+    finally:
+        slow_sync.stop()
 
-    async def names() -> list[str]:
-        async with mcp_client(hosted.url("/mcp/profile/solo")) as client:
-            return sorted(t.name for t in (await client.list_tools()).tools)
-
-    await eventually(lambda: _equal(names(), expected), what="unprefixed names")
-
-
-async def _equal(got: Any, expected: list[str]) -> bool:
-    return bool(await got == expected)
 
 
 async def test_calls_answer_with_json_unless_the_caller_asked_for_progress(hosted: RunningJarvis) -> None:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
@@ -26,7 +27,10 @@ def build(ctx: ToolContext) -> Tool:
 
     async def set_(a: dict[str, Any], _: Principal) -> Any:
         req = pb.SetConfigRequest(key=a["key"], value_json=json.dumps(a["value"]))
-        return {"set": _entry(await reg.call(reg.registry.SetConfig, req))}
+        entry = _entry(await reg.call(reg.registry.SetConfig, req))
+        if entry["key"].startswith("servers."):  # hosting settings apply here at once, not at the next sync
+            await report.refresh(ctx.downstream)
+        return {"set": entry}
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
         resp = await reg.call(reg.registry.ListConfig, pb.ListConfigRequest())
