@@ -58,6 +58,19 @@ class Agent:
         return types.ElicitResult(action="accept", content={"name": self.name, "check": True})
 
 
+async def interactive_server(admin: Client, name: str, profile: str, *others: str) -> None:
+    """server-everything as `name`, the one server in `servers.interactive`, in `profile` (with `others`)."""
+    await create_server(admin, name, everything_server())
+    result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
+                                                        "value": [name]}))
+    await create_profile(admin, profile, name, *others)
+    # Discovery had started it once, without the capabilities: it is restarted with them, and server-everything
+    # then registers the tools that ask their caller.
+    await eventually(lambda: _serves(admin, name, f"{name}__trigger-sampling-request",
+                                     f"{name}__trigger-elicitation-request"),
+                     what=f"{name} restarted as an interactive server")
+
+
 @asynccontextmanager
 async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
     async with httpx2.AsyncClient(timeout=60) as http:
@@ -70,14 +83,8 @@ async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
 
 async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: RunningJarvis) -> None:
     async with mcp_client(relaying.url()) as admin:
-        await create_server(admin, "asker", everything_server())
         await create_server(admin, "quiet", everything_server())
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
-                                                            "value": ["asker"]}))
-        await create_profile(admin, "asking", "asker", "quiet")
-        # Discovery had started it once, without the capabilities: it is restarted with them.
-        await eventually(lambda: _serves(admin, "asker", "asker__trigger-sampling-request"),
-                         what="asker restarted as an interactive server")
+        await interactive_server(admin, "asker", "asking", "quiet")
     alice, bob = Agent("alice"), Agent("bob")
     url = relaying.url("/mcp/profile/asking")
     async with connected(url, alice) as first, connected(url, bob) as second:
@@ -104,12 +111,7 @@ async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: Runnin
 
 async def test_a_caller_that_cannot_sample_gets_the_reason(relaying: RunningJarvis) -> None:
     async with mcp_client(relaying.url()) as admin:
-        await create_server(admin, "asker2", everything_server())
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
-                                                            "value": ["asker2"]}))
-        await create_profile(admin, "asking2", "asker2")
-        await eventually(lambda: _serves(admin, "asker2", "asker2__trigger-sampling-request"),
-                         what="asker2 restarted as an interactive server")
+        await interactive_server(admin, "asker2", "asking2")
     async with connected(relaying.url("/mcp/profile/asking2"), None) as plain:
         answer = await plain.call_tool("asker2__trigger-sampling-request", {"prompt": "anyone?", "maxTokens": 5})
     assert answer.is_error
@@ -118,8 +120,9 @@ async def test_a_caller_that_cannot_sample_gets_the_reason(relaying: RunningJarv
         assert (await server_info(admin, "asker2"))["runtime"]["state"] == "running"  # the server is fine
 
 
-async def _serves(admin: Client, server: str, tool: str) -> bool:
-    return tool in ((await server_info(admin, server))["runtime"].get("served_tools") or [])
+async def _serves(admin: Client, server: str, *tools: str) -> bool:
+    served = (await server_info(admin, server))["runtime"].get("served_tools") or []
+    return all(tool in served for tool in tools)
 
 
 class AbsentAgent(Agent):
@@ -134,12 +137,7 @@ class AbsentAgent(Agent):
 async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(
         relaying: RunningJarvis) -> None:
     async with mcp_client(relaying.url()) as admin:
-        await create_server(admin, "asker3", everything_server())
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
-                                                            "value": ["asker3"]}))
-        await create_profile(admin, "asking3", "asker3")
-        await eventually(lambda: _serves(admin, "asker3", "asker3__trigger-elicitation-request"),
-                         what="asker3 restarted as an interactive server")
+        await interactive_server(admin, "asker3", "asking3")
     url = relaying.url("/mcp/profile/asking3")
     absent, alice = AbsentAgent("absent"), Agent("alice")
     async with connected(url, absent) as first, connected(url, alice) as second:

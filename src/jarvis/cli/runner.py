@@ -71,13 +71,7 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
     if server.started and banner is not None:
         banner()
     await task
-    await aggregator.registry.close()
-    if aggregator.context.debug is not None:
-        await aggregator.context.debug.close()
-    if aggregator.context.runtime is not None:
-        await aggregator.context.runtime.close()
-    if aggregator.context.scheduler is not None:
-        await aggregator.context.scheduler.close()
+    await aggregator.close_clients()
 
 
 def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
@@ -140,13 +134,7 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
                 await server.run(read, write, server.create_initialization_options())
         finally:
             await aggregator.usage.stop()
-            await client.close()
-            if aggregator.context.debug is not None:
-                await aggregator.context.debug.close()
-            if aggregator.context.runtime is not None:
-                await aggregator.context.runtime.close()
-            if aggregator.context.scheduler is not None:
-                await aggregator.context.scheduler.close()
+            await aggregator.close_clients()
 
     try:
         asyncio.run(main())

@@ -120,6 +120,13 @@ class Aggregator:
                 await self.downstream.stop()  # no downstream process outlives the aggregator
                 await self.usage.stop()
 
+    async def close_clients(self) -> None:
+        """Close the channels to the registry and the backend services, once serving has ended."""
+        await self.registry.close()
+        for client in (self.context.debug, self.context.runtime, self.context.scheduler):
+            if client is not None:
+                await client.close()
+
     async def _healthz(self, _: Request) -> Response:
         return JSONResponse({"status": "ok", "version": VERSION, "surfaces": [s.path for s in self.surfaces]})
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from jarvis.aggregator.mcp_server import BODY_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
+from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.aggregator.registry_client import RegistryClient
@@ -121,6 +121,7 @@ class McpGate:
             await _deny(self.metrics, "body_too_large", 413, "request body too large",
                         f"the limit is {self.settings.max_body_bytes} bytes", scope, receive, send)
             return
+        messages = json_rpc_messages(body)
         principal, problem = await self._authenticate(request, dynamic is not None and dynamic.require_token)
         if problem == "unverifiable":
             await _deny(self.metrics, "token_unverifiable", 503, "unavailable",
@@ -136,10 +137,10 @@ class McpGate:
                                headers={"WWW-Authenticate": header})(scope, receive, send)
             return
         if dynamic is not None:
-            denial = await dynamic.authorize(principal, _tool_calls(body))
+            denial = await dynamic.authorize(principal, _tool_calls(messages))
         else:
             assert surface is not None
-            denial = self._authorize(principal, surface, body)
+            denial = self._authorize(principal, surface, messages)
         if denial is not None:
             self.metrics.auth_failures.labels("insufficient_scope").inc()
             await JSONResponse({"error": "insufficient_scope", "message": denial}, status_code=403,
@@ -152,7 +153,7 @@ class McpGate:
                         "this MCP session belongs to another token", scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
-        scope[BODY_SCOPE_KEY] = body
+        scope[MESSAGES_SCOPE_KEY] = messages
         await self.app(scope, _replay(body, receive), self._remember_session(send, principal))
 
     async def _authenticate(self, request: Request, require: bool = False) -> tuple[Principal | None, str]:
@@ -170,10 +171,10 @@ class McpGate:
             # Registry down: fail closed, but say why so an operator is not chasing a token problem.
             return None, "unverifiable"
 
-    def _authorize(self, principal: Principal, surface: Surface, body: bytes) -> str | None:
+    def _authorize(self, principal: Principal, surface: Surface, messages: list[Any]) -> str | None:
         if not principal.may_use_surface(surface.name):
             return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.name} surface"
-        for name, arguments in _tool_calls(body):
+        for name, arguments in _tool_calls(messages):
             if not surface.has(name):
                 continue  # the MCP layer answers unknown and renamed tools
             tool = surface.get(name)
@@ -198,12 +199,18 @@ class McpGate:
         return wrapped
 
 
-def _tool_calls(body: bytes) -> list[tuple[str, dict[str, Any]]]:
+def json_rpc_messages(body: bytes) -> list[Any]:
+    """The JSON-RPC messages of a request body, parsed once for every check that reads them; [] if not JSON."""
     try:
         payload = json.loads(body) if body else None
     except ValueError:
         return []
-    messages = payload if isinstance(payload, list) else [payload]
+    if payload is None:
+        return []
+    return payload if isinstance(payload, list) else [payload]
+
+
+def _tool_calls(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
     calls = []
     for message in messages:
         if isinstance(message, dict) and message.get("method") == "tools/call":

@@ -23,7 +23,7 @@ from jarvis.common.errors import JarvisError, PermissionDenied
 log = logging.getLogger(__name__)
 
 PRINCIPAL_SCOPE_KEY = "jarvis.principal"
-BODY_SCOPE_KEY = "jarvis.body"  # the request body the gate read (it replays it to the app)
+MESSAGES_SCOPE_KEY = "jarvis.messages"  # the JSON-RPC messages of the body the gate read and replays
 
 
 def principal_of(ctx: ServerRequestContext[Any]) -> Principal:

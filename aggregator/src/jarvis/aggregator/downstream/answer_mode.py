@@ -17,7 +17,6 @@ progress of later streamed requests instead of dropping it.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -32,16 +31,9 @@ class PerRequestAnswers:
         return _ANSWER_AS_JSON.get()
 
 
-def answer_as_json(method: str, body: bytes) -> bool:
-    """Whether this request's answer can be a JSON body: a POST of requests none of which wants a stream."""
-    if method != "POST" or not body:
-        return False
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return False  # the transport answers the parse error itself
-    messages = payload if isinstance(payload, list) else [payload]
-    return bool(messages) and not any(_wants_stream(m) for m in messages)
+def answer_as_json(method: str, messages: list[Any]) -> bool:
+    """Whether a request's answer can be a JSON body: a POST of messages none of which wants a stream."""
+    return method == "POST" and bool(messages) and not any(_wants_stream(m) for m in messages)
 
 
 def _wants_stream(message: Any) -> bool:

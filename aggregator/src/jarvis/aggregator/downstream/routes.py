@@ -18,7 +18,7 @@ from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
 from jarvis.aggregator.downstream.shares import REQUEST, Shares
 from jarvis.aggregator.downstream.supervisor import HostOptions
-from jarvis.aggregator.mcp_server import BODY_SCOPE_KEY
+from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import RegistryClient
@@ -78,7 +78,7 @@ class _Endpoint:
         # requests to the caller ride the call's stream. The others answer JSON where nothing streams.
         servers = self.surface.servers_of(target)
         as_json = (self.surface.single_server(target) is None and not self.surface.host.interactive(servers)
-                   and answer_as_json(scope.get("method", ""), scope.get(BODY_SCOPE_KEY, b"")))
+                   and answer_as_json(scope.get("method", ""), scope.get(MESSAGES_SCOPE_KEY, [])))
         with answer_mode(as_json):
             await self.app(scope, receive, send)
 
