@@ -51,6 +51,26 @@ def test_close_from_another_thread_ends_the_reading() -> None:
     engine.close()
 
 
+def test_a_reader_whose_socket_is_closed_under_it_ends_even_if_the_descriptor_is_reused() -> None:
+    """The race behind a hang seen once in CI: another thread closes the socket while the reader waits, and
+    the descriptor number goes to a new, idle socket (an engine call). The reader must end all the same."""
+    ours, engine = socket.socketpair()
+    reader = FrameReader(ours)
+    got: list[list[tuple[str, bytes]]] = []
+    waiting = threading.Thread(target=lambda: got.append(reader.frames()), daemon=True)
+    waiting.start()
+    time.sleep(0.2)  # the reader now waits in select() on the descriptor
+    number = ours.fileno()
+    ours.close()  # no shutdown: nothing wakes the waiting select()
+    reused, idle_peer = socket.socketpair()  # likely takes the freed number, and never becomes readable
+    waiting.join(5)
+    assert not waiting.is_alive(), f"the reader still waits (descriptor {number} reused: {reused.fileno() == number})"
+    assert got == [[]]
+    assert reader.eof
+    for sock in (reused, idle_peer, engine):
+        sock.close()
+
+
 def test_consecutive_frames_of_one_stream_become_one_chunk() -> None:
     frames = [("stdout", b"a"), ("stdout", b"b"), ("stderr", b"c"), ("stdout", b"d")]
     assert list(_merged(frames)) == [ServerOutput("stdout", b"ab"), ServerOutput("stderr", b"c"),

@@ -77,6 +77,9 @@ def open_upgraded(host: str, path: str, body: bytes, what: str,
     return sock, rest
 
 
+_WAIT_SLICE = 0.5  # seconds a reader waits on its socket before checking that the socket is still open
+
+
 class FrameReader:
     """Reads multiplexed frames (8-byte header: stream, 3 zero bytes, big-endian length)."""
 
@@ -86,15 +89,25 @@ class FrameReader:
         self.eof = False
 
     def _fill(self, deadline: float | None) -> bool:
-        """Read more bytes; False on EOF or when `deadline` passes first."""
+        """Read more bytes; False on EOF or when `deadline` passes first.
+
+        The wait is sliced: a stream closed by another thread while this one waits in select() could see its
+        descriptor number reused by a new socket (another engine call), and an unbounded select() would then
+        wait on that socket forever. Each slice re-checks that the socket is still open.
+        """
         if self.eof:
             return False
-        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        chunk = b""
         try:
-            ready, _, _ = select.select([self.sock], [], [], wait)
-            if not ready:
-                return False
-            chunk = self.sock.recv(65536)
+            while self.sock.fileno() >= 0:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                wait = _WAIT_SLICE if left is None else min(left, _WAIT_SLICE)
+                ready, _, _ = select.select([self.sock], [], [], wait)
+                if ready:
+                    chunk = self.sock.recv(65536)
+                    break
         except (OSError, ValueError):  # closed by another thread (ValueError: its descriptor is gone)
             chunk = b""
         if not chunk:
