@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 import grpc
+from pydantic import ValidationError
 
 from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -20,6 +21,7 @@ from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.logging import configure_logging
+from jarvis.common.settings import describe_invalid_settings
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 
@@ -83,6 +85,13 @@ def _display_host(host: str) -> str:
                                               "scheduler-worker", "scheduler-beat"]))
 def serve(service: str) -> None:
     """Serve one service (for containers); configured by environment variables."""
+    try:
+        _serve(service)
+    except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
+        raise click.ClickException(describe_invalid_settings(exc)) from None
+
+
+def _serve(service: str) -> None:
     if service == "registry":
         from jarvis.registry.__main__ import main as registry_main
 

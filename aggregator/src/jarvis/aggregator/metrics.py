@@ -1,4 +1,4 @@
-"""Aggregator metrics. Label values come from bounded sets (surface, tool, action, outcome), never ids."""
+"""Aggregator metrics. Labels come from bounded sets (surface, tool, action, outcome, installed server), never ids."""
 
 from __future__ import annotations
 
@@ -28,9 +28,30 @@ class AggregatorMetrics:
             ["reason"],
             registry=registry,
         )
+        # The server label is an installed server's name (admins install them: a bounded set) or OTHER_SERVER.
+        self.downstream_calls = Counter(
+            "jarvis_downstream_calls",
+            "Tool calls forwarded to downstream servers, by server and outcome (ok, error).",
+            ["server", "outcome"],
+            registry=registry,
+        )
+        self.downstream_latency = Histogram(
+            "jarvis_downstream_call_seconds",
+            "Time a downstream server took to answer a forwarded tool call.",
+            ["server"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         self.http_requests = Counter(
             "jarvis_http_requests",
             "HTTP requests by route group and status class.",
             ["route", "status"],
             registry=registry,
         )
+
+    def downstream_call(self, surface: str, server: str, outcome: str, elapsed: float) -> None:
+        """One forwarded tool call. `server` must already be bounded (`DownstreamHost.server_label`)."""
+        self.tool_calls.labels(surface, "downstream", "", outcome).inc()
+        self.tool_latency.labels(surface, "downstream").observe(elapsed)
+        self.downstream_calls.labels(server, outcome).inc()
+        self.downstream_latency.labels(server).observe(elapsed)
