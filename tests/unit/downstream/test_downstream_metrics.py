@@ -50,7 +50,8 @@ async def test_a_server_that_fails_at_start_is_counted(tmp_path: Path) -> None:
     assert server.restarts == 0  # it never ran, so it never "stopped while running"
     assert "exited with code 3" in server.last_error
     counted = registry.get_sample_value("jarvis_downstream_server_start_failures_total", {"server": "broken"})
-    assert counted is not None and counted >= 1
+    assert counted is not None
+    assert counted >= 1
 
 
 def test_call_labels_are_bounded_by_the_installed_servers(tmp_path: Path) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 
 from jarvis.common.metrics import LATENCY_BUCKETS
 
 
 class AggregatorMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
+        # The aggregator serves its own registry, not the default one: add the process's CPU, memory and fds,
+        # as the standalone services' default registry has them.
+        ProcessCollector(registry=registry)
         self.tool_calls = Counter(
             "jarvis_mcp_tool_calls",
             "MCP tool calls by surface, tool, action and outcome (ok, error, denied, internal).",
