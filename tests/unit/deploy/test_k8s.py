@@ -6,7 +6,9 @@ namespace), probes, NetworkPolicies, PDB/HPA, migrations, persistence and secret
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,8 @@ from tests.support.required_tool import pinned_tool
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 K8S = DEPLOY / "k8s"
-TARGETS = ["base", "overlays/production", "overlays/monitoring"]
+TLS = "overlays/production + components/grpc-tls"
+TARGETS = ["base", "overlays/production", "overlays/monitoring", TLS]
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job"}
 CRDS = {("monitoring.coreos.com/v1", "PodMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
 ENGINE = "engine"  # the Docker engine's container: the one exception to "restricted"
@@ -30,9 +33,20 @@ ENGINE = "engine"  # the Docker engine's container: the one exception to "restri
 
 @cache
 def _render(target: str) -> tuple[dict[str, Any], ...]:
-    done = subprocess.run([pinned_tool("kubectl"), "kustomize", str(K8S / target)], capture_output=True, text=True,
+    if target != TLS:
+        return _kustomize(K8S / target)
+    with tempfile.TemporaryDirectory() as scratch:  # an overlay of your own that adds the component
+        up = os.path.relpath(K8S, scratch)  # kustomize wants relative paths
+        (Path(scratch) / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [f"{up}/overlays/production"], "components": [f"{up}/components/grpc-tls"]}))
+        return _kustomize(Path(scratch))
+
+
+def _kustomize(directory: Path) -> tuple[dict[str, Any], ...]:
+    done = subprocess.run([pinned_tool("kubectl"), "kustomize", str(directory)], capture_output=True, text=True,
                           timeout=120, check=False)
-    assert done.returncode == 0, f"kubectl kustomize {target}: {done.stderr}"
+    assert done.returncode == 0, f"kubectl kustomize {directory}: {done.stderr}"
     return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
 
 
@@ -122,7 +136,11 @@ def test_probes_match_what_each_process_serves(target: str) -> None:
         main = next(c for c in pod["containers"] if c["name"] == name)
         if name in grpc_ports:
             port = int(settings[grpc_ports[name]].rpartition(":")[2])
-            assert main["readinessProbe"]["grpc"]["port"] == port == main["livenessProbe"]["grpc"]["port"], name
+            for probe in (main["readinessProbe"], main["livenessProbe"]):
+                if target == TLS:  # the kubelet's gRPC probe has no TLS: the image's own probe, with the settings
+                    assert probe["exec"]["command"] == ["python", "-m", "jarvis.cli.probe", "grpc", f"127.0.0.1:{port}"]
+                else:
+                    assert probe["grpc"]["port"] == port, name
         elif name == "aggregator":
             assert main["livenessProbe"]["httpGet"]["path"] == "/livez"
             assert main["readinessProbe"]["httpGet"]["path"] == "/readyz"
@@ -200,3 +218,21 @@ def test_the_prometheus_rule_is_the_shipped_rules_file() -> None:
     assert monitor["jobLabel"] == "app.kubernetes.io/component"  # job = component, as the rules expect
     assert set(monitor["namespaceSelector"]["matchNames"]) == {"jarvis", "jarvis-runtime"}
     assert {e["port"] for e in monitor["podMetricsEndpoints"]} == {"metrics", "http"}
+
+
+def test_the_tls_component_gives_every_service_its_certificate_files() -> None:
+    workloads = [(doc, pod) for doc, pod in _pods(_render(TLS)) if doc["kind"] != "Job"
+                 and doc["metadata"]["labels"].get("app.kubernetes.io/name") == "jarvis"]
+    assert {doc["metadata"]["name"] for doc, _ in workloads} >= {"aggregator", "registry", "runtime", "scheduler"}
+    for doc, pod in workloads:
+        container = pod["containers"][0]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        assert {v["name"]: v.get("secret", {}).get("secretName") for v in pod["volumes"]}["grpc-tls"] == \
+            "jarvis-grpc-tls"
+        for variable, key in (("JARVIS_GRPC_TLS_CERT", "tls.crt"), ("JARVIS_GRPC_TLS_KEY", "tls.key"),
+                              ("JARVIS_GRPC_TLS_CA", "ca.crt")):
+            assert env[variable] == f"{mounts['grpc-tls']}/{key}", doc["metadata"]["name"]
+    engine = next(pod for doc, pod in workloads if doc["metadata"]["name"] == "runtime")["containers"][1]
+    assert engine["name"] == ENGINE
+    assert "grpc-tls" not in {m["name"] for m in engine["volumeMounts"]}  # the engine gets none of Jarvis's secrets
