@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from tests.support.postgres import connect_admin, postgres_schema
+from tests.support.postgres import fresh_postgres_url
 from tests.support.stack import free_port
 
 pytestmark = pytest.mark.postgres
@@ -19,12 +19,8 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
-    admin = connect_admin()
-    try:
-        with postgres_schema(admin) as url:
-            yield url
-    finally:
-        admin.close()
+    with fresh_postgres_url() as url:
+        yield url
 
 
 def _migrate(url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
