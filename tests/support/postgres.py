@@ -38,3 +38,14 @@ def postgres_schema(admin: psycopg.Connection[Any]) -> Iterator[str]:
         yield url.render_as_string(hide_password=False)
     finally:
         admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@contextmanager
+def fresh_postgres_url() -> Iterator[str]:
+    """A database URL on a new, empty schema, with its own admin connection."""
+    admin = connect_admin()
+    try:
+        with postgres_schema(admin) as url:
+            yield url
+    finally:
+        admin.close()

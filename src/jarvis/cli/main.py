@@ -11,15 +11,19 @@ from typing import Any
 
 import click
 import grpc
+from pydantic import ValidationError
 
 from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
+from jarvis.cli.migrate import migrate
+from jarvis.cli.probe import probe
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.logging import configure_logging
+from jarvis.common.settings import describe_invalid_settings
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 
@@ -83,6 +87,13 @@ def _display_host(host: str) -> str:
                                               "scheduler-worker", "scheduler-beat"]))
 def serve(service: str) -> None:
     """Serve one service (for containers); configured by environment variables."""
+    try:
+        _serve(service)
+    except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
+        raise click.ClickException(describe_invalid_settings(exc)) from None
+
+
+def _serve(service: str) -> None:
     if service == "registry":
         from jarvis.registry.__main__ import main as registry_main
 
@@ -274,6 +285,9 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
     click.echo(f"Project server scaffolded in {result.root / 'mcp-server'}. Configure "
                "mcp-server/project-server.toml, then run: python -m project_mcp_server --root . "
                "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server).")
+
+cli.add_command(probe)
+cli.add_command(migrate)
 
 if __name__ == "__main__":
     cli()

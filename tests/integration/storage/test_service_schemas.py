@@ -16,7 +16,7 @@ from jarvis.runtime.storage.migrate import MIGRATIONS as RUNTIME_MIGRATIONS
 from jarvis.runtime.storage.models import Base as RuntimeBase
 from jarvis.scheduler.storage.migrate import MIGRATIONS as SCHEDULER_MIGRATIONS
 from jarvis.scheduler.storage.models import Base as SchedulerBase
-from tests.support.postgres import connect_admin, postgres_schema
+from tests.support.postgres import fresh_postgres_url
 
 SERVICES = {"runtime": (RUNTIME_MIGRATIONS, RuntimeBase.metadata),
             "scheduler": (SCHEDULER_MIGRATIONS, SchedulerBase.metadata)}
@@ -27,12 +27,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'service.db'}"
         return
-    admin = connect_admin()
-    try:
-        with postgres_schema(admin) as url:
-            yield url
-    finally:
-        admin.close()
+    with fresh_postgres_url() as url:
+        yield url
 
 
 @pytest.mark.parametrize("service", sorted(SERVICES))

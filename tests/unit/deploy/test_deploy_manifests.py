@@ -29,7 +29,7 @@ DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
 
 def _env_file() -> dict[str, str]:
-    lines = (DEPLOY / "jarvis.env").read_text().splitlines()
+    lines = (DEPLOY / "k8s" / "base" / "jarvis.env").read_text().splitlines()
     return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
 
 
@@ -46,7 +46,7 @@ def test_every_variable_in_the_env_file_is_a_real_setting() -> None:
     known = _env_names(RegistrySettings) | _env_names(AggregatorSettings) | _env_names(DebugSettings)
     known |= _env_names(RuntimeSettings) | _env_names(SchedulerSettings)
     unknown = set(_env_file()) - known
-    assert not unknown, f"deploy/jarvis.env sets variables no settings class reads: {sorted(unknown)}"
+    assert not unknown, f"deploy/k8s/base/jarvis.env sets variables no settings class reads: {sorted(unknown)}"
 
 
 def test_env_file_values_parse_in_their_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,24 +63,19 @@ def test_env_file_values_parse_in_their_settings(monkeypatch: pytest.MonkeyPatch
 def test_compose_and_k8s_run_real_cli_services() -> None:
     services = set(serve.params[0].type.choices)  # type: ignore[attr-defined]
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    assert compose["x-jarvis"]["env_file"] == "k8s/base/jarvis.env"  # the same settings file as Kubernetes
     commands = [svc["command"] for svc in compose["services"].values() if svc.get("command", [""])[0] == "serve"]
     assert {c[1] for c in commands} <= services
     assert {"registry", "aggregator", "debug", "runtime", "scheduler", "scheduler-worker", "scheduler-beat"} <= {
         c[1] for c in commands}
-    for name in ("registry.yaml", "aggregator.yaml", "debug.yaml", "scheduler.yaml"):
-        for doc in yaml.safe_load_all((DEPLOY / "k8s" / name).read_text()):
-            if doc["kind"] == "Deployment":
-                container = doc["spec"]["template"]["spec"]["containers"][0]
-                assert container["args"][0] == "serve"
-                assert container["args"][1] in services
-                security = container["securityContext"]
-                assert security["readOnlyRootFilesystem"] is True
-                assert security["capabilities"]["drop"] == ["ALL"]
-                assert security["allowPrivilegeEscalation"] is False
-    kustomization = yaml.safe_load((DEPLOY / "k8s" / "kustomization.yaml").read_text())
-    for resource in kustomization["resources"]:
-        assert (DEPLOY / "k8s" / resource).is_file()
-    assert kustomization["configMapGenerator"][0]["envs"] == ["../jarvis.env"]
+    k8s_args = []
+    for path in (DEPLOY / "k8s" / "base").glob("*.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc["kind"] in ("Deployment", "StatefulSet", "Job"):
+                k8s_args += [c["args"] for c in doc["spec"]["template"]["spec"]["containers"] if c["image"] == "jarvis"]
+    assert {a[1] for a in k8s_args if a[0] == "serve"} == {c[1] for c in commands}
+    kustomization = yaml.safe_load((DEPLOY / "k8s" / "base" / "kustomization.yaml").read_text())
+    assert {g["envs"][0] for g in kustomization["configMapGenerator"]} == {"jarvis.env"}
 
 
 def test_dashboard_queries_only_metrics_the_code_exports() -> None:
@@ -94,8 +89,14 @@ def test_dashboard_queries_only_metrics_the_code_exports() -> None:
     exported |= {f"{family.name}_total" for family in registry.collect() if family.type == "counter"}
     exported |= {f"{family.name}_bucket" for family in registry.collect() if family.type == "histogram"}
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "jarvis.json").read_text())
+    titles = set()
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
-            used = set(re.findall(r"\bjarvis_[a-z_]+", target["expr"]))
-            assert used, panel["title"]
+            used = set(re.findall(r"\b(?:jarvis|process)_[a-z_]+", target["expr"]))
+            if re.search(r"\bup\b", target["expr"]):
+                titles.add(panel["title"])  # `up` is Prometheus's own, one per scraped process
+            else:
+                assert used, panel["title"]
             assert used <= exported, (panel["title"], used - exported)
+        titles |= {panel["title"] for target in panel["targets"] if "process_" in target["expr"]}
+    assert {"Processes up by job", "Resident memory by process", "CPU by process (cores)"} <= titles

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,20 +15,11 @@ import yaml
 
 from jarvis.common.errors import InvalidArgument
 from jarvis.registry.domain.project import SUPPORTED_STACKS, apply_devops
+from tests.support.required_tool import required_tool
 from tests.unit.project.project_support import write
 
 CI = ".github/workflows/ci.yml"
 PRE_COMMIT = ".pre-commit-config.yaml"
-
-
-def _tool(name: str) -> str:
-    """Path of a tool the test needs; missing tools fail under JARVIS_REQUIRE_ALL, else skip."""
-    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
-    if found is None:
-        if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
-            pytest.fail(f"{name} is required (JARVIS_REQUIRE_ALL=1) but not installed")
-        pytest.skip(f"{name} not installed")
-    return found
 
 
 def _yaml(path: Path) -> Any:
@@ -64,7 +53,7 @@ def test_python_stack_writes_working_configs(python_project: Path) -> None:
     assert "pytest" in runs
     assert stat.S_IMODE((python_project / "ruff.toml").stat().st_mode) == 0o644
     # The real ruff accepts the generated config and the project's code passes it.
-    checked = subprocess.run([_tool("ruff"), "check", "--config", "ruff.toml", "src", "tests"],
+    checked = subprocess.run([required_tool("ruff"), "check", "--config", "ruff.toml", "src", "tests"],
                              cwd=python_project, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
@@ -129,7 +118,7 @@ def test_node_stack_eslint_config_loads(tmp_path: Path, package_type: str, expor
     assert "eslint" in _workflow_runs(_yaml(tmp_path / CI))
     # Node itself loads the config the way ESLint does and finds a flat-config array.
     script = "import(process.argv[1]).then(m => { if (!Array.isArray(m.default)) process.exit(3) })"
-    loaded = subprocess.run([_tool("node"), "-e", script, str(tmp_path / "eslint.config.js")],
+    loaded = subprocess.run([required_tool("node"), "-e", script, str(tmp_path / "eslint.config.js")],
                             capture_output=True, text=True)
     assert loaded.returncode == 0, loaded.stderr
 
@@ -161,7 +150,7 @@ def test_rust_stack_rustfmt_accepts_config(tmp_path: Path) -> None:
     assert result.written == ("rustfmt.toml", PRE_COMMIT, CI)
     assert tomllib.loads((tmp_path / "rustfmt.toml").read_text())["max_width"] == 100
     assert "cargo clippy" in _workflow_runs(_yaml(tmp_path / CI))
-    checked = subprocess.run([_tool("rustfmt"), "--check", "--edition", "2021", "src/main.rs"],
+    checked = subprocess.run([required_tool("rustfmt"), "--check", "--edition", "2021", "src/main.rs"],
                              cwd=tmp_path, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
     assert "Warning" not in checked.stderr, checked.stderr  # rustfmt warns about unknown options

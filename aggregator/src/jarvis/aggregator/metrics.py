@@ -1,14 +1,17 @@
-"""Aggregator metrics. Label values come from bounded sets (surface, tool, action, outcome), never ids."""
+"""Aggregator metrics. Labels come from bounded sets (surface, tool, action, outcome, installed server), never ids."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 
 from jarvis.common.metrics import LATENCY_BUCKETS
 
 
 class AggregatorMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
+        # The aggregator serves its own registry, not the default one: add the process's CPU, memory and fds,
+        # as the standalone services' default registry has them.
+        ProcessCollector(registry=registry)
         self.tool_calls = Counter(
             "jarvis_mcp_tool_calls",
             "MCP tool calls by surface, tool, action and outcome (ok, error, denied, internal).",
@@ -28,9 +31,30 @@ class AggregatorMetrics:
             ["reason"],
             registry=registry,
         )
+        # The server label is an installed server's name (admins install them: a bounded set) or OTHER_SERVER.
+        self.downstream_calls = Counter(
+            "jarvis_downstream_calls",
+            "Tool calls forwarded to downstream servers, by server and outcome (ok, error).",
+            ["server", "outcome"],
+            registry=registry,
+        )
+        self.downstream_latency = Histogram(
+            "jarvis_downstream_call_seconds",
+            "Time a downstream server took to answer a forwarded tool call.",
+            ["server"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         self.http_requests = Counter(
             "jarvis_http_requests",
             "HTTP requests by route group and status class.",
             ["route", "status"],
             registry=registry,
         )
+
+    def downstream_call(self, surface: str, server: str, outcome: str, elapsed: float) -> None:
+        """One forwarded tool call. `server` must already be bounded (`DownstreamHost.server_label`)."""
+        self.tool_calls.labels(surface, "downstream", "", outcome).inc()
+        self.tool_latency.labels(surface, "downstream").observe(elapsed)
+        self.downstream_calls.labels(server, outcome).inc()
+        self.downstream_latency.labels(server).observe(elapsed)

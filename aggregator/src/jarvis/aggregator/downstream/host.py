@@ -37,6 +37,8 @@ from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 log = logging.getLogger(__name__)
 
 Listener = Callable[[set[str], set[str]], None]
+# The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
+OTHER_SERVER = "other"
 NO_RUNTIME = ("container-image servers run through the runtime service, and this aggregator has none: set "
               "JARVIS_AGGREGATOR_RUNTIME_TARGET to the runtime's host:port (`jarvis up` has one), or register the "
               "server as a stdio server whose command is `docker run -i --rm IMAGE`")
@@ -99,6 +101,11 @@ class DownstreamHost:
                 await self._task
             self._task = None
         await asyncio.gather(*(h.stop() for h in self.hosts.values()), return_exceptions=True)
+
+    def server_label(self, server: str) -> str:
+        """`server` as a metric label: installed servers are a bounded set that admins control; anything else is
+        OTHER_SERVER, so a name that is not installed can never add a series."""
+        return server if server in self.hosts else OTHER_SERVER
 
     def subscribe(self, listener: Listener) -> None:
         """`listener(profiles, servers)` runs when the tool lists of those profiles and servers may have changed."""

@@ -35,16 +35,20 @@ class DownstreamCollector(Collector):
         restarts = CounterMetricFamily("jarvis_downstream_server_restarts",
                                        "Times a downstream server stopped on its own (crash, exit, lost connection) "
                                        "while it was running.", labels=["server"])
+        start_failures = CounterMetricFamily("jarvis_downstream_server_start_failures",
+                                             "Times a downstream server failed to start (its command failed, or it "
+                                             "did not answer initialize).", labels=["server"])
         quarantined = GaugeMetricFamily("jarvis_downstream_quarantined_tools",
                                         "Tools withheld because their definition changed since it was pinned.",
                                         labels=["server"])
         for name, snap in snapshots.items():
             up.add_metric([name], 1 if snap.state == RUNNING else 0)
             restarts.add_metric([name], snap.restarts)
+            start_failures.add_metric([name], snap.start_failures)
             quarantined.add_metric([name], len(snap.quarantined))
         in_flight = GaugeMetricFamily("jarvis_downstream_calls_in_flight", "Requests to downstream servers under way.")
         in_flight.add_metric([], sum(s.in_flight for s in snapshots.values()))
-        yield from (servers, up, restarts, quarantined, in_flight)
+        yield from (servers, up, restarts, start_failures, quarantined, in_flight)
 
 
 def register(host: DownstreamHost, registry: CollectorRegistry) -> None:

@@ -162,8 +162,7 @@ class ProxySurface:
             return text_result(str(exc), is_error=True)
         finally:
             elapsed = time.perf_counter() - started
-            self.metrics.tool_calls.labels(self.kind, "downstream", "", outcome).inc()
-            self.metrics.tool_latency.labels(self.kind, "downstream").observe(elapsed)
+            self.metrics.downstream_call(self.kind, self.host.server_label(exposed.server), outcome, elapsed)
             self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000)
             if self.kind == SHARE:
                 self.shares.count_call(target, outcome == "ok", elapsed * 1000)

@@ -57,6 +57,7 @@ class Snapshot:
     quarantined: list[str] = field(default_factory=list)
     schema_fixes: dict[str, list[str]] = field(default_factory=dict)
     container: str | None = None  # a container-image server's container id (its pid is None)
+    start_failures: int = 0  # attempts that never reached running (bad command, initialize failed), ever
 
 
 ToolsLoader = Callable[["ServerHost", Connection], Awaitable[ServedTools]]
@@ -77,7 +78,9 @@ class ServerHost:
         self.tools = ServedTools()
         self.connection: Connection | None = None
         self.started_at: float | None = None
-        self.restarts = self.failures = self.calls = self.in_flight = 0
+        # restarts: stops while running; start_failures: attempts that never ran (both only grow, for metrics);
+        # failures: the current run of failures, which sets the backoff and clears once stable.
+        self.restarts = self.start_failures = self.failures = self.calls = self.in_flight = 0
         self.last_error = ""
         self.last_error_at: float | None = None
         self.last_used = time.monotonic()
@@ -249,6 +252,7 @@ class ServerHost:
         self._retry_at = time.monotonic() + delay
         if not crashed:
             self._attempts += 1
+            self.start_failures += 1
         self._announce()
         log.warning("downstream server %s failed: %s; retrying in %.1f s", self.name, error, delay,
                     extra={"server": self.name, "error": error, "retry_in_seconds": delay})
@@ -289,6 +293,7 @@ class ServerHost:
             last_error_at=self.last_error_at, retry_in_seconds=None if retry is None else round(retry, 1),
             calls=self.calls, in_flight=self.in_flight, quarantined=sorted(self.tools.quarantined),
             schema_fixes=dict(self.tools.fixes), container=(child.container or None) if child is not None else None,
+            start_failures=self.start_failures,
         )
 
 

@@ -31,6 +31,7 @@ class RegistrySettings(ProcessSettings):
         self.home = self.home.expanduser()
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'registry.db'}"
+        self.database_url = self.with_database_password(self.database_url)
         return self
 
     @property

@@ -70,6 +70,8 @@ class RuntimeSettings(ProcessSettings):
             self.database_url = f"sqlite:///{self.data_dir / 'runtime.db'}"
         if not self.instance:
             self.instance = hashlib.sha256(self.database_url.encode()).hexdigest()[:12]
+        # After the instance label: rotating the password must not change which containers are this runtime's.
+        self.database_url = self.with_database_password(self.database_url)
         return self
 
     @property

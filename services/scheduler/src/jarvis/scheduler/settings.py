@@ -55,6 +55,7 @@ class SchedulerSettings(ProcessSettings):
         self.data_dir = self.data_dir.expanduser().resolve()
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'scheduler.db'}"
+        self.database_url = self.with_database_password(self.database_url)
         if not self.visibility_timeout_seconds:
             self.visibility_timeout_seconds = self.run_timeout_seconds + 600
         if self.visibility_timeout_seconds <= self.run_timeout_seconds:

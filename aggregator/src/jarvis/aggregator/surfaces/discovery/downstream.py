@@ -51,7 +51,6 @@ async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dic
         raise JarvisError(f"server '{entry.source}' returned an invalid result for {entry.tool}") from None
     finally:
         elapsed = time.perf_counter() - started
-        # Bounded labels: every downstream tool counts under one name, as on the profile surfaces.
-        binding.metrics.tool_calls.labels(SURFACE, "downstream", "", outcome).inc()
-        binding.metrics.tool_latency.labels(SURFACE, "downstream").observe(elapsed)
+        # Bounded labels: every downstream tool counts under one tool name, and under its installed server.
+        binding.metrics.downstream_call(SURFACE, host.server_label(entry.source), outcome, elapsed)
         binding.usage.record(entry.name, "", outcome == "ok", elapsed * 1000)
