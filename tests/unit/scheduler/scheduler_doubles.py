@@ -38,10 +38,14 @@ class RecordingDispatcher:
         self._lock = threading.Lock()
         self.dispatched: list[str] = []
         self.later: list[tuple[str, datetime]] = []
+        self.unreachable = ""  # set: nothing is sent, every run comes back with this reason
 
-    def dispatch(self, run_ids: list[str]) -> None:
+    def dispatch(self, run_ids: list[str]) -> dict[str, str]:
+        if self.unreachable:
+            return dict.fromkeys(run_ids, self.unreachable)
         with self._lock:
             self.dispatched.extend(run_ids)
+        return {}
 
     def dispatch_later(self, run_id: str, at: datetime) -> None:
         with self._lock:

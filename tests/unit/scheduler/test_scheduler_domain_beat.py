@@ -244,3 +244,18 @@ def test_a_restarted_embedded_beat_resends_runs_waiting_to_retry(schedules: Sche
     assert beat.requeue_stale() == []  # a periodic sweep leaves both: sent recently, the retry is ahead
     assert sorted(beat.requeue_stale(every_queued=True)) == sorted([waiting, fresh])  # a new process: every one
     assert sorted(dispatcher.dispatched) == sorted([waiting, fresh])
+
+
+def test_a_trigger_the_queue_cannot_take_is_reported_pending_with_the_reason(
+        schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher) -> None:
+    """Issue 15: a trigger during a Redis outage answered `queued` although nothing reached the queue."""
+    schedule_id, _ = every_five_minutes(schedules)
+    dispatcher.unreachable = "the queue (Redis) cannot be reached: Connection refused"
+    runs = schedules.trigger(schedule_id)
+    assert {r.state for r in runs} == {"pending"}
+    assert all("Redis" in r.error for r in runs)
+    assert {r.state for r in all_runs(db, schedule_id)} == {"queued"}  # kept in SQL for the sweep
+    dispatcher.unreachable = ""
+    clock.advance(seconds=3600)
+    assert sorted(beat.requeue_stale()) == sorted(r.id for r in runs)  # sent once the queue is back
+    assert {r.state for r in schedules.trigger(schedule_id)} == {"queued"}

@@ -13,13 +13,27 @@ from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import REGISTRY_SERVICE, to_dict
 from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
-from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
+from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE, SchedulerClient
 from jarvis.aggregator.surfaces.base import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from jarvis.common.errors import JarvisError
 
 # Services a deployment may lack (a target left empty); reported plainly rather than hidden.
 PENDING_SERVICES = ("runtime", "scheduler", "debug")
+QUEUE_DOWN = ("its queue (Redis) is unreachable: triggered and due runs are kept and sent when it is back; "
+              "check Redis and JARVIS_SCHEDULER_REDIS_URL")
+
+
+async def _queue(scheduler: SchedulerClient) -> dict[str, Any]:
+    """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
+    try:
+        status = await scheduler.call(scheduler.scheduler.GetStatus, spb.GetStatusRequest())
+    except JarvisError as exc:
+        return {"ok": False, "detail": str(exc)}
+    if status.mode == "celery" and status.queue_depth < 0:
+        return {"ok": False, "detail": f"the scheduler serves, but {QUEUE_DOWN}", "queue_depth": -1}
+    return {"queue_depth": status.queue_depth}
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -36,6 +50,8 @@ def build(ctx: ToolContext) -> Tool:
             services["runtime"] = await probes.grpc_health(ctx.runtime.channel, RUNTIME_SERVICE)
         if ctx.scheduler is not None:
             services["scheduler"] = await probes.grpc_health(ctx.scheduler.channel, SCHEDULER_SERVICE)
+            if services["scheduler"]["ok"]:
+                services["scheduler"].update(await _queue(ctx.scheduler))
         services.update({name: {"ok": None, "detail": "not part of this deployment yet"}
                          for name in PENDING_SERVICES if name not in services})
         infra = await ctx.system.infra_status()

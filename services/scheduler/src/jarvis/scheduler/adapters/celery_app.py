@@ -38,12 +38,16 @@ class CeleryDispatcher:
         self._queue = settings.queue
         self._redis = redis.Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=5)
 
-    def dispatch(self, run_ids: list[str]) -> None:
+    def dispatch(self, run_ids: list[str]) -> dict[str, str]:
+        unsent: dict[str, str] = {}
         for run_id in run_ids:
             try:
                 self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue)
             except Exception as exc:  # kombu raises many types; the run stays queued and beat's sweep resends it
                 log.warning("run not sent to the queue", extra={"run_id": run_id, "reason": str(exc)})
+                unsent[run_id] = (f"the queue (Redis) cannot be reached: {exc}; the run is kept and sent when "
+                                  "Redis is back")
+        return unsent
 
     def dispatch_later(self, run_id: str, at: datetime) -> None:
         try:
@@ -88,6 +92,8 @@ def create_celery_app(settings: SchedulerSettings) -> Celery:
         worker_pool="threads",
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
+        # A Redis outage must stay a connection error, or the worker exits for good (see kombu_redis).
+        broker_transport="jarvis.scheduler.adapters.kombu_redis:Transport",
         broker_transport_options={"visibility_timeout": settings.visibility_timeout_seconds},
         beat_scheduler="jarvis.scheduler.adapters.celery_app:SqlBeatScheduler",
         beat_max_loop_interval=settings.beat_interval_seconds,

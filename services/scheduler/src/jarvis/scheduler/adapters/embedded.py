@@ -30,13 +30,14 @@ class LocalDispatcher:
     def bind(self, execute: Callable[[str], Outcome]) -> None:
         self._execute = execute
 
-    def dispatch(self, run_ids: list[str]) -> None:
-        for run_id in run_ids:
+    def dispatch(self, run_ids: list[str]) -> dict[str, str]:
+        for index, run_id in enumerate(run_ids):
             with self._lock:
-                if self._closed:
-                    return
+                if self._closed:  # the next start runs them (requeue_stale(every_queued=True))
+                    return dict.fromkeys(run_ids[index:], "the scheduler is stopping")
                 self._waiting += 1
             self._pool.submit(self._run, run_id)
+        return {}
 
     def dispatch_later(self, run_id: str, at: datetime) -> None:
         timer = threading.Timer(max((at - utcnow()).total_seconds(), 0.0), self._fire_timer, args=(run_id,))

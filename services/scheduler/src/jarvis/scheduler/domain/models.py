@@ -8,6 +8,9 @@ from datetime import datetime
 QUEUED, RUNNING, SUCCEEDED, FAILED, SKIPPED, MISSED = "queued", "running", "succeeded", "failed", "skipped", "missed"
 FINISHED = frozenset({SUCCEEDED, FAILED, SKIPPED, MISSED})
 RUN_STATES = (QUEUED, RUNNING, SUCCEEDED, FAILED, SKIPPED, MISSED)
+# How a trigger reports a run stored but not on the queue (its queue unreachable): stored as queued,
+# it is sent by beat's sweep once the queue is back.
+PENDING = "pending"
 
 # What happens to a target's fire while its previous run still goes.
 CONCURRENCY_SKIP, CONCURRENCY_QUEUE = "skip", "queue"

@@ -29,7 +29,8 @@ class RuntimePort(Protocol):
 class Dispatcher(Protocol):
     """Hands runs to whatever executes them: Celery workers, or the embedded thread pool."""
 
-    def dispatch(self, run_ids: list[str]) -> None: ...
+    def dispatch(self, run_ids: list[str]) -> dict[str, str]:
+        """Send the runs; those it could not send, each with why (they stay queued in SQL for beat's sweep)."""
 
     def dispatch_later(self, run_id: str, at: datetime) -> None: ...
 

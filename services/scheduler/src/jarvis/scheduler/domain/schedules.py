@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import func, select, update
@@ -14,6 +15,7 @@ from jarvis.scheduler.domain.cron import Cron
 from jarvis.scheduler.domain.models import (
     CONCURRENCY,
     MISSED_POLICIES,
+    PENDING,
     QUEUED,
     RUN_STATES,
     SKIPPED,
@@ -134,8 +136,9 @@ class Schedules:
                            queued_at=now, dispatched_at=now) for target in row.targets]
             session.add_all(runs)
             created = [to_run(r) for r in runs]
-        self._dispatcher.dispatch([r.id for r in created])
-        return created
+        unsent = self._dispatcher.dispatch([r.id for r in created])
+        # Not `queued` while it is not on the queue: say so, and why.
+        return [replace(r, state=PENDING, error=unsent[r.id]) if r.id in unsent else r for r in created]
 
     def runs(self, schedule_id: str = "", state: str = "", limit: int = 0) -> list[Run]:
         if state and state not in RUN_STATES:
