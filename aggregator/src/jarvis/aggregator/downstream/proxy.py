@@ -99,6 +99,13 @@ class ProxySurface:
         return self.kind == PROFILE and principal.may(SERVERS, exposed.server, exposed.tool.lower(),
                                                       read_only=False, admin=False)
 
+    def granting(self, target: str, exposed: ExposedTool) -> list[str]:
+        """The scopes `may_call` accepts for this tool, narrowest first, for a refusal to name."""
+        names = [f"{self.kind}:{target}:{exposed.name}", f"{self.kind}:{target}", self.kind]
+        if self.kind == PROFILE:
+            names += [f"{SERVERS}:{exposed.server}:{exposed.tool.lower()}", f"{SERVERS}:{exposed.server}", SERVERS]
+        return [*names, "admin"]
+
     def reaches(self, principal: Principal) -> bool:
         return principal.may_use_surface(self.kind) or (self.kind == PROFILE and principal.may_use_surface(SERVERS))
 
@@ -147,7 +154,8 @@ class ProxySurface:
                                                  "call tools/list for its tools")
         principal = principal_of(ctx)
         if not self.may_call(principal, target, exposed):
-            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'",
+            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
+                               f"token with one of these scopes may: {', '.join(self.granting(target, exposed))}",
                                is_error=True)
         started, outcome = time.perf_counter(), "ok"
         try:
