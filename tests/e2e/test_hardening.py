@@ -182,6 +182,50 @@ async def test_concurrent_calls_are_capped_per_token_and_tool(hardened: RunningJ
         assert text_of(await two.call_tool("hard__slow", {"seconds": 0})) == "done"
 
 
+async def test_audit_log_records_who_did_what_redacted(hardened: RunningJarvis, admin_token: str,
+                                                      downstream: dict[str, str | None]) -> None:
+    token = hardened.create_token("jarvis:jarvis_server:list", "jarvis:jarvis_config", "profile:hard",
+                                  name="audited")
+    async with mcp_client(hardened.url(), token) as client:
+        result_json(await client.call_tool("jarvis_server", {"action": "list"}))
+        error_text(await client.call_tool("jarvis_server", {"action": "uninstall", "name": "hard"}))  # denied
+        for _ in range(3):  # the third is over jarvis_config's limit in this stack
+            await client.call_tool("jarvis_config", {"action": "get", "key": "log_level"})
+        refused = await client.call_tool("jarvis_server", {"action": "usage", "audit": True})
+        assert "admin" in error_text(refused)
+    async with mcp_client(hardened.url("/mcp/profile/hard"), token) as client:
+        assert text_of(await client.call_tool("hard__echo", {"text": "hello"})) == "hello"
+    async with mcp_client(hardened.url(), admin_token) as admin:
+        create = {"action": "create", "name": "secretive", "type": "stdio", "command": "true",
+                  "args": ["--password", "hunter2"], "env": {"API_KEY": "hunter2"}}
+        result_json(await admin.call_tool("jarvis_server", create))
+        mine = result_json(await admin.call_tool("jarvis_server", {"action": "usage", "audit": True,
+                                                                   "query": "audited"}))["audit"]
+        admins = result_json(await admin.call_tool("jarvis_server", {"action": "usage", "audit": True,
+                                                                     "query": "admin", "limit": 5}))["audit"]
+    seen = [(e["surface"], e["tool"], e["action"], e["outcome"]) for e in reversed(mine)]
+    assert seen == [("jarvis", "jarvis_server", "list", "ok"), ("jarvis", "jarvis_server", "uninstall", "denied"),
+                    ("jarvis", "jarvis_config", "get", "ok"), ("jarvis", "jarvis_config", "get", "ok"),
+                    ("jarvis", "jarvis_config", "get", "rate_limited"), ("jarvis", "jarvis_server", "usage", "denied"),
+                    ("profile", "hard__echo", "", "ok")]
+    assert all(e["token_name"] == "audited" and e["token_id"] for e in mine)
+    assert mine[0]["target"] == "hard"  # the profile call names its server
+    assert mine[-2]["target"] == "hard"  # the denied uninstall names its server
+    assert mine[-2]["arguments"] == {"action": "uninstall", "name": "hard"}
+    assert mine[0]["arguments"] == {"text": "hello"}
+    assert all(e["latency_ms"] >= 0 for e in mine)
+    created = next(e for e in admins if e["action"] == "create")
+    assert created["arguments"]["env"] == "[redacted]"
+    assert created["arguments"]["args"] == "[list of 2 items]"
+    assert created["target"] == "secretive"
+    exported = hardened.cli("audit", "export", "--token", "audited").stdout.splitlines()
+    assert [json.loads(line)["id"] for line in exported] == [e["id"] for e in mine]
+    everything = hardened.cli("audit", "export").stdout
+    assert "hunter2" not in everything
+    assert token not in everything
+    assert admin_token not in everything
+
+
 def test_small_fuzz_of_every_surface_gives_no_5xx(hardened: RunningJarvis, admin_token: str,
                                                   downstream: dict[str, str | None]) -> None:
     """The CI-sized version of bench/fuzz_endpoints.py, with a token where the surface needs one."""

@@ -1,13 +1,15 @@
-"""The gate's parts that need no server: nesting bounds, the session ledger, the rate limiter, scope names."""
+"""The gate's parts that need no server: nesting bounds, sessions, rate limits, scope names, audit redaction."""
 
 from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from jarvis.aggregator.audit import redact, target_of
 from jarvis.aggregator.jsonrpc import BodyTooDeep, json_rpc_messages, nesting_depth
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
@@ -77,3 +79,15 @@ def test_refusals_name_the_scopes_that_would_allow_the_call() -> None:
     assert "read@p1" in named
     for scope in named[:-1]:
         assert scopes.allows([scope], "orchestrator", "project", "get", read_only=True, project="p1")
+
+
+def test_audit_keeps_only_known_non_secret_scalar_arguments() -> None:
+    schema: dict[str, Any] = {"properties": {"name": {}, "env": {}, "api_key": {}, "args": {}, "limit": {}, "text": {},
+                             "config": {}, "access_token": {}}}
+    kept = redact({"name": "time", "env": {"A": "s"}, "api_key": "s", "args": ["--password", "s"], "limit": 3,
+                   "text": "x" * 500, "config": {"a": 1}, "access_token": "s", "unknown": "s"}, schema)
+    assert kept == {"name": "time", "env": "[redacted]", "api_key": "[redacted]", "args": "[list of 2 items]",
+                    "limit": 3, "text": "x" * 200 + "…", "config": "[object of 1 fields]",
+                    "access_token": "[redacted]"}
+    assert redact({"name": "x"}, None) == {}
+    assert target_of(kept) == "time"

@@ -115,7 +115,8 @@ class Aggregator:
             self.metrics.rate_limited)
         return McpGate(inner, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics,
                        dynamic=self.downstream_routes.guard,
-                       sessions=None if self.settings.stateless else self.sessions, limiter=limiter)
+                       sessions=None if self.settings.stateless else self.sessions, limiter=limiter,
+                       usage=self.usage)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:

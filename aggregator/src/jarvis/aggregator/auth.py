@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.jsonrpc import (
     PARSE_ERROR,
     BodyTooDeep,
@@ -38,6 +39,7 @@ from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.sessions import SessionLedger
 from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError, Unauthenticated
 
@@ -112,6 +114,8 @@ class DynamicSurface(Protocol):
 class _Call:
     tool: str  # the limiter's and audit's name for it
     denial: str | None
+    arguments: dict[str, Any]
+    schema: dict[str, Any] | None = None  # the tool's input schema, when known here (for the audit's redaction)
 
 
 class McpGate:
@@ -120,7 +124,8 @@ class McpGate:
     def __init__(self, app: ASGIApp, settings: GateSettings, verifier: TokenVerifier,
                  surfaces: dict[str, Surface], metrics: AggregatorMetrics,
                  dynamic: Callable[[str], DynamicSurface | None] | None = None,
-                 sessions: SessionLedger | None = None, limiter: RateLimiter | None = None) -> None:
+                 sessions: SessionLedger | None = None, limiter: RateLimiter | None = None,
+                 usage: UsageRecorder | None = None) -> None:
         self.app = app
         self.settings = settings
         self.verifier = verifier
@@ -133,6 +138,7 @@ class McpGate:
         # None in stateless mode: there are no sessions to own.
         self.sessions = sessions
         self.limiter = limiter
+        self.usage = usage
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "").rstrip("/")
@@ -212,6 +218,14 @@ class McpGate:
         else:
             await self.app(scope, replayed, sending)
 
+    def _audit(self, principal: Principal, surface: str, call: _Call, outcome: str) -> None:
+        """A call refused here never reaches the MCP layer, which audits the others."""
+        if self.usage is None:
+            return
+        action = call.arguments.get("action")
+        self.usage.record(call.tool, action if isinstance(action, str) else "", False, 0.0,
+                          audit.fields(principal, surface, call.arguments, call.schema, outcome))
+
     def _limited(self, principal: Principal) -> bool:
         return self.limiter is not None and not principal.local
 
@@ -224,21 +238,22 @@ class McpGate:
     def _check_call(self, principal: Principal, surface: Surface | None, dynamic: DynamicSurface | None,
                     name: str, arguments: dict[str, Any]) -> _Call:
         if dynamic is not None:
-            return _Call(name, dynamic.deny_call(principal, name))
+            return _Call(name, dynamic.deny_call(principal, name), arguments)
         assert surface is not None
         if not surface.has(name):
-            return _Call(name, None)  # the MCP layer answers unknown and renamed tools
+            return _Call(name, None, arguments)  # the MCP layer answers unknown and renamed tools
         tool = surface.get(name)
         try:
             action, args = tool.resolve(arguments)
         except JarvisError:
-            return _Call(name, None)  # malformed arguments: let the tool answer with the precise error
+            # Malformed arguments: let the tool answer with the precise error.
+            return _Call(name, None, arguments, tool.input_schema)
         if tool.permits(principal, surface.name, action, args):
-            return _Call(name, None)
+            return _Call(name, None, arguments, tool.input_schema)
         what = f"{tool.name} action={action.name}" if action else tool.name
         needed = tool.needed_scopes(surface.name, action, args)
         return _Call(name, f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}; "
-                           f"a token with one of these scopes may: {', '.join(needed)}")
+                           f"a token with one of these scopes may: {', '.join(needed)}", arguments, tool.input_schema)
 
     async def _refuse_calls(self, principal: Principal, surface: str, calls: list[_Call], messages: list[Any],
                             scope: Scope, receive: Receive, send: Send) -> bool:
@@ -251,6 +266,7 @@ class McpGate:
         for call in calls:
             if call.denial is not None:
                 self.metrics.auth_failures.labels("insufficient_scope").inc()
+                self._audit(principal, surface, call, "denied")
                 if request_id is None:
                     await JSONResponse({"error": "insufficient_scope", "message": call.denial}, status_code=403,
                                        headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
@@ -265,6 +281,7 @@ class McpGate:
             limited = self.limiter.check(principal.token_id, surface, call.tool)
             if limited is None:
                 continue
+            self._audit(principal, surface, call, "rate_limited")
             headers = {"Retry-After": str(max(1, math.ceil(limited.retry_after)))}
             if request_id is None:
                 await error_response(RATE_LIMITED, limited.message, 429)(scope, receive, send)

@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
 from jarvis.aggregator.downstream.naming import namespaced
@@ -172,7 +173,9 @@ class ProxySurface:
             elapsed = time.perf_counter() - started
             self.metrics.tool_calls.labels(self.kind, "downstream", "", outcome).inc()
             self.metrics.tool_latency.labels(self.kind, "downstream").observe(elapsed)
-            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000)
+            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000,
+                              audit.fields(principal, self.kind, params.arguments,
+                                           exposed.definition.get("inputSchema"), outcome, exposed.server))
             if self.kind == SHARE:
                 self.shares.count_call(target, outcome == "ok", elapsed * 1000)
 
