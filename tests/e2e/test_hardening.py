@@ -172,6 +172,7 @@ async def test_concurrent_calls_are_capped_per_token_and_tool(hardened: RunningJ
     token = hardened.create_token("profile:hard", name="busy")
     async with mcp_client(hardened.url("/mcp/profile/hard"), token) as one, \
             mcp_client(hardened.url("/mcp/profile/hard"), token) as two:
+        assert "hard__slow" in {t.name for t in (await one.list_tools()).tools}  # as an agent would, first
         slow = asyncio.create_task(one.call_tool("hard__slow", {"seconds": 3}))
         await asyncio.sleep(1)
         limited = await two.call_tool("hard__slow", {"seconds": 0})

@@ -91,3 +91,12 @@ def test_audit_keeps_only_known_non_secret_scalar_arguments() -> None:
                     "access_token": "[redacted]"}
     assert redact({"name": "x"}, None) == {}
     assert target_of(kept) == "time"
+
+
+def test_a_response_after_its_session_ended_does_not_bring_the_owner_back() -> None:
+    ledger = SessionLedger(max_per_token=1)
+    ledger.opened("s", "a")
+    ledger.ended("s")
+    ledger.opened("s", "a")  # a late response of a request that was in flight
+    assert ledger.owner("s") is None
+    assert not ledger.at_limit("a")

@@ -109,6 +109,10 @@ class DynamicSurface(Protocol):
         """Why `principal` may not call tool `name` here, naming the scopes that would allow it, or None."""
         ...
 
+    def has(self, name: str) -> bool:
+        """Whether `name` is a tool served here (as far as is known before the call)."""
+        ...
+
 
 @dataclass(frozen=True)
 class _Call:
@@ -116,6 +120,11 @@ class _Call:
     denial: str | None
     arguments: dict[str, Any]
     schema: dict[str, Any] | None = None  # the tool's input schema, when known here (for the audit's redaction)
+    known: bool = True  # a tool of this surface; unknown names share one rate-limit key, so they cannot mint keys
+
+    @property
+    def limit_key(self) -> str:
+        return self.tool if self.known else "(unknown tool)"
 
 
 class McpGate:
@@ -210,7 +219,7 @@ class McpGate:
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         scope[MESSAGES_SCOPE_KEY] = messages
-        keys = [(principal.token_id, surface_name, c.tool) for c in calls] if self._limited(principal) else []
+        keys = [(principal.token_id, surface_name, c.limit_key) for c in calls] if self._limited(principal) else []
         replayed, sending = _replay(body, receive), self._remember_session(send, principal)
         if self.limiter is not None and keys:
             with self.limiter.running(keys):
@@ -238,10 +247,10 @@ class McpGate:
     def _check_call(self, principal: Principal, surface: Surface | None, dynamic: DynamicSurface | None,
                     name: str, arguments: dict[str, Any]) -> _Call:
         if dynamic is not None:
-            return _Call(name, dynamic.deny_call(principal, name), arguments)
+            return _Call(name, dynamic.deny_call(principal, name), arguments, known=dynamic.has(name))
         assert surface is not None
         if not surface.has(name):
-            return _Call(name, None, arguments)  # the MCP layer answers unknown and renamed tools
+            return _Call(name, None, arguments, known=False)  # the MCP layer answers unknown and renamed tools
         tool = surface.get(name)
         try:
             action, args = tool.resolve(arguments)
@@ -278,7 +287,7 @@ class McpGate:
         if self.limiter is None or not self._limited(principal):
             return False
         for call in calls:
-            limited = self.limiter.check(principal.token_id, surface, call.tool)
+            limited = self.limiter.check(principal.token_id, surface, call.limit_key)
             if limited is None:
                 continue
             self._audit(principal, surface, call, "rate_limited")

@@ -8,11 +8,13 @@ already holds `max_per_token` sessions is refused another instead.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+_REMEMBER_ENDED = 10_000
 
 
 class SessionLedger:
@@ -20,6 +22,9 @@ class SessionLedger:
         self.max_per_token = max_per_token
         self._owner: dict[str, str] = {}
         self._open: Counter[str] = Counter()
+        # Ids that ended lately: a response of a request still in flight when its session ended must not
+        # bring the owner entry back (session ids are random and never reused).
+        self._ended: OrderedDict[str, None] = OrderedDict()
 
     def owner(self, session_id: str) -> str | None:
         return self._owner.get(session_id)
@@ -31,7 +36,7 @@ class SessionLedger:
         return self.max_per_token > 0 and self._open[token_id] >= self.max_per_token
 
     def opened(self, session_id: str, token_id: str) -> None:
-        if session_id in self._owner:
+        if session_id in self._owner or session_id in self._ended:
             return
         self._owner[session_id] = token_id
         self._open[token_id] += 1
@@ -42,6 +47,9 @@ class SessionLedger:
         token_id = self._owner.pop(session_id, None)
         if token_id is None:
             return
+        self._ended[session_id] = None
+        if len(self._ended) > _REMEMBER_ENDED:
+            self._ended.popitem(last=False)
         self._open[token_id] -= 1
         if self._open[token_id] <= 0:
             del self._open[token_id]

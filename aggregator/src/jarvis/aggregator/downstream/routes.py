@@ -55,6 +55,9 @@ class Guard:
             return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.kind} surface"
         return None
 
+    def has(self, name: str) -> bool:
+        return name in self.surface.tools(self.target)
+
     def deny_call(self, principal: Principal, name: str) -> str | None:
         exposed = self.surface.tools(self.target).get(name)
         if exposed is None or self.surface.may_call(principal, self.target, exposed):
