@@ -209,7 +209,7 @@ class McpGate:
             assert self.sessions is not None
             self.metrics.auth_failures.labels("session_limit").inc()
             await error_response(TOO_MANY_SESSIONS, f"this token already has {self.sessions.max_per_token} open "
-                                 "MCP sessions, the most it may; end one (DELETE /mcp with its Mcp-Session-Id, or "
+                                 "MCP sessions, the most it may; end one (an HTTP DELETE with its Mcp-Session-Id, or "
                                  "close the client) or wait for idle ones to expire", 429)(scope, receive, send)
             return
         surface_name = surface.name if surface is not None else dynamic.name if dynamic is not None else ""
