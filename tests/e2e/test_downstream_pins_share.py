@@ -20,7 +20,7 @@ from tests.support.downstream import (
     text_of,
     time_server,
 )
-from tests.support.stack import RunningJarvis, error_text, mcp_client, result_json, start_jarvis
+from tests.support.stack import RunningJarvis, error_text, gate_refusal, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
@@ -134,7 +134,9 @@ async def test_profile_surface_scopes(secured: RunningJarvis, admin_token: str) 
         assert (await client.list_tools()).tools == []  # reaches the kind of surface, sees nothing of this one
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "scoped__echo",
                                                                           "arguments": {"text": "x"}}}
-    assert httpx2.post(secured.url("/mcp/profile/other"), headers=_bearer(team), json=call).status_code == 403
+    refusal = gate_refusal(httpx2.post(secured.url("/mcp/profile/other"), headers=_bearer(team), json=call))
+    assert refusal is not None
+    assert "profile:other:scoped__echo" in refusal
     # Downstream annotations are the server's claims: `read` never covers downstream tools.
     async with mcp_client(secured.url("/mcp/profile/team"), reader) as client:
         assert (await client.list_tools()).tools == []

@@ -142,3 +142,17 @@ def error_text(result: Any) -> str:
     """The message of a tool execution error."""
     assert result.is_error, f"expected a tool error, got {result.content[0].text[:300]}"
     return str(result.content[0].text)
+
+
+def gate_refusal(response: httpx2.Response) -> str | None:
+    """The gate's refusal of a tools/call its token may not make: a tool error naming the scopes, or None.
+
+    The gate answers such a call itself (it never reaches the MCP layer) as a tool execution error,
+    because SDK clients drop the bodies of HTTP 403s and the agent would never learn why.
+    """
+    if response.status_code != 200 or not response.headers.get("content-type", "").startswith("application/json"):
+        return None
+    result = response.json().get("result") or {}
+    if result.get("isError") and (result.get("structuredContent") or {}).get("error") == "insufficient_scope":
+        return str(result["content"][0]["text"])
+    return None

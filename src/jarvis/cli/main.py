@@ -6,6 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import click
 import grpc
 from pydantic import ValidationError
 
+from jarvis.aggregator import audit as audit_log
 from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
@@ -231,6 +233,34 @@ def token_revoke(ctx: click.Context, token_id: str) -> None:
     with _registry(ctx) as stub:
         revoked = stub.RevokeToken(pb.RevokeTokenRequest(id=token_id))
     click.echo(f"revoked {revoked.id} ({revoked.name})")
+
+
+@cli.group()
+def audit() -> None:
+    """The audit log: every tool call with who, surface, tool, action, target, outcome and duration."""
+
+
+@audit.command("export")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
+              help="Only entries from this time on (UTC unless it says otherwise); default: all that are kept.")
+@click.option("--tool", default="", help="Only calls of this tool.")
+@click.option("--token", default="", help="Only calls made with this token (its id or name).")
+@click.pass_context
+def audit_export(ctx: click.Context, since: datetime | None, tool: str, token: str) -> None:
+    """Print the audit log as JSON lines, newest first (retention: the `audit.retention_days` setting)."""
+    page = 1000
+    with _registry(ctx) as stub:
+        before = 0
+        while True:
+            request = pb.ListAuditRequest(tool=tool, token=token, before_id=before, limit=page)
+            if since is not None:
+                request.since.FromDatetime(since if since.tzinfo else since.replace(tzinfo=UTC))
+            entries = stub.ListAudit(request, timeout=60).entries
+            for entry in entries:
+                click.echo(json.dumps(audit_log.entry_json(entry), separators=(",", ":"), ensure_ascii=False))
+            if len(entries) < page:
+                return
+            before = entries[-1].id
 
 
 @cli.group()

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.orchestrator.conftest import runtime_env
 from tests.support.docker_env import remove_managed
-from tests.support.stack import RunningJarvis, error_text, mcp_client, result_json, start_jarvis
+from tests.support.stack import RunningJarvis, error_text, gate_refusal, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 URL = "/mcp/orchestrator"
@@ -29,11 +29,13 @@ def secured(tmp_path_factory: pytest.TempPathFactory, image: str,
 
 
 def call_status(running: RunningJarvis, token: str, tool: str, arguments: dict[str, object]) -> int:
-    """The HTTP status of one tools/call (403 comes from the gate, before the MCP layer)."""
+    """The HTTP status of one tools/call, 403 standing for the gate's refusal (a tool error it answers
+    itself, before the MCP layer)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
                "Content-Type": "application/json"}
-    return httpx2.post(running.url(URL), json=body, headers=headers, timeout=30).status_code
+    answer = httpx2.post(running.url(URL), json=body, headers=headers, timeout=30)
+    return 403 if gate_refusal(answer) else answer.status_code
 
 
 async def test_project_bound_tokens(secured: RunningJarvis, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -81,3 +81,37 @@ def test_concurrent_usage_batches_lose_nothing(stub: pb_grpc.RegistryServiceStub
         list(pool.map(lambda _: stub.RecordUsage(batch), range(16)))
     [stat] = stub.GetUsage(pb.GetUsageRequest(tool="t")).stats
     assert stat.calls == 80
+
+
+def test_audit_log_keeps_calls_that_say_who_pages_filters_and_prunes(stub: pb_grpc.RegistryServiceStub) -> None:
+    now = datetime.now(UTC)
+    old, recent = Timestamp(), Timestamp()
+    old.FromDatetime(now - timedelta(days=40))  # beyond the default 30-day retention
+    recent.FromDatetime(now)
+    who = {"token_id": "t1", "token_name": "ci-bot", "surface": "jarvis", "outcome": "ok"}
+    events = [pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=3, at=recent, **who),
+              pb.UsageEvent(tool="jarvis_server", action="info", ok=True, latency_ms=4, at=recent, target="time",
+                            arguments_json='{"name":"time"}', **who),
+              pb.UsageEvent(tool="jarvis_config", action="set", ok=False, latency_ms=0, at=recent,
+                            token_id="t2", token_name="other", surface="jarvis", outcome="denied"),
+              pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=1, at=old, **who),
+              pb.UsageEvent(tool="share:t9", action="request", ok=True, latency_ms=1)]  # a counter, not a call
+    assert stub.RecordUsage(pb.RecordUsageRequest(events=events)).recorded == 5
+    entries = stub.ListAudit(pb.ListAuditRequest()).entries
+    assert [(e.event.tool, e.event.action, e.event.outcome) for e in entries] == [
+        ("jarvis_config", "set", "denied"), ("jarvis_server", "info", "ok"), ("jarvis_server", "list", "ok")]
+    assert entries[1].event.target == "time"
+    assert entries[1].event.arguments_json == '{"name":"time"}'
+    assert entries[1].event.token_name == "ci-bot"
+    assert [e.event.action for e in stub.ListAudit(pb.ListAuditRequest(token="ci-bot")).entries] == ["info", "list"]
+    assert [e.event.action for e in stub.ListAudit(pb.ListAuditRequest(token="t2")).entries] == ["set"]
+    assert len(stub.ListAudit(pb.ListAuditRequest(tool="jarvis_server")).entries) == 2
+    page = stub.ListAudit(pb.ListAuditRequest(limit=1)).entries
+    rest = stub.ListAudit(pb.ListAuditRequest(before_id=page[0].id)).entries
+    assert [e.id for e in [*page, *rest]] == [e.id for e in entries]
+    later = Timestamp()
+    later.FromDatetime(now + timedelta(minutes=1))
+    assert stub.ListAudit(pb.ListAuditRequest(since=later)).entries == []
+    # The counters still count every event, the pruned one too.
+    [listed] = [s for s in stub.GetUsage(pb.GetUsageRequest(tool="jarvis_server")).stats if s.action == "list"]
+    assert listed.calls == 2

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version
 from typing import Any
 
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
@@ -25,9 +25,11 @@ from jarvis.aggregator.downstream import metrics as downstream_metrics
 from jarvis.aggregator.downstream.routes import build_downstream, create_host
 from jarvis.aggregator.mcp_server import build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.scheduler_client import SchedulerClient
+from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.debug import build_debug_surface
@@ -77,8 +79,11 @@ class Aggregator:
         self.aliases = build_alias_table(self.surfaces)
         self.mcp_servers = {s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION)
                             for s in self.surfaces}
+        # One ledger of session owners for every surface's manager: the per-token cap spans them all.
+        self.sessions = SessionLedger(settings.max_sessions_per_token)
         self.managers = {
-            s.name: StreamableHTTPSessionManager(
+            s.name: TrackedSessionManager(
+                self.sessions,
                 app=self.mcp_servers[s.name],
                 stateless=settings.stateless,
                 json_response=settings.json_response,
@@ -89,7 +94,7 @@ class Aggregator:
             for s in self.surfaces
         }
         self.downstream_routes = build_downstream(self.downstream, self.shares, self.usage, self.metrics, settings,
-                                                  VERSION)
+                                                  VERSION, self.sessions)
         self.app = self._build_app()
 
     def _build_app(self) -> Any:
@@ -103,8 +108,15 @@ class Aggregator:
         verifier = TokenVerifier(self.registry, ttl=self.settings.token_cache_seconds)
         # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
         inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
+        limiter = RateLimiter(
+            Limit(self.settings.rate_limit_per_second, self.settings.rate_limit_burst,
+                  self.settings.rate_limit_concurrent),
+            {tool: Limit(x.per_second, x.burst, x.concurrent) for tool, x in self.settings.rate_limit_tools.items()},
+            self.metrics.rate_limited)
         return McpGate(inner, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics,
-                       dynamic=self.downstream_routes.guard)
+                       dynamic=self.downstream_routes.guard,
+                       sessions=None if self.settings.stateless else self.sessions, limiter=limiter,
+                       usage=self.usage)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:

@@ -1,14 +1,16 @@
 """Bearer-token authentication and scope checks in front of every MCP surface.
 
-Order for a request to an MCP path: Host/Origin (DNS rebinding) → body size → token → surface
-scope → tool/action scope (tools/call) → session ownership. Failures answer 421/403/413/401/403
-before the MCP layer sees the request.
+Order for a request to an MCP path: Host/Origin (DNS rebinding) → body size → JSON nesting → token
+→ surface scope → session ownership → open sessions per token → tool/action scope (tools/call) →
+rate limits. Transport-level failures answer 421/413/400/401/403/429 before the MCP layer sees the
+request; a tools/call the token may not make (or not now) is answered as a tool execution error
+the agent can read, and never reaches the MCP layer either.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,16 +22,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jarvis.aggregator import audit
+from jarvis.aggregator.jsonrpc import (
+    PARSE_ERROR,
+    BodyTooDeep,
+    error_response,
+    json_rpc_messages,
+    single_request_id,
+    tool_calls,
+    tool_error_response,
+)
 from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import LOCAL_ADMIN, Principal, principal_from_token
+from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.sessions import SessionLedger
 from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError, Unauthenticated
 
 REALM = 'Bearer realm="jarvis"'
 SESSION_HEADER = "mcp-session-id"
+# JSON-RPC server-error codes (-32000..-32099 are the implementation's own).
+TOO_MANY_SESSIONS = -32001
+RATE_LIMITED = -32002
 
 
 class TokenVerifier:
@@ -83,7 +101,30 @@ class DynamicSurface(Protocol):
     name: str
     require_token: bool  # even on loopback
 
-    async def authorize(self, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> str | None: ...
+    async def authorize(self, principal: Principal) -> str | None:
+        """Why `principal` may not use this surface at all (answered 403), or None."""
+        ...
+
+    def deny_call(self, principal: Principal, name: str) -> str | None:
+        """Why `principal` may not call tool `name` here, naming the scopes that would allow it, or None."""
+        ...
+
+    def has(self, name: str) -> bool:
+        """Whether `name` is a tool served here (as far as is known before the call)."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Call:
+    tool: str  # the limiter's and audit's name for it
+    denial: str | None
+    arguments: dict[str, Any]
+    schema: dict[str, Any] | None = None  # the tool's input schema, when known here (for the audit's redaction)
+    known: bool = True  # a tool of this surface; unknown names share one rate-limit key, so they cannot mint keys
+
+    @property
+    def limit_key(self) -> str:
+        return self.tool if self.known else "(unknown tool)"
 
 
 class McpGate:
@@ -91,7 +132,9 @@ class McpGate:
 
     def __init__(self, app: ASGIApp, settings: GateSettings, verifier: TokenVerifier,
                  surfaces: dict[str, Surface], metrics: AggregatorMetrics,
-                 dynamic: Callable[[str], DynamicSurface | None] | None = None) -> None:
+                 dynamic: Callable[[str], DynamicSurface | None] | None = None,
+                 sessions: SessionLedger | None = None, limiter: RateLimiter | None = None,
+                 usage: UsageRecorder | None = None) -> None:
         self.app = app
         self.settings = settings
         self.verifier = verifier
@@ -101,7 +144,10 @@ class McpGate:
         self.host_check = TransportSecurityMiddleware(
             TransportSecuritySettings(allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins)
         )
-        self._session_owner: OrderedDict[str, str] = OrderedDict()
+        # None in stateless mode: there are no sessions to own.
+        self.sessions = sessions
+        self.limiter = limiter
+        self.usage = usage
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "").rstrip("/")
@@ -121,7 +167,12 @@ class McpGate:
             await _deny(self.metrics, "body_too_large", 413, "request body too large",
                         f"the limit is {self.settings.max_body_bytes} bytes", scope, receive, send)
             return
-        messages = json_rpc_messages(body)
+        try:
+            messages = json_rpc_messages(body)
+        except BodyTooDeep as exc:
+            self.metrics.auth_failures.labels("body_too_deep").inc()
+            await error_response(PARSE_ERROR, str(exc), 400)(scope, receive, send)
+            return
         principal, problem = await self._authenticate(request, dynamic is not None and dynamic.require_token)
         if problem == "unverifiable":
             await _deny(self.metrics, "token_unverifiable", 503, "unavailable",
@@ -137,10 +188,11 @@ class McpGate:
                                headers={"WWW-Authenticate": header})(scope, receive, send)
             return
         if dynamic is not None:
-            denial = await dynamic.authorize(principal, _tool_calls(messages))
+            denial = await dynamic.authorize(principal)
         else:
             assert surface is not None
-            denial = self._authorize(principal, surface, messages)
+            denial = None if principal.may_use_surface(surface.name) else \
+                f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.name} surface"
         if denial is not None:
             self.metrics.auth_failures.labels("insufficient_scope").inc()
             await JSONResponse({"error": "insufficient_scope", "message": denial}, status_code=403,
@@ -148,13 +200,104 @@ class McpGate:
                                )(scope, receive, send)
             return
         session_id = request.headers.get(SESSION_HEADER)
-        if session_id and self._session_owner.get(session_id, principal.token_id) != principal.token_id:
+        if session_id and self.sessions is not None and \
+                self.sessions.owner(session_id) not in (None, principal.token_id):
             await _deny(self.metrics, "session_owner", 403, "forbidden",
                         "this MCP session belongs to another token", scope, receive, send)
             return
+        if not session_id and self._opens_session(principal, messages):
+            assert self.sessions is not None
+            self.metrics.auth_failures.labels("session_limit").inc()
+            await error_response(TOO_MANY_SESSIONS, f"this token already has {self.sessions.max_per_token} open "
+                                 "MCP sessions, the most it may; end one (an HTTP DELETE with its Mcp-Session-Id, or "
+                                 "close the client) or wait for idle ones to expire", 429)(scope, receive, send)
+            return
+        surface_name = surface.name if surface is not None else dynamic.name if dynamic is not None else ""
+        calls = [self._check_call(principal, surface, dynamic, name, arguments)
+                 for name, arguments in tool_calls(messages)]
+        if await self._refuse_calls(principal, surface_name, calls, messages, scope, receive, send):
+            return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         scope[MESSAGES_SCOPE_KEY] = messages
-        await self.app(scope, _replay(body, receive), self._remember_session(send, principal))
+        keys = [(principal.token_id, surface_name, c.limit_key) for c in calls] if self._limited(principal) else []
+        replayed, sending = _replay(body, receive), self._remember_session(send, principal)
+        if self.limiter is not None and keys:
+            with self.limiter.running(keys):
+                await self.app(scope, replayed, sending)
+        else:
+            await self.app(scope, replayed, sending)
+
+    def _audit(self, principal: Principal, surface: str, call: _Call, outcome: str) -> None:
+        """A call refused here never reaches the MCP layer, which audits the others."""
+        if self.usage is None:
+            return
+        action = call.arguments.get("action")
+        self.usage.record(call.tool, action if isinstance(action, str) else "", False, 0.0,
+                          audit.fields(principal, surface, call.arguments, call.schema, outcome))
+
+    def _limited(self, principal: Principal) -> bool:
+        return self.limiter is not None and not principal.local
+
+    def _opens_session(self, principal: Principal, messages: list[Any]) -> bool:
+        """Whether this request would open one session too many for its token."""
+        if self.sessions is None or principal.local or not self.sessions.at_limit(principal.token_id):
+            return False
+        return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
+
+    def _check_call(self, principal: Principal, surface: Surface | None, dynamic: DynamicSurface | None,
+                    name: str, arguments: dict[str, Any]) -> _Call:
+        if dynamic is not None:
+            return _Call(name, dynamic.deny_call(principal, name), arguments, known=dynamic.has(name))
+        assert surface is not None
+        if not surface.has(name):
+            return _Call(name, None, arguments, known=False)  # the MCP layer answers unknown and renamed tools
+        tool = surface.get(name)
+        try:
+            action, args = tool.resolve(arguments)
+        except JarvisError:
+            # Malformed arguments: let the tool answer with the precise error.
+            return _Call(name, None, arguments, tool.input_schema)
+        if tool.permits(principal, surface.name, action, args):
+            return _Call(name, None, arguments, tool.input_schema)
+        what = f"{tool.name} action={action.name}" if action else tool.name
+        needed = tool.needed_scopes(surface.name, action, args)
+        return _Call(name, f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}; "
+                           f"a token with one of these scopes may: {', '.join(needed)}", arguments, tool.input_schema)
+
+    async def _refuse_calls(self, principal: Principal, surface: str, calls: list[_Call], messages: list[Any],
+                            scope: Scope, receive: Receive, send: Send) -> bool:
+        """Answer a tools/call the token may not make, or may not make now, as a tool error; True if answered.
+
+        Refused calls never reach the MCP layer. A batch cannot be half-answered here, so a batch
+        with a refused call is refused whole, at the HTTP level.
+        """
+        request_id = single_request_id(messages)
+        for call in calls:
+            if call.denial is not None:
+                self.metrics.auth_failures.labels("insufficient_scope").inc()
+                self._audit(principal, surface, call, "denied")
+                if request_id is None:
+                    await JSONResponse({"error": "insufficient_scope", "message": call.denial}, status_code=403,
+                                       headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
+                                       )(scope, receive, send)
+                else:
+                    await tool_error_response(request_id, call.denial,
+                                              {"error": "insufficient_scope"})(scope, receive, send)
+                return True
+        if self.limiter is None or not self._limited(principal):
+            return False
+        for call in calls:
+            limited = self.limiter.check(principal.token_id, surface, call.limit_key)
+            if limited is None:
+                continue
+            self._audit(principal, surface, call, "rate_limited")
+            headers = {"Retry-After": str(max(1, math.ceil(limited.retry_after)))}
+            if request_id is None:
+                await error_response(RATE_LIMITED, limited.message, 429)(scope, receive, send)
+            else:
+                await tool_error_response(request_id, limited.message, limited.detail(), headers)(scope, receive, send)
+            return True
+        return False
 
     async def _authenticate(self, request: Request, require: bool = False) -> tuple[Principal | None, str]:
         header = request.headers.get("authorization", "")
@@ -171,54 +314,14 @@ class McpGate:
             # Registry down: fail closed, but say why so an operator is not chasing a token problem.
             return None, "unverifiable"
 
-    def _authorize(self, principal: Principal, surface: Surface, messages: list[Any]) -> str | None:
-        if not principal.may_use_surface(surface.name):
-            return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.name} surface"
-        for name, arguments in _tool_calls(messages):
-            if not surface.has(name):
-                continue  # the MCP layer answers unknown and renamed tools
-            tool = surface.get(name)
-            try:
-                action, args = tool.resolve(arguments)
-            except JarvisError:
-                continue  # malformed arguments: let the tool answer with the precise error
-            if not tool.permits(principal, surface.name, action, args):
-                what = f"{tool.name} action={action.name}" if action else tool.name
-                return f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}"
-        return None
-
     def _remember_session(self, send: Send, principal: Principal) -> Send:
         async def wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 for key, value in message.get("headers", []):
-                    if key.decode().lower() == SESSION_HEADER:
-                        self._session_owner.setdefault(value.decode(), principal.token_id)
-                        while len(self._session_owner) > 20_000:
-                            self._session_owner.popitem(last=False)
+                    if key.decode().lower() == SESSION_HEADER and self.sessions is not None:
+                        self.sessions.opened(value.decode(), principal.token_id)
             await send(message)
         return wrapped
-
-
-def json_rpc_messages(body: bytes) -> list[Any]:
-    """The JSON-RPC messages of a request body, parsed once for every check that reads them; [] if not JSON."""
-    try:
-        payload = json.loads(body) if body else None
-    except ValueError:
-        return []
-    if payload is None:
-        return []
-    return payload if isinstance(payload, list) else [payload]
-
-
-def _tool_calls(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
-    calls = []
-    for message in messages:
-        if isinstance(message, dict) and message.get("method") == "tools/call":
-            params = message.get("params") or {}
-            if isinstance(params, dict) and isinstance(params.get("name"), str):
-                args = params.get("arguments")
-                calls.append((params["name"], args if isinstance(args, dict) else {}))
-    return calls
 
 
 async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:

@@ -13,6 +13,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.aliases import Rename
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import LOCAL_ADMIN, Principal
@@ -59,7 +60,7 @@ class Binding:
 
     async def run(self, tool: Tool, arguments: dict[str, Any] | None, principal: Principal,
                   surface: str) -> types.CallToolResult:
-        """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage.
+        """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage and audit.
 
         A handler that already produced a CallToolResult (one tool forwarding to another) is passed through.
         """
@@ -85,7 +86,8 @@ class Binding:
             elapsed = time.perf_counter() - started
             self.metrics.tool_calls.labels(surface, tool.name, action_label, outcome).inc()
             self.metrics.tool_latency.labels(surface, tool.name).observe(elapsed)
-            self.usage.record(tool.name, action_label, outcome == "ok", elapsed * 1000)
+            self.usage.record(tool.name, action_label, outcome == "ok", elapsed * 1000,
+                              audit.fields(principal, surface, arguments, tool.input_schema, outcome))
 
 
 @runtime_checkable

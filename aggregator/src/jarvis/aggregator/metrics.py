@@ -45,6 +45,12 @@ class AggregatorMetrics:
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
+        self.rate_limited = Counter(
+            "jarvis_rate_limited",
+            "Tool calls refused by a per-token rate limit, by surface and reason (rate, concurrency).",
+            ["surface", "reason"],
+            registry=registry,
+        )
         self.http_requests = Counter(
             "jarvis_http_requests",
             "HTTP requests by route group and status class.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.common.settings import ProcessSettings
@@ -20,6 +20,12 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+class RateLimitSetting(BaseModel):
+    per_second: float = 0.0
+    burst: int = 0
+    concurrent: int = 0
 
 
 class AggregatorSettings(ProcessSettings):
@@ -52,6 +58,15 @@ class AggregatorSettings(ProcessSettings):
     downstream_max_message_bytes: int = 8 * 1024 * 1024
     downstream_watch_seconds: float = 2.0
     token_cache_seconds: float = 5.0
+    # Open MCP sessions one token may hold on this replica (0: no cap); the local user is not capped.
+    max_sessions_per_token: int = 200
+    # Per token and tool, per replica: calls per second (0: off), the burst allowed before that rate
+    # applies, and calls in flight (0: off). `rate_limit_tools` overrides them for named tools, as JSON:
+    # {"jarvis_project": {"per_second": 1, "burst": 2, "concurrent": 1}}.
+    rate_limit_per_second: float = 20.0
+    rate_limit_burst: int = 40
+    rate_limit_concurrent: int = 8
+    rate_limit_tools: dict[str, RateLimitSetting] = Field(default_factory=dict)
     project_root: Path = Field(default_factory=Path.cwd)
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
     docker_host: str = Field(default="unix:///var/run/docker.sock",

@@ -1,4 +1,8 @@
-"""Buffers tool-call usage in memory and ships it to the registry in batches."""
+"""Buffers tool-call usage in memory and ships it to the registry in batches.
+
+An event with audit fields (who, surface, target, outcome, redacted arguments; see `audit`) is
+also the registry's audit log entry for that call.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from jarvis.aggregator.audit import AuditFields
 from jarvis.api.registry.v1 import registry_pb2
 from jarvis.common.errors import JarvisError
 
@@ -18,14 +23,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-_Event = tuple[str, str, bool, float, int]  # tool, action, ok, latency in ms, when (ns since the epoch)
+# tool, action, ok, latency in ms, when (ns since the epoch), audit fields (None for plain counters)
+_Event = tuple[str, str, bool, float, int, AuditFields | None]
 
 
 def _message(event: _Event) -> registry_pb2.UsageEvent:
-    tool, action, ok, latency_ms, at_ns = event
+    tool, action, ok, latency_ms, at_ns, audit = event
     at = Timestamp()
     at.FromNanoseconds(at_ns)
-    return registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
+    message = registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
+    if audit is not None:
+        message.token_id, message.token_name, message.surface = audit.token_id, audit.token_name, audit.surface
+        message.target, message.outcome, message.arguments_json = audit.target, audit.outcome, audit.arguments_json
+    return message
 
 
 class UsageRecorder:
@@ -41,12 +51,12 @@ class UsageRecorder:
         self._lock = asyncio.Lock()
         self.dropped = 0
 
-    def record(self, tool: str, action: str, ok: bool, latency_ms: float) -> None:
+    def record(self, tool: str, action: str, ok: bool, latency_ms: float, audit: AuditFields | None = None) -> None:
         if len(self._events) >= self._max:
             # The registry is unreachable for long: keep memory bounded, count what is lost.
             self.dropped += 1
             return
-        self._events.append((tool, action, ok, latency_ms, time.time_ns()))
+        self._events.append((tool, action, ok, latency_ms, time.time_ns(), audit))
 
     async def flush(self) -> None:
         async with self._lock:

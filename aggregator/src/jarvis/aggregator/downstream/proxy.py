@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
 from jarvis.aggregator.downstream.naming import namespaced
@@ -99,6 +100,13 @@ class ProxySurface:
         return self.kind == PROFILE and principal.may(SERVERS, exposed.server, exposed.tool.lower(),
                                                       read_only=False, admin=False)
 
+    def granting(self, target: str, exposed: ExposedTool) -> list[str]:
+        """The scopes `may_call` accepts for this tool, narrowest first, for a refusal to name."""
+        names = [f"{self.kind}:{target}:{exposed.name}", f"{self.kind}:{target}", self.kind]
+        if self.kind == PROFILE:
+            names += [f"{SERVERS}:{exposed.server}:{exposed.tool.lower()}", f"{SERVERS}:{exposed.server}", SERVERS]
+        return [*names, "admin"]
+
     def reaches(self, principal: Principal) -> bool:
         return principal.may_use_surface(self.kind) or (self.kind == PROFILE and principal.may_use_surface(SERVERS))
 
@@ -147,7 +155,8 @@ class ProxySurface:
                                                  "call tools/list for its tools")
         principal = principal_of(ctx)
         if not self.may_call(principal, target, exposed):
-            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'",
+            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
+                               f"token with one of these scopes may: {', '.join(self.granting(target, exposed))}",
                                is_error=True)
         started, outcome = time.perf_counter(), "ok"
         try:
@@ -163,7 +172,9 @@ class ProxySurface:
         finally:
             elapsed = time.perf_counter() - started
             self.metrics.downstream_call(self.kind, self.host.server_label(exposed.server), outcome, elapsed)
-            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000)
+            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000,
+                              audit.fields(principal, self.kind, params.arguments,
+                                           exposed.definition.get("inputSchema"), outcome, exposed.server))
             if self.kind == SHARE:
                 self.shares.count_call(target, outcome == "ok", elapsed * 1000)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import cast
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -23,6 +23,7 @@ from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.usage import UsageRecorder
 
@@ -40,7 +41,7 @@ class Guard:
         # A share exists to hand one server to someone else: it always takes its token, even on loopback.
         self.require_token = surface.kind == SHARE
 
-    async def authorize(self, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> str | None:
+    async def authorize(self, principal: Principal) -> str | None:
         surface, target = self.surface, self.target
         if surface.kind == SHARE:
             share = await surface.shares.active(target)
@@ -52,11 +53,17 @@ class Guard:
             surface.shares.count(share, REQUEST)
         if not surface.reaches(principal):
             return f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.kind} surface"
-        tools = surface.tools(target) if calls else {}
-        for name, _ in calls:
-            if name in tools and not surface.may_call(principal, target, tools[name]):
-                return f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}"
         return None
+
+    def has(self, name: str) -> bool:
+        return name in self.surface.tools(self.target)
+
+    def deny_call(self, principal: Principal, name: str) -> str | None:
+        exposed = self.surface.tools(self.target).get(name)
+        if exposed is None or self.surface.may_call(principal, self.target, exposed):
+            return None
+        return (f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}; a token with one of "
+                f"these scopes may: {', '.join(self.surface.granting(self.target, exposed))}")
 
 
 class _Endpoint:
@@ -84,10 +91,12 @@ class _Endpoint:
 
 
 class DownstreamRoutes:
-    def __init__(self, profiles: ProxySurface, shares: ProxySurface, *, stateless: bool, max_body_bytes: int) -> None:
+    def __init__(self, profiles: ProxySurface, shares: ProxySurface, sessions: SessionLedger, *, stateless: bool,
+                 max_body_bytes: int) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
         self.managers = {
-            kind: StreamableHTTPSessionManager(
+            kind: TrackedSessionManager(
+                sessions,
                 # JSON or SSE per request: see answer_mode.
                 app=surface.server, stateless=stateless, json_response=cast(bool, PerRequestAnswers()),
                 # Host/Origin are validated by the gate before authentication, as for the other surfaces.
@@ -118,11 +127,12 @@ class DownstreamRoutes:
 
 
 def build_downstream(host: DownstreamHost, shares: Shares, usage: UsageRecorder, metrics: AggregatorMetrics,
-                     settings: AggregatorSettings, version: str) -> DownstreamRoutes:
-    """The profile and share surfaces of one aggregator."""
+                     settings: AggregatorSettings, version: str, sessions: SessionLedger) -> DownstreamRoutes:
+    """The profile and share surfaces of one aggregator; `sessions` tracks who owns their MCP sessions."""
     profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version)
     shared = ProxySurface(SHARE, host, shares, usage, metrics, version)
-    return DownstreamRoutes(profiles, shared, stateless=settings.stateless, max_body_bytes=settings.max_body_bytes)
+    return DownstreamRoutes(profiles, shared, sessions, stateless=settings.stateless,
+                            max_body_bytes=settings.max_body_bytes)
 
 
 def create_host(registry: RegistryClient, settings: AggregatorSettings, usage: UsageRecorder,

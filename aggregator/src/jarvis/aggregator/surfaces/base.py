@@ -10,6 +10,7 @@ import jsonschema
 import mcp_types as types
 
 from jarvis.aggregator.principal import Principal
+from jarvis.common import scopes as scope_rules
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 
 JsonObject = dict[str, Any]
@@ -128,6 +129,14 @@ class Tool:
                              read_only=action.read_only if action else self.read_only,
                              admin=action.needs_admin(args) if action else self.admin,
                              project=project if isinstance(project, str) else None)
+
+    def needed_scopes(self, surface: str, action: Action | None, args: Mapping[str, Any]) -> list[str]:
+        """Scopes that would permit this call, for a refusal to name."""
+        project = args.get("project_id")
+        return scope_rules.granting(surface, self.name, action.name if action else None,
+                                    read_only=action.read_only if action else self.read_only,
+                                    admin=action.admin if action else self.admin,
+                                    project=project if isinstance(project, str) else None)
 
     async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:
         action, args = self.resolve(arguments)

@@ -98,6 +98,19 @@ def allows(scopes: Iterable[str], surface: str, tool: str, action: str | None, *
     return False
 
 
+def granting(surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool = False,
+             project: str | None = None) -> list[str]:
+    """Scopes that would allow the call `allows` refused, narrowest first, for the refusal to name."""
+    if admin:
+        return [ADMIN]
+    bound = f"{PROJECT_SEPARATOR}{project}" if project else ""
+    path = [surface, tool] + ([action] if action else [])
+    candidates = [":".join(path[:n]) + bound for n in range(len(path), 0, -1)]
+    if read_only:
+        candidates += [f"{surface}:{READ}{bound}", f"{READ}{bound}"]
+    return [*candidates, ADMIN]
+
+
 def reaches_surface(scopes: Iterable[str], surface: str) -> bool:
     """Whether any scope reaches `surface` at all (else the HTTP layer refuses with 403)."""
     if surface in OPEN_SURFACES:

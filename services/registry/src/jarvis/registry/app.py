@@ -42,7 +42,7 @@ class Registry:
         self.profiles = Profiles(db, client_manager)
         self.clients = ClientLinks(client_manager, self.servers, self.profiles)
         self.tokens = Tokens(db)
-        self.usage = Usage(db)
+        self.usage = Usage(db, retention_days=lambda: int(self.config.value("audit.retention_days")))
         self.pins = Pins(db)
 
     @classmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import grpc
 from google.protobuf.message import Message
 
@@ -228,6 +230,12 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     def GetUsage(self, request: pb.GetUsageRequest, context: grpc.ServicerContext) -> pb.GetUsageResponse:
         stats = self._registry.usage.stats(request.tool)
         return pb.GetUsageResponse(stats=[convert.usage_stat_to_pb(s) for s in stats])
+
+    def ListAudit(self, request: pb.ListAuditRequest, context: grpc.ServicerContext) -> pb.ListAuditResponse:
+        since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
+        entries = self._registry.usage.audit(request.tool, request.token, since, request.before_id,
+                                             request.limit or 100)
+        return pb.ListAuditResponse(entries=[convert.audit_entry_to_pb(e) for e in entries])
 
     # ------------------------------------------------------------ operations
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
@@ -14,7 +15,7 @@ from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
-from jarvis.common.errors import InvalidArgument
+from jarvis.common.errors import InvalidArgument, PermissionDenied
 
 TRANSPORTS = {
     "stdio": pb.TRANSPORT_STDIO,
@@ -124,10 +125,20 @@ def build(ctx: ToolContext) -> Tool:
         await ctx.catalog_changed()
         return {"edited": edited}
 
-    async def usage(a: dict[str, Any], _: Principal) -> Any:
+    async def usage(a: dict[str, Any], principal: Principal) -> Any:
         await ctx.usage.flush()
+        if a.get("audit"):
+            return await audit_log(a, principal)
         resp = await reg.call(reg.registry.GetUsage, pb.GetUsageRequest(tool=a.get("name", "")))
         return {"usage": [to_dict(x) for x in resp.stats]}
+
+    async def audit_log(a: dict[str, Any], principal: Principal) -> Any:
+        # Who called what is everyone's business only with admin, though `usage` itself is a read.
+        if not principal.may("jarvis", "jarvis_server", "usage", read_only=False, admin=True):
+            raise PermissionDenied("jarvis_server action=usage audit=true needs a token with the admin scope")
+        request = pb.ListAuditRequest(tool=a.get("name", ""), token=a.get("query", ""), limit=a.get("limit", 100))
+        entries = (await reg.call(reg.registry.ListAudit, request)).entries
+        return {"audit": [audit.entry_json(e) for e in entries]}
 
     return Tool(
         name="jarvis_server",
@@ -144,6 +155,7 @@ def build(ctx: ToolContext) -> Tool:
             "description": s.string(),
             "new_name": s.string(),
             "limit": s.integer(minimum=1, maximum=100),
+            "audit": s.boolean(),
         },
         actions=[
             Action("list", list_, read_only=True, idempotent=True),

@@ -1655,10 +1655,29 @@ class UsageEvent(_message.Message):
     OK_FIELD_NUMBER: _builtins.int
     LATENCY_MS_FIELD_NUMBER: _builtins.int
     AT_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    TOKEN_NAME_FIELD_NUMBER: _builtins.int
+    SURFACE_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_JSON_FIELD_NUMBER: _builtins.int
     tool: _builtins.str
     action: _builtins.str
     ok: _builtins.bool
     latency_ms: _builtins.float
+    token_id: _builtins.str
+    """Audit fields, set for tool calls (empty for counters such as a share's requests): who, where, on what.
+    "" for the local user of a loopback Jarvis
+    """
+    token_name: _builtins.str
+    surface: _builtins.str
+    """jarvis, orchestrator, profile, share, ...; "" = not an audit entry"""
+    target: _builtins.str
+    """the project, server, profile or share the call names"""
+    outcome: _builtins.str
+    """ok, error, denied, rate_limited, internal"""
+    arguments_json: _builtins.str
+    """redacted by the tool's schema: known, non-secret fields only"""
     @_builtins.property
     def at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -1669,10 +1688,16 @@ class UsageEvent(_message.Message):
         ok: _builtins.bool = ...,
         latency_ms: _builtins.float = ...,
         at: _timestamp_pb2.Timestamp | None = ...,
+        token_id: _builtins.str = ...,
+        token_name: _builtins.str = ...,
+        surface: _builtins.str = ...,
+        target: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        arguments_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "at", b"at", "latency_ms", b"latency_ms", "ok", b"ok", "tool", b"tool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "arguments_json", b"arguments_json", "at", b"at", "latency_ms", b"latency_ms", "ok", b"ok", "outcome", b"outcome", "surface", b"surface", "target", b"target", "token_id", b"token_id", "token_name", b"token_name", "tool", b"tool"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1793,6 +1818,87 @@ class GetUsageResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
+
+@_typing.final
+class AuditEntry(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    @_builtins.property
+    def event(self) -> Global___UsageEvent: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        event: Global___UsageEvent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditEntry: _TypeAlias = AuditEntry  # noqa: Y015
+
+@_typing.final
+class ListAuditRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    BEFORE_ID_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    tool: _builtins.str
+    """"" = every tool"""
+    token: _builtins.str
+    """a token id or name; "" = everyone"""
+    before_id: _builtins.int
+    """paging: entries older than this id; 0 = from the newest"""
+    limit: _builtins.int
+    """0 = 100; at most 1000"""
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """unset = from the oldest kept"""
+
+    def __init__(
+        self,
+        *,
+        tool: _builtins.str = ...,
+        token: _builtins.str = ...,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        before_id: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["before_id", b"before_id", "limit", b"limit", "since", b"since", "token", b"token", "tool", b"tool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAuditRequest: _TypeAlias = ListAuditRequest  # noqa: Y015
+
+@_typing.final
+class ListAuditResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditEntry]: ...
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[Global___AuditEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAuditResponse: _TypeAlias = ListAuditResponse  # noqa: Y015
 
 @_typing.final
 class BootstrapRequest(_message.Message):

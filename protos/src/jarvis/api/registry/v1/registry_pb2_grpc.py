@@ -184,6 +184,11 @@ class RegistryServiceStub:
                 request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.FromString,
                 _registered_method=True)
+        self.ListAudit = channel.unary_unary(
+                '/jarvis.api.registry.v1.RegistryService/ListAudit',
+                request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditResponse.FromString,
+                _registered_method=True)
         self.Bootstrap = channel.unary_unary(
                 '/jarvis.api.registry.v1.RegistryService/Bootstrap',
                 request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.BootstrapRequest.SerializeToString,
@@ -401,6 +406,13 @@ class RegistryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListAudit(self, request, context):
+        """The audit log: the usage events that say who called (surface set), newest first; pruned by retention.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Bootstrap(self, request, context):
         """Operations.
         """
@@ -586,6 +598,11 @@ def add_RegistryServiceServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.FromString,
                     response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'ListAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAudit,
+                    request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditResponse.SerializeToString,
             ),
             'Bootstrap': grpc.unary_unary_rpc_method_handler(
                     servicer.Bootstrap,
@@ -1423,6 +1440,33 @@ class RegistryService:
             '/jarvis.api.registry.v1.RegistryService/GetUsage',
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.SerializeToString,
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.registry.v1.RegistryService/ListAudit',
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditRequest.SerializeToString,
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditResponse.FromString,
             options,
             channel_credentials,
             insecure,

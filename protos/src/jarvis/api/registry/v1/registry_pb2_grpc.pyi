@@ -70,6 +70,8 @@ class RegistryServiceStub:
     RecordUsage: _grpc.UnaryUnaryMultiCallable[_registry_pb2.RecordUsageRequest, _registry_pb2.RecordUsageResponse]
     """Usage statistics, fed by the aggregator."""
     GetUsage: _grpc.UnaryUnaryMultiCallable[_registry_pb2.GetUsageRequest, _registry_pb2.GetUsageResponse]
+    ListAudit: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListAuditRequest, _registry_pb2.ListAuditResponse]
+    """The audit log: the usage events that say who called (surface set), newest first; pruned by retention."""
     Bootstrap: _grpc.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]
     """Operations."""
     Doctor: _grpc.UnaryUnaryMultiCallable[_registry_pb2.DoctorRequest, _registry_pb2.DoctorResponse]
@@ -120,6 +122,8 @@ class RegistryServiceAsyncStub(RegistryServiceStub):
     RecordUsage: _aio.UnaryUnaryMultiCallable[_registry_pb2.RecordUsageRequest, _registry_pb2.RecordUsageResponse]  # type: ignore[assignment]
     """Usage statistics, fed by the aggregator."""
     GetUsage: _aio.UnaryUnaryMultiCallable[_registry_pb2.GetUsageRequest, _registry_pb2.GetUsageResponse]  # type: ignore[assignment]
+    ListAudit: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListAuditRequest, _registry_pb2.ListAuditResponse]  # type: ignore[assignment]
+    """The audit log: the usage events that say who called (surface set), newest first; pruned by retention."""
     Bootstrap: _aio.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]  # type: ignore[assignment]
     """Operations."""
     Doctor: _aio.UnaryUnaryMultiCallable[_registry_pb2.DoctorRequest, _registry_pb2.DoctorResponse]  # type: ignore[assignment]
@@ -347,6 +351,14 @@ class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _registry_pb2.GetUsageRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.GetUsageResponse, _abc.Awaitable[_registry_pb2.GetUsageResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListAudit(
+        self,
+        request: _registry_pb2.ListAuditRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.ListAuditResponse, _abc.Awaitable[_registry_pb2.ListAuditResponse]]:
+        """The audit log: the usage events that say who called (surface set), newest first; pruned by retention."""
 
     @_abc_1.abstractmethod
     def Bootstrap(

@@ -129,6 +129,19 @@ class UsageEvent:
     ok: bool
     latency_ms: float
     at: datetime | None = None
+    # Audit fields: an event with a surface is also an audit log entry (see domain/usage.py).
+    token_id: str = ""
+    token_name: str = ""
+    surface: str = ""
+    target: str = ""
+    outcome: str = ""
+    arguments_json: str = ""
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    event: UsageEvent
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,26 @@
-"""Usage statistics: batches of tool calls folded into per-(tool, action) counters."""
+"""Usage statistics and the audit log, fed by the same batches of tool calls from the aggregators.
+
+Every event is folded into per-(tool, action) counters. An event that says who called (its
+surface is set) is also kept, as it is, in the audit log, which is pruned of entries older than
+`audit.retention_days` as new ones arrive (at most once a minute per registry process).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import case, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from jarvis.common.errors import InvalidArgument
-from jarvis.registry.domain.records import UsageEvent, UsageStat
+from jarvis.registry.domain.records import AuditEntry, UsageEvent, UsageStat
 from jarvis.registry.storage.database import Database
-from jarvis.registry.storage.models import UsageRow
+from jarvis.registry.storage.models import AuditRow, UsageRow
 from jarvis.registry.storage.types import utcnow
 
 
@@ -27,13 +33,20 @@ class _Totals:
     last_called_at: datetime | None = None
 
 
+_PRUNE_EVERY_SECONDS = 60.0
+_MAX_PAGE = 1000
+
+
 class Usage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, retention_days: Callable[[], int] = lambda: 30) -> None:
         self._db = db
+        self._retention_days = retention_days
+        self._pruned_at = 0.0
 
     def record(self, events: Iterable[UsageEvent]) -> int:
         """Add a batch of calls; returns how many were recorded."""
         batch: dict[tuple[str, str], _Totals] = {}
+        audited: list[UsageEvent] = []
         count = 0
         for event in events:
             tool = event.tool.strip()
@@ -48,12 +61,42 @@ class Usage:
             totals.total_latency_ms += event.latency_ms
             totals.max_latency_ms = max(totals.max_latency_ms, event.latency_ms)
             totals.last_called_at = at if totals.last_called_at is None else max(totals.last_called_at, at)
+            if event.surface.strip():
+                audited.append(replace(event, at=at))
             count += 1
         if batch:
             with self._db.write() as session:
                 for (tool, action), totals in sorted(batch.items()):
                     _add(session, tool, action, totals)
+                session.add_all(_audit_row(e) for e in audited)
+                self._prune(session)
         return count
+
+    def audit(self, tool: str = "", token: str = "", since: datetime | None = None, before_id: int = 0,
+              limit: int = 100) -> list[AuditEntry]:
+        """Audit entries, newest first; `token` matches a token id or name."""
+        query = select(AuditRow).order_by(AuditRow.id.desc()).limit(min(max(limit, 1), _MAX_PAGE))
+        if tool.strip():
+            query = query.where(AuditRow.tool == tool.strip())
+        if token.strip():
+            query = query.where(or_(AuditRow.token_id == token.strip(), AuditRow.token_name == token.strip()))
+        if since is not None:
+            query = query.where(AuditRow.at >= since)
+        if before_id > 0:
+            query = query.where(AuditRow.id < before_id)
+        with self._db.read() as session:
+            return [AuditEntry(r.id, UsageEvent(
+                tool=r.tool, action=r.action, ok=r.outcome == "ok", latency_ms=r.latency_ms, at=r.at,
+                token_id=r.token_id, token_name=r.token_name, surface=r.surface, target=r.target,
+                outcome=r.outcome, arguments_json=r.arguments_json)) for r in session.scalars(query)]
+
+    def _prune(self, session: Session) -> None:
+        now = time.monotonic()
+        if now - self._pruned_at < _PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = now
+        session.execute(delete(AuditRow).where(AuditRow.at < utcnow() - timedelta(days=self._retention_days())))
+
 
     def stats(self, tool: str = "") -> list[UsageStat]:
         query = select(UsageRow).order_by(UsageRow.tool, UsageRow.action)
@@ -104,3 +147,11 @@ def _add(session: Session, tool: str, action: str, totals: _Totals) -> None:
         },
     )
     session.execute(stmt)
+
+
+def _audit_row(event: UsageEvent) -> AuditRow:
+    return AuditRow(at=event.at or utcnow(), token_id=event.token_id[:64], token_name=event.token_name[:200],
+                    surface=event.surface.strip()[:100], tool=event.tool.strip()[:200],
+                    action=event.action.strip()[:100], target=event.target[:200],
+                    outcome=(event.outcome or ("ok" if event.ok else "error"))[:32], latency_ms=event.latency_ms,
+                    arguments_json=event.arguments_json)

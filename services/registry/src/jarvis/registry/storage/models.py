@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, Integer, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from jarvis.common.sql.base import TYPE_ANNOTATION_MAP, new_metadata
@@ -115,6 +115,24 @@ class UsageRow(Base):
     total_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     max_latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     last_called_at: Mapped[datetime | None] = mapped_column()
+
+
+class AuditRow(Base):
+    """One tool call as the audit log keeps it: who, where, what, how it ended. Pruned by retention."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(index=True)
+    token_id: Mapped[str] = mapped_column(String(64), default="")
+    token_name: Mapped[str] = mapped_column(String(200), default="")
+    surface: Mapped[str] = mapped_column(String(100))
+    tool: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(100), default="")
+    target: Mapped[str] = mapped_column(String(200), default="")
+    outcome: Mapped[str] = mapped_column(String(32))
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    arguments_json: Mapped[str] = mapped_column(Text, default="")
 
 
 class ToolPinRow(Base):

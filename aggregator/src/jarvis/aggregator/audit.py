@@ -1,0 +1,79 @@
+"""What the audit log keeps of a tool call: who, where, on what, and its arguments redacted by schema.
+
+Arguments are kept only where the tool's input schema names them (unknown fields are dropped),
+never for fields named like a secret (secret, token, password, key, env, credential, auth, ...),
+and only as scalars (strings cut to 200 characters); a list or object is kept as its size, since
+it can carry anything (a command line, an environment). The entries travel with the usage events
+(`jarvis.aggregator.usage`), so every replica's calls land in the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.registry_client import to_dict
+from jarvis.api.registry.v1 import registry_pb2 as pb
+
+SECRET_NAME = re.compile(r"secret|token|passw|key|env|credential|auth|cookie|private|signature", re.IGNORECASE)
+_MAX_TEXT = 200
+# The argument that says what a call acts on, in order of preference.
+_TARGETS = ("project_id", "server", "profile", "name", "path", "schedule_id", "session_id")
+
+
+@dataclass(frozen=True)
+class AuditFields:
+    token_id: str
+    token_name: str
+    surface: str
+    target: str
+    outcome: str
+    arguments_json: str
+
+
+def redact(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments the audit log may keep (see the module docstring)."""
+    properties = (schema or {}).get("properties")
+    known = properties if isinstance(properties, Mapping) else {}
+    kept: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if name not in known:
+            continue
+        if SECRET_NAME.search(name):
+            kept[name] = "[redacted]"
+        elif isinstance(value, str):
+            kept[name] = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "…"
+        elif value is None or isinstance(value, (bool, int, float)):
+            kept[name] = value
+        elif isinstance(value, Mapping):
+            kept[name] = f"[object of {len(value)} fields]"
+        elif isinstance(value, list):
+            kept[name] = f"[list of {len(value)} items]"
+    return kept
+
+
+def target_of(kept: Mapping[str, Any], default: str = "") -> str:
+    """What the call acts on, from its kept (redacted) arguments."""
+    for name in _TARGETS:
+        value = kept.get(name)
+        if isinstance(value, str) and value and value != "[redacted]":
+            return value[:_MAX_TEXT]
+    return default
+
+
+def fields(principal: Principal, surface: str, arguments: Mapping[str, Any] | None, schema: Mapping[str, Any] | None,
+           outcome: str, target: str = "") -> AuditFields:
+    kept = redact(arguments or {}, schema)
+    return AuditFields(principal.token_id, principal.name, surface, target or target_of(kept), outcome,
+                       json.dumps(kept, separators=(",", ":"), ensure_ascii=False, default=str))
+
+
+def entry_json(entry: pb.AuditEntry) -> dict[str, Any]:
+    """One audit log entry as JSON (for `jarvis_server action=usage audit=true` and `jarvis audit export`)."""
+    event = to_dict(entry.event)
+    kept = event.pop("arguments_json", "")
+    return {"id": entry.id, **event, "arguments": json.loads(kept) if kept else {}}
