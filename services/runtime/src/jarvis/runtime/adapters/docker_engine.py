@@ -25,6 +25,7 @@ from jarvis.runtime.adapters.exec_stream import (
     take_pid,
 )
 from jarvis.runtime.adapters.processes import DockerAgentProcess, DockerAttachedStream, collect_output
+from jarvis.runtime.domain.agent_image import missing_image_hint
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ContainerInfo, ExecResult, ExitState
 from jarvis.runtime.domain.ports import AgentProcess, AttachedStream, ContainerSpec
@@ -72,7 +73,7 @@ class DockerEngine:
             raise
         except docker.errors.ImageNotFound as exc:
             raise FailedPrecondition(f"{what}: the image does not exist on the Docker engine at {self.host}; "
-                                     "build it (image_rebuild) or load it (`docker load`), then retry") from exc
+                                     f"{missing_image_hint()}, then retry") from exc
         except docker.errors.NotFound as exc:
             raise NotFound(f"{what}: {exc.explanation or 'not found'}") from exc
         except docker.errors.APIError as exc:
@@ -231,6 +232,12 @@ class DockerEngine:
             raise FailedPrecondition("the agent process did not start in the container"
                                      f"{': ' + detail if detail else ''}; the image needs a POSIX `sh`")
         return DockerAgentProcess(sock, reader, splitter, pid, early, lambda: self.exec_exit_code(exec_id, 2.0))
+
+    def exec_detached(self, container_id: str, argv: Sequence[str], *, user: str) -> str:
+        with self._calls("starting a background process in the container"):
+            exec_id = str(self.client.api.exec_create(container_id, list(argv), user=user)["Id"])
+            self.client.api.exec_start(exec_id, detach=True)
+            return exec_id
 
     def kill_group(self, container_id: str, pid: int, user: str) -> None:
         """SIGKILL the process group `pid` leads inside the container (an exec and all it forked)."""
