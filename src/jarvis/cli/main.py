@@ -16,6 +16,7 @@ from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
+from jarvis.cli.image import image
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
@@ -274,6 +275,8 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
     click.echo(f"Project server scaffolded in {result.root / 'mcp-server'}. Configure "
                "mcp-server/project-server.toml, then run: python -m project_mcp_server --root . "
                "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server).")
+
+cli.add_command(image)
 
 if __name__ == "__main__":
     cli()

@@ -14,7 +14,7 @@ from jarvis.common.settings import ProcessSettings
 from jarvis.runtime.domain.egress_policy import check_names
 
 # socat forks one child per connection; reuseport lets a second bridge (after a runtime restart) listen too.
-DEFAULT_BRIDGE_COMMAND = ["socat", "TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,reuseport",
+DEFAULT_BRIDGE_COMMAND = ["socat", "-b", "262144", "TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,reuseport",
                           "UNIX-CONNECT:{socket}"]
 DEFAULT_AGENT_COMMAND = ["claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
                          "--verbose"]

@@ -48,7 +48,7 @@ def build(ctx: ToolContext) -> Tool:
             "agent_command": s.strings(),
             "agent_protocol": s.string(enum=["stream-json", "text"]),
             "network": s.boolean(),
-            "egress_allow": s.strings("hosts its agents may reach: name, name:port or *.domain"),
+            "egress_allow": s.strings("hosts agents may reach"),
         },
         actions=[
             Action("create", create, required=("name",)),

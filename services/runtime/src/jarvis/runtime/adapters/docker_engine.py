@@ -254,14 +254,16 @@ class DockerEngine:
     # ------------------------------------------------------------ images
 
     def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
-              on_line: Callable[[str], None]) -> None:
+              on_line: Callable[[str], None], *, network: str = "none",
+              build_args: dict[str, str] | None = None, no_cache: bool = False) -> None:
         deadline = time.monotonic() + timeout
         with self._calls(f"building {tag}"):
-            # No network for build steps, like the containers themselves; the base image must be local.
+            # By default no network for build steps, like the containers themselves; the base image must be local.
             for chunk in self.client.api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True,
-                                               forcerm=True, network_mode="none", decode=True, pull=False):
-                if "stream" in chunk:
-                    for line in str(chunk["stream"]).splitlines():
+                                               forcerm=True, network_mode=network, decode=True, pull=False,
+                                               buildargs=build_args or None, nocache=no_cache):
+                if "stream" in chunk or "status" in chunk:
+                    for line in str(chunk.get("stream") or chunk.get("status")).splitlines():
                         if line.strip():
                             on_line(line)
                 if "error" in chunk:
