@@ -174,9 +174,10 @@ def test_address_literals_and_malformed_requests(make: Make) -> None:
     assert p.exchange(b"GET https://fake.test/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert p.exchange(b"CONNECT fake.test HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert p.exchange(b"hello\r\n\r\n").startswith(b"HTTP/1.1 400")
+    assert p.exchange(b"CONNECT a\x1b[31m.test:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400")  # never logged
     assert p.exchange(b"GET http://fake.test/ HTTP/1.1\r\n" + b"X: " + b"y" * 70_000).startswith(b"HTTP/1.1 400")
     assert p.connected == []
-    assert p.count("bad_request") == 4
+    assert p.count("bad_request") == 5
 
 
 def test_an_unresolvable_name_is_a_bad_gateway(make: Make) -> None:

@@ -267,7 +267,8 @@ class EgressProxy:
 
     async def _open(self, project_id: str, host: str,
                     port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        policy = self._policy(project_id)
+        # The policy reads the database: off the loop, which serves every project's connections.
+        policy = await asyncio.get_running_loop().run_in_executor(None, self._policy, project_id)
         if not policy.allowlist.allows(host, port):
             raise Refused(403, NOT_ALLOWED, f"{host}:{port} is not in this project's egress allowlist (its "
                                             "preset's hosts and the project's egress_allow entries)")

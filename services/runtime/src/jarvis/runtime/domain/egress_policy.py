@@ -16,6 +16,7 @@ from jarvis.common.errors import InvalidArgument
 
 DEFAULT_PORTS = (80, 443)
 MAX_ENTRIES = 200
+_TARGET_HOST = re.compile(r"[a-z0-9._:-]+")
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 # Refusal reasons: the only values of the metric's `reason` label (a bounded set).
 NOT_ALLOWED = "not_allowed"
@@ -113,7 +114,8 @@ def parse_target(authority: str) -> tuple[str, int] | None:
     if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
         return None
     host = host.strip("[]").lower().rstrip(".")
-    if not host or len(host) > 253 or any(c.isspace() or c in "/@\\" for c in host):
+    # Name characters (and an IPv6 literal's colons) only: what is logged is what a DNS name can hold.
+    if not _TARGET_HOST.fullmatch(host) or len(host) > 253:
         return None
     return host, int(port)
 
