@@ -159,3 +159,27 @@ def test_stopping_the_container_closes_its_socket_and_a_restart_serves_again(egr
     egress.stub.StartContainer(ref, timeout=60)
     again = egress.exec(project.id, f"wget -q -O - http://fake.test:{up}/2")
     assert (again.exit_code, again.stdout) == (0, "hello from upstream /2"), again.stderr
+
+
+def test_a_runtime_restart_serves_a_running_container_again(tmp_path: Path, engine: docker.DockerClient) -> None:
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    up = upstream.server_address[1]
+    settings = runtime_settings(tmp_path / "rt", egress_agent_image(engine), egress_resolve=NAMES,
+                                egress_internal_hosts=["fake.test"])
+    try:
+        first = Runtime.open(settings)
+        project = first.projects.create("restart", "", "", [], "", False, [f"fake.test:{up}"])
+        first.containers.start(project.id)
+        first.close()  # the container and its bridge keep running; the proxy and its socket go
+        second = Runtime.open(settings)
+        try:
+            second.reconcile()
+            got = second.containers.exec(project.id, [], f"wget -q -O - http://fake.test:{up}/back", "", 30, 0)
+            assert (got.exit_code, got.stdout) == (0, "hello from upstream /back"), got.stderr
+        finally:
+            second.close()
+    finally:
+        remove_instance(engine, settings.instance)
+        upstream.shutdown()
+        upstream.server_close()
