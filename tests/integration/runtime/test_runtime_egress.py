@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
+from jarvis.common.errors import FailedPrecondition
 from jarvis.common.grpc_server import create_server
 from jarvis.runtime.adapters.egress_proxy import open_tcp
 from jarvis.runtime.app import Runtime
@@ -183,3 +184,18 @@ def test_a_runtime_restart_serves_a_running_container_again(tmp_path: Path, engi
         remove_instance(engine, settings.instance)
         upstream.shutdown()
         upstream.server_close()
+
+
+def test_an_image_without_the_bridge_fails_the_start_with_the_reason(tmp_path: Path, engine: docker.DockerClient,
+                                                                     image: str) -> None:
+    settings = runtime_settings(tmp_path / "rt", image)  # the fake-agent image has no socat
+    runtime = Runtime.open(settings)
+    try:
+        project = runtime.projects.create("nosocat", "", "", [], "", False, ["api.example.com"])
+        with pytest.raises(FailedPrecondition) as exc:
+            runtime.containers.start(project.id)
+        assert "`socat` is not in the image" in exc.value.message
+        assert "jarvis image build" in exc.value.message
+    finally:
+        runtime.close()
+        remove_instance(engine, settings.instance)

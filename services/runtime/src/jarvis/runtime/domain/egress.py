@@ -93,13 +93,16 @@ class Egress:
             return
         values = {"port": str(s.egress_port), "socket": f"{CONTAINER_DIR}/{SOCKET}"}
         argv = [part.format(**values) for part in s.egress_bridge_command]
-        exec_id = engine.exec_detached(container_id, argv, user=s.container_user)
+        try:
+            exec_id = engine.exec_detached(container_id, argv, user=s.container_user)
+        except FailedPrecondition as exc:
+            # The engine refuses at once a program that is not in the image.
+            missing = "executable file not found" in exc.message
+            raise _bridge_failed(project_id, f"`{argv[0]}` is not in the image" if missing else exc.message) from exc
         code = engine.exec_exit_code(exec_id, BRIDGE_SETTLE_SECONDS)
         if code is not None:
-            why = f"`{argv[0]}` is not in the image" if code == NOT_FOUND else f"it exited with code {code}"
-            raise FailedPrecondition(
-                f"the egress bridge of project {project_id} did not start ({why}); use an image with socat, such "
-                "as the agent image `jarvis image build` makes, or set JARVIS_RUNTIME_EGRESS_BRIDGE_COMMAND")
+            raise _bridge_failed(project_id, f"`{argv[0]}` is not in the image" if code == NOT_FOUND
+                                 else f"it exited with code {code}")
         self._bridges[container_id] = exec_id
 
     def forget(self, project_id: str, container_id: str = "") -> None:
@@ -113,3 +116,9 @@ class Egress:
 
     def _directory(self, project_id: str) -> Path:
         return self._d.settings.egress_root / project_id
+
+
+def _bridge_failed(project_id: str, why: str) -> FailedPrecondition:
+    return FailedPrecondition(f"the egress bridge of project {project_id} did not start ({why}); use an image with "
+                              "socat, such as the agent image `jarvis image build` makes, or set "
+                              "JARVIS_RUNTIME_EGRESS_BRIDGE_COMMAND")
