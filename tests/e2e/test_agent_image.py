@@ -8,14 +8,18 @@ cache and the engine's layers) make a second run take seconds; a cold one takes 
 
 from __future__ import annotations
 
+import http.server
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import docker
 import pytest
 
-from tests.support.docker_env import docker_host
+from jarvis.runtime.app import Runtime
+from tests.support.docker_env import docker_host, remove_instance
+from tests.support.runtime_service import runtime_settings
 
 REPO = Path(__file__).resolve().parents[2]
 TAG = "jarvis-agent:latest"  # the runtime's default image: later tests and a person's `jarvis up` use it
@@ -46,3 +50,44 @@ def test_the_agent_image_builds_without_registries_and_its_clis_run(engine: dock
         assert text, f"{cli} printed nothing"
         assert "not found" not in text, text
         assert expected in text, (cli, text)
+
+
+def test_the_agent_image_reaches_an_allowed_host_through_the_egress_bridge(tmp_path: Path,
+                                                                          engine: docker.DockerClient) -> None:
+    """The image's own socat bridges its `--network none` container to the runtime's proxy; curl uses HTTP(S)_PROXY."""
+    engine.images.get(TAG)  # built by the test above (or `jarvis image build`)
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    port = upstream.server_address[1]
+    settings = runtime_settings(tmp_path / "rt", TAG, egress_resolve={"api.fake.test": ["127.0.0.1"],
+                                                                        "blocked.fake.test": ["127.0.0.1"]},
+                                egress_internal_hosts=["api.fake.test"])
+    runtime = Runtime.open(settings)
+    try:
+        project = runtime.projects.create("agent-egress", "", "", [], "", False, [f"api.fake.test:{port}"])
+        runtime.containers.start(project.id)
+        allowed = runtime.containers.exec(project.id, [], f"curl -sS http://api.fake.test:{port}/v1/messages", "",
+                                          30, 0)
+        assert (allowed.exit_code, allowed.stdout) == (0, "fake model API: /v1/messages"), allowed.stderr
+        # Not allowlisted (and mapped to loopback, so even a broken check would send nothing out).
+        refused = runtime.containers.exec(project.id, [], "curl -sS https://blocked.fake.test/v1/messages", "",
+                                          30, 0)
+        assert refused.exit_code != 0
+        assert "CONNECT tunnel failed, response 403" in refused.stderr
+    finally:
+        runtime.close()
+        remove_instance(engine, settings.instance)
+        upstream.shutdown()
+        upstream.server_close()
+
+
+class Upstream(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = f"fake model API: {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
