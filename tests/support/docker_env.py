@@ -10,6 +10,7 @@ import hashlib
 import io
 import os
 import shutil
+import subprocess
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,25 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
+# Image path (without the leading "/") -> the host file whose real contents go there.
+Files = dict[str, Path]
+
+
+def shared_libraries(binary: Path) -> Files:
+    """The loader and libraries `binary` needs, at the paths the loader looks for them (`ldd` on this host)."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    files: Files = {}
+    for line in out.splitlines():
+        # "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)";
+        # the vDSO has no file.
+        path = line.split("=>")[-1].split("(")[0].strip()
+        if path.startswith("/"):
+            files[path.lstrip("/")] = Path(path).resolve()  # follow symlinks: the image gets real bytes
+    if not any("ld-linux" in name for name in files):
+        pytest.fail(f"ldd found no dynamic loader for {binary}:\n{out}")
+    return files
+
+
 def _busybox() -> Path:
     for candidate in BUSYBOX_CANDIDATES:
         if Path(candidate).is_file():
@@ -52,14 +72,18 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> Non
     tar.addfile(info, io.BytesIO(data))
 
 
-def _context(busybox: bytes, agent: bytes) -> bytes:
+def _context(busybox: bytes, agent: bytes, extra: Files | None = None) -> bytes:
+    """The image's build context; `extra` maps image paths (no leading "/") to host files copied there."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         _add(tar, "Dockerfile", DOCKERFILE)
         _add(tar, "rootfs/bin/busybox", busybox, 0o755)
         _add(tar, "rootfs/bin/fake-agent", agent, 0o755)
+        for name, path in sorted((extra or {}).items()):
+            _add(tar, f"rootfs/{name}", path.read_bytes(), 0o755)
         for applet in ("sh", "sed", "cat", "echo", "printf", "sleep", "kill", "ls", "id", "mkdir", "rm", "head",
-                       "yes", "true", "false", "env", "pwd", "touch", "seq", "dd", "wc", "ps", "grep", "whoami"):
+                       "yes", "true", "false", "env", "pwd", "touch", "seq", "dd", "wc", "ps", "grep", "whoami",
+                       "wget"):
             link = tarfile.TarInfo(f"rootfs/bin/{applet}")
             link.type, link.linkname = tarfile.SYMTYPE, "busybox"
             tar.addfile(link)
@@ -76,6 +100,19 @@ def agent_image(client: docker.DockerClient) -> str:
     busybox, agent = _busybox().read_bytes(), AGENT.read_bytes()
     digest = hashlib.sha256(DOCKERFILE + busybox + agent).hexdigest()[:12]
     return build_once(client, f"jarvis-test-agent:{digest}", lambda: _context(busybox, agent))
+
+
+def egress_agent_image(client: docker.DockerClient) -> str:
+    """The fake-agent image plus the host's socat (the egress bridge) with the libraries it loads."""
+    socat = shutil.which("socat")
+    if socat is None:
+        pytest.fail("socat is not installed (the egress bridge): apt-get install socat")
+    busybox, agent = _busybox().read_bytes(), AGENT.read_bytes()
+    extra = {"bin/socat": Path(socat).resolve(), **shared_libraries(Path(socat))}
+    digest = hashlib.sha256(DOCKERFILE + busybox + agent)
+    for name in sorted(extra):
+        digest.update(name.encode() + extra[name].read_bytes())
+    return build_once(client, f"jarvis-test-egress:{digest.hexdigest()[:12]}", lambda: _context(busybox, agent, extra))
 
 
 def build_once(client: docker.DockerClient, tag: str, context: Callable[[], bytes]) -> str:

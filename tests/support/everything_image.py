@@ -11,7 +11,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.support.docker_env import build_once
+from tests.support.docker_env import Files, build_once, shared_libraries
 from tests.support.downstream import EVERYTHING, NODE, NODE_TOOLS, everything_server
 
 PACKAGE = "@modelcontextprotocol/server-everything"
@@ -30,25 +29,6 @@ DOCKERFILE = ("FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV HOME=/tmp\n"
               f"ENTRYPOINT {json.dumps(ENTRYPOINT)}\n").encode()
 ETC = {"etc/passwd": b"root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/tmp:/sbin/nologin\n",
        "etc/group": b"root:x:0:\nnode:x:1000:\n"}
-
-# Image path (without the leading "/") -> the host file whose real contents go there.
-Files = dict[str, Path]
-
-
-def shared_libraries(binary: Path) -> Files:
-    """The loader and libraries `binary` needs, at the paths the loader looks for them (`ldd` on this host)."""
-    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
-    files: Files = {}
-    for line in out.splitlines():
-        # "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)";
-        # the vDSO has no file.
-        path = line.split("=>")[-1].split("(")[0].strip()
-        if path.startswith("/"):
-            files[path.lstrip("/")] = Path(path).resolve()  # follow symlinks: the image gets real bytes
-    if not any("ld-linux" in name for name in files):
-        pytest.fail(f"ldd found no dynamic loader for {binary}:\n{out}")
-    return files
-
 
 def _resolve(package_dir: Path, name: str) -> Path:
     """Node's resolution of `name` required from `package_dir`: its own node_modules, then each ancestor's."""

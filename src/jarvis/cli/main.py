@@ -19,6 +19,7 @@ from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
+from jarvis.cli.image import image
 from jarvis.cli.migrate import migrate
 from jarvis.cli.probe import probe
 from jarvis.common.errors import JarvisError
@@ -318,6 +319,7 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
 
 cli.add_command(probe)
 cli.add_command(migrate)
+cli.add_command(image)
 
 if __name__ == "__main__":
     cli()

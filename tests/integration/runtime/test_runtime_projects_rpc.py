@@ -166,6 +166,7 @@ def test_creation_is_all_or_nothing(service: Service, tmp_path: Path) -> None:
     assert no_image.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "jarvis-absent:1" in no_image.details()
     assert service.settings.docker_host in no_image.details()
+    assert "`jarvis image build` (`--tag jarvis-absent:1` for that name)" in no_image.details()
     bad_name = rpc_error(lambda: service.call("CreateProject", name="../x"))
     assert bad_name.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert list(service.call("ListProjects").projects) == []

@@ -9,10 +9,12 @@ from typing import Any
 from jarvis.common.errors import JarvisError
 from jarvis.common.sql.database import Database
 from jarvis.runtime.adapters.docker_engine import DockerEngine
+from jarvis.runtime.adapters.egress_proxy import Connector, EgressProxy, SystemResolver, open_tcp
 from jarvis.runtime.adapters.git import HostGit
 from jarvis.runtime.domain import images, tasks
 from jarvis.runtime.domain.containers import Containers
 from jarvis.runtime.domain.context import Deps, project_row
+from jarvis.runtime.domain.egress import Egress
 from jarvis.runtime.domain.events import EventLog
 from jarvis.runtime.domain.live import LiveSessions
 from jarvis.runtime.domain.models import BuildResult, Limits, Task
@@ -35,7 +37,8 @@ class Runtime:
     reachable: at start, or before the first call needing it.
     """
 
-    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git) -> None:
+    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git,
+                 egress_connector: Connector = open_tcp) -> None:
         self.settings = settings
         self.db = db
         self.engine = engine
@@ -43,7 +46,12 @@ class Runtime:
                          settings=settings)
         self.live = LiveSessions(self.deps)
         self.workspaces = Workspaces(self.deps)
-        self.containers = Containers(self.deps, on_stop=lambda project, why: self._end_project(project, why))
+        # Tests pass a connector that reaches loopback only; the resolver answers from egress_resolve first.
+        proxy = EgressProxy(lambda project: self.egress.policy(project), SystemResolver(settings.egress_resolve),
+                            egress_connector)
+        self.egress = Egress(self.deps, proxy)
+        self.containers = Containers(self.deps, self.egress,
+                                     on_stop=lambda project, why: self._end_project(project, why))
         self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces)
         self.projects = Projects(self.deps, self.containers, self.sessions)
         self.servers = Servers(self.deps)
@@ -51,10 +59,10 @@ class Runtime:
         self._reconcile_lock = threading.Lock()
 
     @classmethod
-    def open(cls, settings: RuntimeSettings) -> Runtime:
+    def open(cls, settings: RuntimeSettings, egress_connector: Connector = open_tcp) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit())
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(), egress_connector)
 
     def _end_project(self, project_id: str, reason: str) -> None:
         self.sessions.end_project(project_id, reason, force=True)
@@ -116,4 +124,5 @@ class Runtime:
             live.process.close_stdin()
         for live in self.live.all():
             live.done.wait(2)
+        self.egress.close()
         self.db.close()

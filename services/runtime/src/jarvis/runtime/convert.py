@@ -17,7 +17,7 @@ def project_to_pb(p: models.Project) -> pb.Project:
     return pb.Project(id=p.id, name=p.name, source_url=p.source_url, image=p.image, agent_command=p.agent_command,
                       agent_protocol=p.agent_protocol, network=p.network, git=p.git,
                       container=container_to_pb(p.container), sessions_running=p.sessions_running,
-                      workspaces=p.workspaces, created_at=timestamp(p.created_at))
+                      workspaces=p.workspaces, created_at=timestamp(p.created_at), egress_allow=p.egress_allow)
 
 
 def workspace_to_pb(w: models.Workspace) -> pb.Workspace:

@@ -36,7 +36,8 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
 
     def CreateProject(self, request: pb.CreateProjectRequest, context: Ctx) -> pb.Project:
         project = self._engine().projects.create(request.name, request.source_url, request.image,
-                                                 list(request.agent_command), request.agent_protocol, request.network)
+                                                 list(request.agent_command), request.agent_protocol, request.network,
+                                                 list(request.egress_allow))
         return convert.project_to_pb(project)
 
     def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ListProjectsResponse:

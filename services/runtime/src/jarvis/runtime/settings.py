@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 from pathlib import Path
 
@@ -11,7 +12,11 @@ from pydantic_settings import SettingsConfigDict
 
 from jarvis.common.roots import default_roots, parse_roots
 from jarvis.common.settings import ProcessSettings
+from jarvis.runtime.domain.egress_policy import check_names
 
+# socat forks one child per connection; reuseport lets a second bridge (after a runtime restart) listen too.
+DEFAULT_BRIDGE_COMMAND = ["socat", "-b", "262144", "TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,reuseport",
+                          "UNIX-CONNECT:{socket}"]
 DEFAULT_AGENT_COMMAND = ["claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
                          "--verbose"]
 
@@ -72,17 +77,43 @@ class RuntimeSettings(ProcessSettings):
     @classmethod
     def _roots(cls, value: object) -> list[Path]:
         return parse_roots(value)
+    # The egress proxy (domain/egress.py): containers without a network reach their allowlisted hosts through it.
+    egress_enabled: bool = Field(default=True, description="Run the egress proxy for projects without a network.")
+    egress_dir: Path | None = Field(default=None, description="Directory of the proxy's per-project unix "
+                                    "sockets; empty: <data_dir>/egress. Must be on the Docker engine's host.")
+    egress_port: int = Field(default=3128, ge=1, le=65535,
+                             description="Port of the egress bridge on 127.0.0.1 inside project containers.")
+    egress_bridge_command: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BRIDGE_COMMAND),
+        description="The bridge run in a project container ({port} and {socket} are filled in); it needs socat "
+                    "in the image, as the agent image has.")
+    egress_internal_hosts: list[str] = Field(
+        default_factory=list, description="Host names (JSON list) that may resolve to internal addresses "
+        "(loopback, private, link-local, metadata); every other name resolving to one is refused.")
+    egress_resolve: dict[str, list[str]] = Field(
+        default_factory=dict, description="Fixed answers (JSON object: name -> addresses) the proxy uses before "
+        "DNS, like /etc/hosts; such names still need egress_internal_hosts to reach an internal address.")
 
     @model_validator(mode="after")
     def _resolve(self) -> RuntimeSettings:
         self.data_dir = self.data_dir.expanduser().resolve()
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'runtime.db'}"
+        self.egress_dir = (self.egress_dir or self.data_dir / "egress").expanduser().resolve()
+        self.egress_internal_hosts = check_names(self.egress_internal_hosts, "egress_internal_hosts")
+        self.egress_resolve = {name: [str(ipaddress.ip_address(a)) for a in addresses] for name, addresses in
+                               zip(check_names(self.egress_resolve, "egress_resolve"), self.egress_resolve.values(),
+                                   strict=True)}
         if not self.instance:
             self.instance = hashlib.sha256(self.database_url.encode()).hexdigest()[:12]
         # After the instance label: rotating the password must not change which containers are this runtime's.
         self.database_url = self.with_database_password(self.database_url)
         return self
+
+    @property
+    def egress_root(self) -> Path:
+        assert self.egress_dir is not None  # set by _resolve
+        return self.egress_dir
 
     @property
     def projects_dir(self) -> Path:

@@ -19,7 +19,8 @@ def build(ctx: ToolContext) -> Tool:
         rt = runtime(ctx)
         req = pb.CreateProjectRequest(name=a["name"], source_url=a.get("source_url", ""), image=a.get("image", ""),
                                       agent_command=a.get("agent_command", []),
-                                      agent_protocol=a.get("agent_protocol", ""), network=a.get("network", False))
+                                      agent_protocol=a.get("agent_protocol", ""), network=a.get("network", False),
+                                      egress_allow=a.get("egress_allow", []))
         return {"created": as_dict(await rt.call(rt.long.CreateProject, req, timeout=CREATE_TIMEOUT))}
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
@@ -47,6 +48,7 @@ def build(ctx: ToolContext) -> Tool:
             "agent_command": s.strings(),
             "agent_protocol": s.string(enum=["stream-json", "text"]),
             "network": s.boolean(),
+            "egress_allow": s.strings("hosts agents may reach"),
         },
         actions=[
             Action("create", create, required=("name",)),

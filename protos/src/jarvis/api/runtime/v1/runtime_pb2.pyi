@@ -51,6 +51,7 @@ class CreateProjectRequest(_message.Message):
     AGENT_COMMAND_FIELD_NUMBER: _builtins.int
     AGENT_PROTOCOL_FIELD_NUMBER: _builtins.int
     NETWORK_FIELD_NUMBER: _builtins.int
+    EGRESS_ALLOW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     source_url: _builtins.str
     """git repository: local path, file://, https:// or ssh://"""
@@ -64,6 +65,12 @@ class CreateProjectRequest(_message.Message):
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """empty: the runtime's default agent command"""
 
+    @_builtins.property
+    def egress_allow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Hosts its agents may reach through the egress proxy, besides its preset's: `name`, `name:port`
+        (default ports 80 and 443) or `*.domain`; not addresses.
+        """
+
     def __init__(
         self,
         *,
@@ -73,10 +80,11 @@ class CreateProjectRequest(_message.Message):
         agent_command: _abc.Iterable[_builtins.str] | None = ...,
         agent_protocol: _builtins.str = ...,
         network: _builtins.bool = ...,
+        egress_allow: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "egress_allow", b"egress_allow", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -133,6 +141,7 @@ class Project(_message.Message):
     SESSIONS_RUNNING_FIELD_NUMBER: _builtins.int
     WORKSPACES_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    EGRESS_ALLOW_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     source_url: _builtins.str
@@ -148,6 +157,8 @@ class Project(_message.Message):
     def container(self) -> Global___Container: ...
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def egress_allow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -163,10 +174,11 @@ class Project(_message.Message):
         sessions_running: _builtins.int = ...,
         workspaces: _builtins.int = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        egress_allow: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "container", b"container", "created_at", b"created_at", "git", b"git", "id", b"id", "image", b"image", "name", b"name", "network", b"network", "sessions_running", b"sessions_running", "source_url", b"source_url", "workspaces", b"workspaces"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "container", b"container", "created_at", b"created_at", "egress_allow", b"egress_allow", "git", b"git", "id", b"id", "image", b"image", "name", b"name", "network", b"network", "sessions_running", b"sessions_running", "source_url", b"source_url", "workspaces", b"workspaces"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

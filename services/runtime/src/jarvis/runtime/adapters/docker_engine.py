@@ -25,6 +25,7 @@ from jarvis.runtime.adapters.exec_stream import (
     take_pid,
 )
 from jarvis.runtime.adapters.processes import DockerAgentProcess, DockerAttachedStream, collect_output
+from jarvis.runtime.domain.agent_image import missing_image_hint
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ContainerInfo, ExecResult, ExitState
 from jarvis.runtime.domain.ports import AgentProcess, AttachedStream, ContainerSpec
@@ -72,7 +73,7 @@ class DockerEngine:
             raise
         except docker.errors.ImageNotFound as exc:
             raise FailedPrecondition(f"{what}: the image does not exist on the Docker engine at {self.host}; "
-                                     "build it (image_rebuild) or load it (`docker load`), then retry") from exc
+                                     f"{missing_image_hint()}, then retry") from exc
         except docker.errors.NotFound as exc:
             raise NotFound(f"{what}: {exc.explanation or 'not found'}") from exc
         except docker.errors.APIError as exc:
@@ -232,6 +233,12 @@ class DockerEngine:
                                      f"{': ' + detail if detail else ''}; the image needs a POSIX `sh`")
         return DockerAgentProcess(sock, reader, splitter, pid, early, lambda: self.exec_exit_code(exec_id, 2.0))
 
+    def exec_detached(self, container_id: str, argv: Sequence[str], *, user: str) -> str:
+        with self._calls("starting a background process in the container"):
+            exec_id = str(self.client.api.exec_create(container_id, list(argv), user=user)["Id"])
+            self.client.api.exec_start(exec_id, detach=True)
+            return exec_id
+
     def kill_group(self, container_id: str, pid: int, user: str) -> None:
         """SIGKILL the process group `pid` leads inside the container (an exec and all it forked)."""
         if pid <= 1:
@@ -247,14 +254,16 @@ class DockerEngine:
     # ------------------------------------------------------------ images
 
     def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
-              on_line: Callable[[str], None]) -> None:
+              on_line: Callable[[str], None], *, network: str = "none",
+              build_args: dict[str, str] | None = None, no_cache: bool = False) -> None:
         deadline = time.monotonic() + timeout
         with self._calls(f"building {tag}"):
-            # No network for build steps, like the containers themselves; the base image must be local.
+            # By default no network for build steps, like the containers themselves; the base image must be local.
             for chunk in self.client.api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True,
-                                               forcerm=True, network_mode="none", decode=True, pull=False):
-                if "stream" in chunk:
-                    for line in str(chunk["stream"]).splitlines():
+                                               forcerm=True, network_mode=network, decode=True, pull=False,
+                                               buildargs=build_args or None, nocache=no_cache):
+                if "stream" in chunk or "status" in chunk:
+                    for line in str(chunk.get("stream") or chunk.get("status")).splitlines():
                         if line.strip():
                             on_line(line)
                 if "error" in chunk:

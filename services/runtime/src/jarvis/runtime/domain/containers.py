@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy import select
 
-from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
 from jarvis.runtime.domain.context import LABEL_PROJECT, LABEL_SERVER, Deps, project_row, workspace_row
+from jarvis.runtime.domain.egress import Egress
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ABSENT, ContainerInfo, ExecResult
 from jarvis.runtime.domain.ports import ContainerSpec
@@ -22,8 +23,9 @@ KEEPALIVE = ("sleep", "2147483647")
 
 
 class Containers:
-    def __init__(self, deps: Deps, on_stop: Callable[[str, str], None]) -> None:
+    def __init__(self, deps: Deps, egress: Egress, on_stop: Callable[[str, str], None]) -> None:
         self._d = deps
+        self._egress = egress
         self._on_stop = on_stop  # (project_id, reason): sessions in the container end with it
 
     def spec(self, row: ProjectRow) -> ContainerSpec:
@@ -31,9 +33,10 @@ class Containers:
         layout = self._d.layout(row.id)
         return ContainerSpec(
             name=self._d.container_name(row.id), image=row.image, labels=self._d.labels(row.id),
-            mounts=layout.mounts(row.git), user=s.container_user, network=s.network if row.network else "none",
+            mounts=[*layout.mounts(row.git), *self._egress.mounts(row)], user=s.container_user,
+            network=s.network if row.network else "none",
             memory=s.memory, cpus=s.cpus, pids=s.pids, tmpfs_size=s.tmpfs_size, workdir=layout.container_repo(),
-            env={"HOME": CONTAINER_TMP, "JARVIS_PROJECT_ID": row.id},
+            env={"HOME": CONTAINER_TMP, "JARVIS_PROJECT_ID": row.id, **self._egress.env(row)},
         )
 
     def info(self, container_id: str) -> ContainerInfo:
@@ -42,12 +45,13 @@ class Containers:
         return self._d.engine.inspect(container_id) or ABSENT
 
     def start(self, project_id: str) -> ContainerInfo:
-        """Create the container if needed and start it; idempotent."""
+        """Create the container if needed and start it, with its egress; idempotent."""
         with self._d.locks.hold(project_id):
             with self._d.db.read() as session:
                 row = project_row(session, project_id)
             current = self.info(row.container_id)
             if current.state == "running":
+                self._egress.ensure(project_id, current.id)
                 return current
             container_id = current.id
             if container_id and current.image != row.image:
@@ -59,6 +63,7 @@ class Containers:
                 with self._d.db.write() as session:
                     project_row(session, project_id).container_id = container_id
             self._d.engine.start(container_id)
+            self._egress.ensure(project_id, container_id)
             return self.info(container_id)
 
     def stop(self, project_id: str) -> ContainerInfo:
@@ -69,6 +74,7 @@ class Containers:
             if current.state == "running":
                 self._on_stop(project_id, "the container was stopped")
                 self._d.engine.stop(current.id, self._d.settings.session_end_grace_seconds)
+            self._egress.forget(project_id, current.id)
             return self.info(current.id)
 
     def running(self, project_id: str) -> tuple[ProjectRow, ContainerInfo]:
@@ -112,6 +118,7 @@ class Containers:
         containers = self._d.engine.list_managed(self._d.labels(row.id))
         for container in containers:
             self._d.engine.remove(container.id)
+            self._egress.forget(row.id, container.id)
         return bool(containers)
 
     def reconcile(self) -> dict[str, list[str]]:
@@ -133,12 +140,21 @@ class Containers:
             if projects[project_id] != container.id:
                 self._set_container(project_id, container.id)
             adopted.append(container.name)
+            if container.state == "running":
+                self._resume_egress(project_id, container.id)
         for project_id, container_id in projects.items():
             if container_id and project_id not in kept:
                 self._set_container(project_id, "")
         if removed:
             log.warning("removed orphan containers", extra={"containers": removed})
         return {"removed": removed, "adopted": adopted}
+
+    def _resume_egress(self, project_id: str, container_id: str) -> None:
+        """Serve an adopted container's egress again (its bridge survived; the proxy went with the last runtime)."""
+        try:
+            self._egress.ensure(project_id, container_id)
+        except JarvisError as exc:
+            log.warning("egress not resumed", extra={"project": project_id, "reason": exc.message})
 
     def _set_container(self, project_id: str, container_id: str) -> None:
         try:

@@ -90,8 +90,8 @@ def session_row(session: DbSession, project_id: str, session_id: str) -> Session
 def to_project(row: ProjectRow, container: ContainerInfo, running: int = 0, workspaces: int = 0) -> Project:
     return Project(id=row.id, name=row.name, source_url=row.source_url, image=row.image,
                    agent_command=tuple(row.agent_command), agent_protocol=row.agent_protocol, network=row.network,
-                   git=row.git, created_at=row.created_at, container=container, sessions_running=running,
-                   workspaces=workspaces)
+                   egress_allow=tuple(row.egress_allow or ()), git=row.git, created_at=row.created_at,
+                   container=container, sessions_running=running, workspaces=workspaces)
 
 
 def to_workspace(row: WorkspaceRow, session_id: str = "") -> Workspace:

@@ -35,6 +35,11 @@ class ProjectLayout:
         uid, _, gid = container_user.partition(":")
         self._owner = (int(uid), int(gid or uid)) if uid.isdigit() and (gid or uid).isdigit() else None
 
+    @property
+    def owner(self) -> tuple[int, int] | None:
+        """The (uid, gid) files the container must own are handed to; None when nothing is handed over."""
+        return self._owner if os.geteuid() == 0 else None
+
     def workspace(self, workspace_id: str) -> Path:
         """The host path of a workspace, refusing any path that resolves outside the project (symlinks)."""
         path = self.workspaces / workspace_id

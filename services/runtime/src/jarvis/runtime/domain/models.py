@@ -39,6 +39,7 @@ class Project:
     git: bool
     created_at: datetime
     container: ContainerInfo = ABSENT
+    egress_allow: tuple[str, ...] = ()
     sessions_running: int = 0
     workspaces: int = 0
 

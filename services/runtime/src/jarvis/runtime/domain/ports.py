@@ -109,9 +109,26 @@ class Engine(Protocol):
 
     def kill_group(self, container_id: str, pid: int, user: str) -> None: ...
 
+    def exec_detached(self, container_id: str, argv: Sequence[str], *, user: str) -> str:
+        """Start a background process in the container (no streams attached); its exec id."""
+
+    def exec_exit_code(self, exec_id: str, wait: float = 5.0) -> int | None:
+        """The exit code of an exec, waiting up to `wait` seconds; None while it still runs."""
+
     def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
               on_line: Callable[[str], None]) -> None:
         """Build `tag`; raise FailedPrecondition with the builder's message when a step fails."""
+
+
+class EgressServer(Protocol):
+    """The egress proxy (adapters/egress_proxy.py): one unix socket per project, policy looked up per request."""
+
+    def listen(self, project_id: str, path: Path, owner: tuple[int, int] | None) -> None:
+        """Serve the project on the unix socket `path` (mode 0600, owned by `owner` when given); idempotent."""
+
+    def forget(self, project_id: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Git(Protocol):

@@ -9,8 +9,10 @@ from sqlalchemy import func, select
 
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, JarvisError
 from jarvis.common.sql.types import utcnow
+from jarvis.runtime.domain.agent_image import missing_image_hint
 from jarvis.runtime.domain.containers import Containers
 from jarvis.runtime.domain.context import Deps, project_row, to_project
+from jarvis.runtime.domain.egress_policy import check_entries
 from jarvis.runtime.domain.layout import remove_tree
 from jarvis.runtime.domain.models import ABSENT, RUNNING, ContainerInfo, DeleteResult, Project
 from jarvis.runtime.domain.sessions import Sessions
@@ -27,16 +29,17 @@ class Projects:
         self._sessions = sessions
 
     def create(self, name: str, source_url: str, image: str, agent_command: Sequence[str], agent_protocol: str,
-               network: bool) -> Project:
+               network: bool, egress_allow: Sequence[str] = ()) -> Project:
         s = self._d.settings
         name, source, image = check_name(name), check_source(source_url, s.project_roots), check_image(image) or s.image
         command = check_argv(agent_command, "agent_command") if agent_command else list(s.agent_command)
         protocol = check_protocol(agent_protocol, s.agent_protocol)
+        egress = check_entries(egress_allow)
         self._check_name_free(name)
         if not self._d.engine.image_exists(image):
             raise FailedPrecondition(f"image '{image}' does not exist on the Docker engine at {self._d.engine.host}; "
-                                     "build or load it there, or pass an image that exists (project_options shows "
-                                     "the default)")
+                                     f"{missing_image_hint(image)}; or pass an image that exists "
+                                     "(project_options shows the default)")
         project_id = new_id("project")
         staging = s.projects_dir / f"{STAGING_PREFIX}{project_id}"
         final = self._d.layout(project_id)
@@ -49,7 +52,8 @@ class Projects:
             staging.rename(final.root)
             with self._d.db.write() as session:
                 row = ProjectRow(id=project_id, name=name, source_url=source, image=image, agent_command=command,
-                                 agent_protocol=protocol, network=network, git=bool(source), container_id="",
+                                 agent_protocol=protocol, network=network, egress_allow=egress, git=bool(source),
+                                 container_id="",
                                  created_at=utcnow())
                 session.add(row)
         except BaseException:

@@ -28,6 +28,8 @@ class ProjectRow(Base):
     agent_command: Mapped[list[str]] = mapped_column()
     agent_protocol: Mapped[str] = mapped_column(String(32))
     network: Mapped[bool] = mapped_column(default=False)
+    # Hosts its agents may reach through the egress proxy besides the preset's (domain/egress_policy.py).
+    egress_allow: Mapped[list[str]] = mapped_column(default=list)
     git: Mapped[bool] = mapped_column(default=False)
     container_id: Mapped[str] = mapped_column(String(100), default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
