@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from jarvis.api.registry.v1 import project_pb2_grpc
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
 from jarvis.common.grpc_server import ServiceBinding
 from jarvis.registry.app import Registry
+from jarvis.registry.project_servicer import ProjectServicer
 from jarvis.registry.servicer import RegistryServicer
 from jarvis.registry.settings import RegistrySettings
 
 REGISTRY_SERVICE = "jarvis.api.registry.v1.RegistryService"
+PROJECT_SERVICE = "jarvis.api.registry.v1.ProjectService"
 
 
 def open_registry(settings: RegistrySettings) -> Registry:
@@ -17,13 +20,20 @@ def open_registry(settings: RegistrySettings) -> Registry:
 
 
 def registry_bindings(registry: Registry) -> list[ServiceBinding]:
-    """What `create_server` needs to serve `registry`."""
+    """What `create_server` needs to serve `registry`: the one list that `jarvis serve registry` and
+    `jarvis up` both bind, so the deployed and the embedded registry answer the same services."""
     return [
         ServiceBinding(
             add_to_server=pb_grpc.add_RegistryServiceServicer_to_server,
             servicer=RegistryServicer(registry),
             full_name=REGISTRY_SERVICE,
-        )
+        ),
+        # Project analysis reads the directory the caller names on the registry's host.
+        ServiceBinding(
+            add_to_server=project_pb2_grpc.add_ProjectServiceServicer_to_server,
+            servicer=ProjectServicer(),
+            full_name=PROJECT_SERVICE,
+        ),
     ]
 
 
