@@ -54,7 +54,7 @@ class Runtime:
     def open(cls, settings: RuntimeSettings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit())
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(settings.data_dir / "git-home"))
 
     def _end_project(self, project_id: str, reason: str) -> None:
         self.sessions.end_project(project_id, reason, force=True)
