@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -142,12 +143,15 @@ def pod(jarvis_image: tuple[str, float], tmp_path_factory: pytest.TempPathFactor
                          "JARVIS_SCHEDULER_REDIS_URL": redis.rsplit("/", 1)[0] + "/1"}
         scheduler_volumes = {str(chown_for_image(base / "scheduler")): {"bind": "/var/lib/jarvis/scheduler"}}
         specs: dict[str, dict[str, Any]] = {
-            "registry": {"environment": {"JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{pod.ports['registry']}"},
+            # Project analysis and local sources are confined to roots (JARVIS_*_PROJECT_ROOTS; default HOME).
+            "registry": {"environment": {"JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{pod.ports['registry']}",
+                                         "JARVIS_REGISTRY_PROJECT_ROOTS": json.dumps([TEMPLATE])},
                          "volumes": {str(chown_for_image(base / "registry")): {"bind": "/var/lib/jarvis"}}},
             "debug": {"environment": {"JARVIS_DEBUG_LISTEN": f"127.0.0.1:{pod.ports['debug']}"}},
             "runtime": {
                 "environment": {"JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{pod.ports['runtime']}",
                                 "JARVIS_RUNTIME_DATA_DIR": str(pod.runtime_data),
+                                "JARVIS_RUNTIME_PROJECT_ROOTS": json.dumps([str(Path(SOURCE).parent)]),
                                 "DOCKER_HOST": "unix:///var/run/docker.sock"},
                 # Bind mounts of project containers name host paths: the data dir has the same path on both.
                 "volumes": {socket: {"bind": "/var/run/docker.sock"},

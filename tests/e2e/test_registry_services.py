@@ -23,14 +23,14 @@ def services_of(target: str, timeout: float = 30) -> set[str]:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         while True:
             try:
-                for answer in stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
-                        list_services="")]), timeout=5):
-                    return {s.name for s in answer.list_services_response.service}
+                # Read the stream to its end (one answer to one request): leaving early cancels the call.
+                answers = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+                    list_services="")]), timeout=5))
+                return {s.name for answer in answers for s in answer.list_services_response.service}
             except grpc.RpcError:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-    raise AssertionError("reflection answered nothing")
 
 
 def test_serve_registry_binds_every_service_that_up_binds(tmp_path: Path) -> None:
