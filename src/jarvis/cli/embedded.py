@@ -16,14 +16,12 @@ from pydantic_settings import SettingsConfigDict
 from jarvis.aggregator import probes
 from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.api.registry.v1 import project_pb2_grpc
 from jarvis.api.registry.v1 import registry_pb2 as pb
-from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
+from jarvis.common.grpc_server import RunningServer, create_server
 from jarvis.common.metrics import GrpcMetrics
 from jarvis.common.settings import ProcessSettings
 from jarvis.debug.server import build_debug_bindings
 from jarvis.debug.settings import DebugSettings
-from jarvis.registry.project_servicer import ProjectServicer
 from jarvis.registry.server import build_registry_bindings
 from jarvis.registry.settings import RegistrySettings
 from jarvis.runtime.app import Runtime
@@ -89,12 +87,8 @@ class EmbeddedSettings(ProcessSettings):
 
 
 def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
-    bindings = [
-        *build_registry_bindings(settings),
-        ServiceBinding(project_pb2_grpc.add_ProjectServiceServicer_to_server, ProjectServicer(settings.project_roots),
-                       "jarvis.api.registry.v1.ProjectService"),
-    ]
-    return create_server(bindings, address, metrics=metrics)
+    """The registry's services, exactly those `jarvis serve registry` binds (see `registry_bindings`)."""
+    return create_server(build_registry_bindings(settings), address, metrics=metrics)
 
 
 def start_debug(settings: DebugSettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:

@@ -51,8 +51,8 @@ def registry(database_url: str, tmp_path: Path, home: Path) -> Iterator[Registry
 
 
 @pytest.fixture
-def stub(registry: Registry) -> Iterator[pb_grpc.RegistryServiceStub]:
-    running = create_server(registry_bindings(registry), "127.0.0.1:0")
+def stub(registry: Registry, tmp_path: Path) -> Iterator[pb_grpc.RegistryServiceStub]:
+    running = create_server(registry_bindings(registry, [tmp_path]), "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{running.port}")
     yield pb_grpc.RegistryServiceStub(channel)
     channel.close()

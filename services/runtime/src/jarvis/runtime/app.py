@@ -62,7 +62,8 @@ class Runtime:
     def open(cls, settings: RuntimeSettings, egress_connector: Connector = open_tcp) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(), egress_connector)
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(settings.data_dir / "git-home"),
+                   egress_connector)
 
     def _end_project(self, project_id: str, reason: str) -> None:
         self.sessions.end_project(project_id, reason, force=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, InvalidArgument
@@ -26,11 +25,22 @@ ALLOWED_PROTOCOLS = "file:https:ssh"
 
 
 class HostGit:
-    """The Git port, running the `git` executable found on PATH."""
+    """The Git port, running the `git` executable found on PATH.
 
-    def __init__(self, executable: str = "git") -> None:
+    `home` is git's HOME (ssh's known_hosts, credential helpers' files): a directory of the runtime's own,
+    so that neither the runtime user's real home nor a writable temporary directory is needed; a
+    container may run with a read-only root and no /tmp.
+    """
+
+    def __init__(self, home: Path, executable: str = "git") -> None:
         self._git = shutil.which(executable) or executable
-        self._home = tempfile.mkdtemp(prefix="jarvis-git-home-")
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._home = str(home)
+        # The one config git reads besides the repository's: `-c safe.directory=*` does not reach the
+        # upload-pack that a local clone runs, which then refuses a source owned by another user (an
+        # operator's checkout mounted into the runtime's container); a global config does reach it.
+        self._config = home / "gitconfig"
+        self._config.write_text("[safe]\n\tdirectory = *\n")
 
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {
@@ -38,7 +48,7 @@ class HostGit:
             "HOME": self._home,
             "LC_ALL": "C",
             "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_GLOBAL": str(self._config),
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
             "GIT_AUTHOR_NAME": "Jarvis", "GIT_AUTHOR_EMAIL": "jarvis@localhost",
