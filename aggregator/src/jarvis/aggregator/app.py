@@ -59,15 +59,16 @@ class Aggregator:
         self.metrics_registry = metrics_registry
         self.metrics = AggregatorMetrics(metrics_registry)
         self.usage = UsageRecorder(registry)
-        runtime = RuntimeClient(settings.runtime_target) if settings.runtime_target else None
+        plane = registry.plane  # the credential the runner gave the registry client serves every backend
+        runtime = RuntimeClient(settings.runtime_target, plane) if settings.runtime_target else None
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
         self.context = ToolContext(
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
-            debug=DebugClient(settings.debug_target) if settings.debug_target else None,
+            debug=DebugClient(settings.debug_target, plane) if settings.debug_target else None,
             runtime=runtime,
-            scheduler=SchedulerClient(settings.scheduler_target) if settings.scheduler_target else None,
+            scheduler=SchedulerClient(settings.scheduler_target, plane) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream, shares=self.shares,
         )

@@ -56,7 +56,8 @@ def serve_scheduler(settings: SchedulerSettings, registry: CollectorRegistry, me
         binding = ServiceBinding(add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
                                  servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY),
                                  full_name=SCHEDULER_SERVICE)
-        server = create_server([binding], address or settings.listen, metrics=metrics)
+        server = create_server([binding], address or settings.listen, metrics=metrics,
+                               plane=settings.internal_plane())
     except BaseException:
         core.close()
         raise
