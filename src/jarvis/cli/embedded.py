@@ -232,7 +232,7 @@ class EmbeddedStack:
         await asyncio.to_thread(self.registry_server.stop, 5.0)
         self.registry_server = await asyncio.to_thread(
             start_registry, self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
-        health = await probes.grpc_health(self._client().channel, REGISTRY_SERVICE)
+        health = await probes.grpc_health(self._client(), REGISTRY_SERVICE)
         return {
             "restarted": [{"component": "registry", "address": self.registry_target, "healthy": health["ok"],
                            "health": health["detail"],

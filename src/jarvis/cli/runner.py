@@ -47,13 +47,6 @@ class RemoteControl:
             "(`docker compose restart`, `kubectl rollout restart`)"
         )
 
-    async def infra_status(self) -> dict[str, Any]:
-        from jarvis.aggregator import probes
-
-        return {"docker": await probes.docker_ping(self.settings.docker_host),
-                "redis": await probes.redis_ping(self.settings.redis_url),
-                "celery": {"ok": None, "detail": "not configured: no scheduler in this deployment yet"}}
-
 
 async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:
     config = uvicorn.Config(aggregator.app, host=host, port=port, lifespan="on", log_level="warning",

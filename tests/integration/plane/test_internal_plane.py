@@ -75,13 +75,15 @@ def _debug_call(channel: grpc.Channel, timeout: float) -> Any:
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
     """The four services as their processes build them, each given the deployment's credential."""
     tmp = tmp_path_factory.mktemp("plane")
-    registry = start_registry(RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET), None, "127.0.0.1:0")
-    runtime, runtime_server = serve_runtime(RuntimeSettings(data_dir=tmp / "runtime", listen="127.0.0.1:0",
-                                                            docker_host="unix:///nonexistent/docker.sock", internal_token=SECRET),
-                                            None)
-    scheduler = serve_scheduler(SchedulerSettings(data_dir=tmp / "scheduler", listen="127.0.0.1:0", redis_url="",
-                                                  database_url=f"sqlite:///{tmp / 'scheduler.db'}", internal_token=SECRET),
-                                CollectorRegistry(), None)
+    registry = start_registry(RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET), None,
+                              "127.0.0.1:0")
+    runtime, runtime_server = serve_runtime(
+        RuntimeSettings(data_dir=tmp / "runtime", listen="127.0.0.1:0", docker_host="unix:///nonexistent/docker.sock",
+                        internal_token=SECRET), None)
+    scheduler = serve_scheduler(
+        SchedulerSettings(data_dir=tmp / "scheduler", listen="127.0.0.1:0", redis_url="",
+                          database_url=f"sqlite:///{tmp / 'scheduler.db'}", internal_token=SECRET),
+        CollectorRegistry(), None)
     debug = start_debug(DebugSettings(listen="127.0.0.1:0", internal_token=SECRET), None, "127.0.0.1:0")
     try:
         yield {
