@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import grpc.aio
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
@@ -292,3 +293,31 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path, autho
     finally:
         server.stop(0)
 
+
+
+async def test_a_streaming_call_carries_the_credential(services: dict[str, Served]) -> None:
+    """AttachServer (bidirectional, driven with write/read as the downstream host does) passes the interceptor
+    with the credential: the runtime then answers about its missing engine, not about the caller."""
+    from jarvis.aggregator.runtime_client import RuntimeClient
+
+    target = f"127.0.0.1:{services['runtime'].port}"
+    start = runtime_pb2.ServerInput(start=runtime_pb2.ServerStart(server="s", image="some/image"))
+
+    async def first_answer(client: RuntimeClient) -> grpc.StatusCode:
+        call = client.attach_server()
+        try:
+            await call.write(start)
+            await call.read()
+        except grpc.aio.AioRpcError as exc:
+            return exc.code()
+        finally:
+            call.cancel()
+        return grpc.StatusCode.OK
+
+    with_credential, without = RuntimeClient(target, InternalPlane(token=SECRET)), RuntimeClient(target)
+    try:
+        assert await first_answer(without) == grpc.StatusCode.UNAUTHENTICATED
+        assert await first_answer(with_credential) not in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.OK)
+    finally:
+        await with_credential.close()
+        await without.close()

@@ -49,33 +49,42 @@ def _options(idempotent: Mapping[str, Iterable[str]]) -> list[tuple[str, object]
     ]
 
 
-def _with_credential(details: Any, pairs: tuple[tuple[str, str], ...]) -> Any:
-    return details._replace(metadata=grpc.aio.Metadata(*(details.metadata or ()), *pairs))
+class _AioCredential:
+    """Adds the service credential to a call of an asyncio channel.
 
-
-class _AioCredential(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
-                     grpc.aio.StreamUnaryClientInterceptor, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
-    """Adds the service credential to every call of an asyncio channel, whatever its kind."""
+    grpc.aio files each interceptor under the first kind it matches, so each kind gets an object of its own.
+    """
 
     def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
         self._pairs = pairs
 
+    def _details(self, details: Any) -> Any:
+        return details._replace(metadata=grpc.aio.Metadata(*(details.metadata or ()), *self._pairs))
+
+
+class _AioUnaryUnary(_AioCredential, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(_with_credential(details, self._pairs), request)
+        return await continuation(self._details(details), request)
 
+
+class _AioUnaryStream(_AioCredential, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(_with_credential(details, self._pairs), request)
+        return await continuation(self._details(details), request)
 
+
+class _AioStreamUnary(_AioCredential, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]
     async def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
-        return await continuation(_with_credential(details, self._pairs), requests)
+        return await continuation(self._details(details), requests)
 
+
+class _AioStreamStream(_AioCredential, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
     async def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
-        return await continuation(_with_credential(details, self._pairs), requests)
+        return await continuation(self._details(details), requests)
 
 
 class _SyncCredential(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
                       grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):  # type: ignore[misc]
-    """The same for a blocking channel."""
+    """The same for a blocking channel (grpc.intercept_channel asks one object for every kind)."""
 
     def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
         self._pairs = pairs
@@ -100,7 +109,8 @@ def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]],
                 plane: InternalPlane | None = None) -> grpc.aio.Channel:
     """An asyncio channel to `target` (host:port or unix:path) that carries `plane`'s credential."""
     plane = plane or InternalPlane()
-    interceptors = [_AioCredential(plane.metadata())] if plane.token else None
+    kinds = (_AioUnaryUnary, _AioUnaryStream, _AioStreamUnary, _AioStreamStream)
+    interceptors = [kind(plane.metadata()) for kind in kinds] if plane.token else None
     credentials = plane.channel_credentials()
     if credentials is not None:
         return grpc.aio.secure_channel(target, credentials, options=_options(idempotent), interceptors=interceptors)
