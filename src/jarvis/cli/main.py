@@ -65,7 +65,7 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
         lines = [
             f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
             *(f"  MCP {s.name:<12} {base}{s.path}" for s in aggregator.surfaces),
-            f"  health           {base}/healthz",
+            f"  health           {base}/livez (alive), {base}/readyz (backends answering)",
             f"  metrics          {base}/metrics",
             "Connect a client:",
             f"  Claude Code:  claude mcp add --transport http jarvis {base}/mcp/jarvis",
