@@ -321,3 +321,14 @@ async def test_a_streaming_call_carries_the_credential(services: dict[str, Serve
     finally:
         await with_credential.close()
         await without.close()
+
+
+@pytest.mark.parametrize("service", ["registry", "scheduler-worker"])
+def test_an_unreadable_credential_file_stops_a_process_at_start(tmp_path: Path, service: str) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_REGISTRY_DATA_DIR": str(tmp_path), "JARVIS_LOG_JSON": "false",
+           "JARVIS_SCHEDULER_REDIS_URL": "redis://127.0.0.1:1/0", "JARVIS_INTERNAL_TOKEN_FILE": str(tmp_path / "none")}
+    result = subprocess.run([sys.executable, "-m", "jarvis.cli", "serve", service], env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode != 0
+    assert "JARVIS_INTERNAL_TOKEN_FILE" in result.stderr
+    assert "Traceback" not in result.stderr
