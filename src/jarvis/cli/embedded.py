@@ -18,6 +18,7 @@ from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, 
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.grpc_server import RunningServer, create_server
+from jarvis.common.internal_plane import InternalPlane, local_token
 from jarvis.common.metrics import GrpcMetrics
 from jarvis.common.settings import ProcessSettings
 from jarvis.debug.server import build_debug_bindings
@@ -48,8 +49,22 @@ class EmbeddedSettings(ProcessSettings):
     database_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_DATABASE_URL", "DATABASE_URL"))
     log_json: bool = False
 
+    def use_local_token(self) -> None:
+        """Give the internal plane a credential when none is configured: the embedded services listen on
+        loopback only, yet any local user could reach their ports and mint tokens. The one made in the
+        data dir (owner-only) also lets `jarvis --registry` reach this registry."""
+        if self.internal_plane().token is None:
+            self.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.internal_token = local_token(self.resolved_data_dir)
+
+    @property
+    def plane_values(self) -> dict[str, Any]:
+        """The credential settings every embedded service and client is given (TLS comes from the environment)."""
+        return {"internal_token": self.internal_token, "internal_token_file": self.internal_token_file}
+
     def registry_settings(self) -> RegistrySettings:
-        values: dict[str, Any] = {"data_dir": self.resolved_data_dir, "listen": f"127.0.0.1:{self.registry_port}"}
+        values: dict[str, Any] = {"data_dir": self.resolved_data_dir, "listen": f"127.0.0.1:{self.registry_port}",
+                                  **self.plane_values}
         if self.database_url:
             values["database_url"] = self.database_url
         return RegistrySettings(**values)
@@ -59,24 +74,26 @@ class EmbeddedSettings(ProcessSettings):
         return AggregatorSettings(
             host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
             require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
-            runtime_target=runtime_target, scheduler_target=scheduler_target,
+            runtime_target=runtime_target, scheduler_target=scheduler_target, **self.plane_values,
         )
 
     def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:
         """Embedded scheduling never needs Redis: an in-process timer fires schedules; JARVIS_SCHEDULER_* apply."""
         data_dir = self.resolved_data_dir / "scheduler"
         return SchedulerSettings(data_dir=data_dir, listen="127.0.0.1:0", runtime_target=runtime_target, redis_url="",
-                                 database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}")
+                                 database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}",
+                                 **self.plane_values)
 
     def runtime_settings(self) -> RuntimeSettings:
         """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply."""
         data_dir = self.resolved_data_dir / "runtime"
         return RuntimeSettings(data_dir=data_dir, listen="127.0.0.1:0",
-                               database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}")
+                               database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}",
+                               **self.plane_values)
 
     def debug_settings(self) -> DebugSettings:
         """JARVIS_DEBUG_* still apply; credentials may also go in <data dir>/debug.env, read on every call."""
-        settings = DebugSettings(listen="127.0.0.1:0")
+        settings = DebugSettings(listen="127.0.0.1:0", **self.plane_values)
         if settings.credentials_file is None:
             settings.credentials_file = self.resolved_data_dir / "debug.env"
         return settings
@@ -86,13 +103,15 @@ class EmbeddedSettings(ProcessSettings):
         return self.data_dir.expanduser().resolve()
 
 
-def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
+def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str,
+                   plane: InternalPlane | None = None) -> RunningServer:
     """The registry's services, exactly those `jarvis serve registry` binds (see `registry_bindings`)."""
-    return create_server(build_registry_bindings(settings), address, metrics=metrics)
+    return create_server(build_registry_bindings(settings), address, metrics=metrics,
+                         plane=plane or settings.internal_plane())
 
 
 def start_debug(settings: DebugSettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
-    return create_server(build_debug_bindings(settings), address, metrics=metrics)
+    return create_server(build_debug_bindings(settings), address, metrics=metrics, plane=settings.internal_plane())
 
 
 def start_runtime(settings: RuntimeSettings, metrics: GrpcMetrics | None) -> tuple[Runtime, RunningServer]:
@@ -106,6 +125,7 @@ class EmbeddedStack:
     mode = "embedded"
 
     def __init__(self, settings: EmbeddedSettings, metrics_registry: CollectorRegistry) -> None:
+        settings.use_local_token()
         self.settings = settings
         self.registry_settings = settings.registry_settings()
         self.grpc_metrics = GrpcMetrics(metrics_registry)
@@ -207,7 +227,7 @@ class EmbeddedStack:
         await asyncio.to_thread(self.registry_server.stop, 5.0)
         self.registry_server = await asyncio.to_thread(
             start_registry, self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
-        health = await probes.grpc_health(self._client().channel, REGISTRY_SERVICE)
+        health = await probes.grpc_health(self._client(), REGISTRY_SERVICE)
         return {
             "restarted": [{"component": "registry", "address": self.registry_target, "healthy": health["ok"],
                            "health": health["detail"],

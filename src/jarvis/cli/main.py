@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,10 +26,13 @@ from jarvis.cli.probe import probe
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.internal_plane import TOKEN_FILE_NAME
 from jarvis.common.logging import configure_logging
 from jarvis.common.settings import describe_invalid_settings
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
+# Admin reads and small writes; a registry that takes longer is hung, and the error says where.
+CLI_DEADLINE_SECONDS = 10.0
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -68,7 +72,7 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
         lines = [
             f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
             *(f"  MCP {s.name:<12} {base}{s.path}" for s in aggregator.surfaces),
-            f"  health           {base}/healthz",
+            f"  health           {base}/livez (alive), {base}/readyz (backends answering)",
             f"  metrics          {base}/metrics",
             "Connect a client:",
             f"  Claude Code:  claude mcp add --transport http jarvis {base}/mcp/jarvis",
@@ -94,6 +98,8 @@ def serve(service: str) -> None:
         _serve(service)
     except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
         raise click.ClickException(describe_invalid_settings(exc)) from None
+    except JarvisError as exc:  # a setting to fix (a missing credential, an unreadable file): no traceback
+        raise click.ClickException(str(exc)) from None
 
 
 def _serve(service: str) -> None:
@@ -120,10 +126,7 @@ def _serve(service: str) -> None:
     if service in ("scheduler-worker", "scheduler-beat"):
         from jarvis.scheduler.processes import run_beat, run_worker
 
-        try:
-            (run_worker if service == "scheduler-worker" else run_beat)()
-        except JarvisError as exc:
-            raise click.ClickException(str(exc)) from None
+        (run_worker if service == "scheduler-worker" else run_beat)()
         return
     from jarvis.aggregator.settings import AggregatorSettings
     from jarvis.cli.runner import run_distributed
@@ -147,19 +150,32 @@ def mcp(ctx: click.Context, surface: str) -> None:
 
 @contextlib.contextmanager
 def _registry(ctx: click.Context) -> Iterator[registry_pb2_grpc.RegistryServiceStub]:
-    """A stub to the registry: the running one named by --registry, or the data dir opened in-process."""
+    """A stub to the registry: the running one named by --registry, or the data dir opened in-process.
+
+    A running registry is called with the internal plane's credential: the configured one, else the one
+    a local `jarvis up` made in the data dir.
+    """
     target = ctx.obj["registry"]
     server = None
+    settings = _settings(ctx.obj["data_dir"])
+    try:
+        plane = settings.internal_plane()
+    except JarvisError as exc:
+        raise click.ClickException(str(exc)) from None
+    if target and plane.token is None and (settings.resolved_data_dir / TOKEN_FILE_NAME).is_file():
+        settings.use_local_token()
+        plane = settings.internal_plane()
     if not target:
-        settings = _settings(ctx.obj["data_dir"])
         settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        server = start_registry(settings.registry_settings(), None, "127.0.0.1:0")
+        if plane.token is None:  # the registry lives for this command only: a credential for it alone
+            plane = plane.with_token(secrets.token_hex(32))
+        server = start_registry(settings.registry_settings(), None, "127.0.0.1:0", plane)
         target = f"127.0.0.1:{server.port}"
-    channel = sync_channel(target, IDEMPOTENT)
+    channel = sync_channel(target, IDEMPOTENT, plane)
     try:
         yield registry_pb2_grpc.RegistryServiceStub(channel)
     except grpc.RpcError as exc:
-        raise click.ClickException(str(error_from_rpc(exc, "registry"))) from None
+        raise click.ClickException(str(error_from_rpc(exc, "registry", target))) from None
     except JarvisError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -210,7 +226,7 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
     """Create a token and print its secret once."""
     with _registry(ctx) as stub:
         resp = stub.CreateToken(pb.CreateTokenRequest(name=name, scopes=list(scopes),
-                                                      expires_in_seconds=expires_in))
+                                                      expires_in_seconds=expires_in), timeout=CLI_DEADLINE_SECONDS)
     click.echo(resp.secret)
     click.echo(f"token {resp.token.id} ({', '.join(resp.token.scopes)}): store the secret now; "
                "Jarvis keeps only its hash", err=True)
@@ -222,7 +238,7 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 def token_list(ctx: click.Context, include_revoked: bool) -> None:
     """List tokens (never their secrets)."""
     with _registry(ctx) as stub:
-        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked))
+        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked), timeout=CLI_DEADLINE_SECONDS)
     _echo_json([to_dict(t) for t in resp.tokens])
 
 
@@ -232,7 +248,7 @@ def token_list(ctx: click.Context, include_revoked: bool) -> None:
 def token_revoke(ctx: click.Context, token_id: str) -> None:
     """Revoke a token by id; aggregators stop accepting it within their cache bound (5 s)."""
     with _registry(ctx) as stub:
-        revoked = stub.RevokeToken(pb.RevokeTokenRequest(id=token_id))
+        revoked = stub.RevokeToken(pb.RevokeTokenRequest(id=token_id), timeout=CLI_DEADLINE_SECONDS)
     click.echo(f"revoked {revoked.id} ({revoked.name})")
 
 
@@ -276,8 +292,10 @@ def server() -> None:
 def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> None:
     """Accept the changed definitions of NAME's quarantined tools; aggregators serve them again."""
     with _registry(ctx) as stub:
-        before = {p.tool: p.state for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name)).pins}
-        resp = stub.ApproveToolPins(pb.ApproveToolPinsRequest(server=name, tools=list(tools)))
+        before = {p.tool: p.state for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name),
+                                                                 timeout=CLI_DEADLINE_SECONDS).pins}
+        resp = stub.ApproveToolPins(pb.ApproveToolPinsRequest(server=name, tools=list(tools)),
+                                    timeout=CLI_DEADLINE_SECONDS)
     approved = [p.tool for p in resp.pins if before.get(p.tool) == "quarantined" and p.state == "pinned"]
     click.echo(f"approved {', '.join(approved)}" if approved else f"nothing to approve: no tool of {name} "
                "is quarantined" + (f" among {', '.join(tools)}" if tools else ""))

@@ -12,7 +12,9 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
+from jarvis.common.settings import ProcessSettings
 
 TIMEOUT_SECONDS = 3.0
 
@@ -27,8 +29,13 @@ def probe() -> None:
 @click.option("--service", default="", help="Health service name; default: the whole server.")
 def probe_grpc(target: str, service: str) -> None:
     """SERVING from the standard gRPC health check of TARGET (host:port)."""
-    # The project's channel factory: whatever transport security the services use, the probe uses too.
-    with sync_channel(target, {}) as channel:
+    # The project's channel factory and the process's own TLS settings (JARVIS_GRPC_TLS_*): whatever transport
+    # security the services use, the probe uses too. Health needs no credential, but TLS needs the CA.
+    try:
+        plane = ProcessSettings().internal_plane()
+    except JarvisError as exc:
+        raise click.ClickException(f"{target}: {exc}") from None
+    with sync_channel(target, {}, plane) as channel:
         try:
             status = health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=service), timeout=TIMEOUT_SECONDS).status

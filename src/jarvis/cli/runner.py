@@ -47,13 +47,6 @@ class RemoteControl:
             "(`docker compose restart`, `kubectl rollout restart`)"
         )
 
-    async def infra_status(self) -> dict[str, Any]:
-        from jarvis.aggregator import probes
-
-        return {"docker": await probes.docker_ping(self.settings.docker_host),
-                "redis": await probes.redis_ping(self.settings.redis_url),
-                "celery": {"ok": None, "detail": "not configured: no scheduler in this deployment yet"}}
-
 
 async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:
     config = uvicorn.Config(aggregator.app, host=host, port=port, lifespan="on", log_level="warning",
@@ -83,7 +76,7 @@ def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
     async def main() -> None:
         aggregator_settings = settings.aggregator_settings(target, stack.debug_target, stack.runtime_target,
                                                           stack.scheduler_target)
-        client = RegistryClient(target, aggregator_settings.read_cache_seconds)
+        client = RegistryClient(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
         aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
@@ -103,7 +96,7 @@ def run_distributed(settings: AggregatorSettings) -> None:
     control = RemoteControl(settings)
 
     async def main() -> None:
-        client = RegistryClient(settings.registry_target, settings.read_cache_seconds)
+        client = RegistryClient(settings.registry_target, settings.read_cache_seconds, settings.internal_plane())
         control.client = client
         aggregator = Aggregator(settings, client, control, CollectorRegistry())
         await serve_http(aggregator, settings.host, settings.port, control)
@@ -118,13 +111,13 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
     target = registry_target or stack.start()
 
     async def main() -> None:
-        client = RegistryClient(target)
+        aggregator_settings = settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime(),
+                                                           stack.ensure_scheduler())
+        client = RegistryClient(target, plane=aggregator_settings.internal_plane())
         stack.client = client
         if registry_target is None:
             await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
-        aggregator = Aggregator(settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime(),
-                                                          stack.ensure_scheduler()),
-                                client, stack, metrics_registry)
+        aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
         server = aggregator.mcp_servers.get(surface)
         if server is None:
             raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}")

@@ -97,7 +97,7 @@ async def test_unconfigured_backend_is_a_failed_precondition(settings: DebugSett
         with pytest.raises(FailedPrecondition, match="Jira is not configured: set JIRA_URL, JIRA_EMAIL, "
                                                      "JIRA_API_TOKEN"):
             await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_search", arguments_json='{"jql": "x"}'))
-        assert (await probes.grpc_health(client.channel, DEBUG_SERVICE))["ok"] is True
+        assert (await probes.grpc_health(client, DEBUG_SERVICE))["ok"] is True
     finally:
         await client.close()
         running.stop(1.0)

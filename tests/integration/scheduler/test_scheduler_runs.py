@@ -213,8 +213,9 @@ def test_creating_a_schedule_while_the_runtime_is_down_says_so(tmp_path: Path) -
                           pb.CreateScheduleRequest(cron="0 3 * * *", prompt="hello", targets=["p0123456789ab"]))
 
         assert error.code() == grpc.StatusCode.UNAVAILABLE
-        assert "the runtime service is unreachable" in error.details()
-        assert "check that it is running" in error.details()
+        assert "the runtime service at 127.0.0.1:" in error.details()
+        assert "is unreachable" in error.details()
+        assert "check that `jarvis serve runtime` is running" in error.details()
         assert api(scheduler).ListSchedules(pb.ListSchedulesRequest(), timeout=30).schedules == []
 
 

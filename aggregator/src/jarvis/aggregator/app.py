@@ -1,4 +1,4 @@
-"""The aggregator's ASGI application: every surface, /healthz and /metrics behind the MCP gate."""
+"""The aggregator's ASGI application: every surface, /livez, /readyz and /metrics behind the MCP gate."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
@@ -61,15 +62,16 @@ class Aggregator:
         self.metrics_registry = metrics_registry
         self.metrics = AggregatorMetrics(metrics_registry)
         self.usage = UsageRecorder(registry)
-        runtime = RuntimeClient(settings.runtime_target) if settings.runtime_target else None
+        plane = registry.plane  # the credential the runner gave the registry client serves every backend
+        runtime = RuntimeClient(settings.runtime_target, plane) if settings.runtime_target else None
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
         self.context = ToolContext(
             registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
             started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
-            debug=DebugClient(settings.debug_target) if settings.debug_target else None,
+            debug=DebugClient(settings.debug_target, plane) if settings.debug_target else None,
             runtime=runtime,
-            scheduler=SchedulerClient(settings.scheduler_target) if settings.scheduler_target else None,
+            scheduler=SchedulerClient(settings.scheduler_target, plane) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream, shares=self.shares,
         )
@@ -100,7 +102,9 @@ class Aggregator:
     def _build_app(self) -> Any:
         routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
         routes += self.downstream_routes.routes()
-        routes += [Route("/healthz", self._healthz), Route("/metrics", self._metrics)]
+        # /healthz is the liveness answer under its older name.
+        routes += [Route("/livez", self._livez), Route("/healthz", self._livez), Route("/readyz", self._readyz),
+                   Route("/metrics", self._metrics)]
         app = Starlette(routes=routes, lifespan=self._lifespan)
         hosts, origins = self.settings.host_patterns()
         gate = GateSettings(require_auth=self.settings.auth_required, allowed_hosts=hosts,
@@ -139,8 +143,14 @@ class Aggregator:
             if client is not None:
                 await client.close()
 
-    async def _healthz(self, _: Request) -> Response:
+    async def _livez(self, _: Request) -> Response:
+        """Alive: this process answers HTTP. Asks nothing else, so a backend outage never restarts it."""
         return JSONResponse({"status": "ok", "version": VERSION, "surfaces": [s.path for s in self.surfaces]})
+
+    async def _readyz(self, _: Request) -> Response:
+        """Ready to serve: the backends it needs answer, each asked within 2 s; 503 names the one that does not."""
+        ready, body = await health.readiness(self.context)
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     async def _metrics(self, _: Request) -> Response:
         return Response(generate_latest(self.metrics_registry), media_type=CONTENT_TYPE_LATEST)

@@ -28,8 +28,6 @@ class SystemControl(Protocol):
 
     async def restart_infra(self) -> dict[str, Any]: ...
 
-    async def infra_status(self) -> dict[str, Any]: ...
-
 
 async def _unchanged() -> None:
     return None

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.debug.v1 import debug_pb2_grpc
+from jarvis.common.internal_plane import InternalPlane
 
 DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
 
-# Invoke outlives the 30 s deadline that a retry policy in the channel's service config would impose
+# Invoke outlives the 120 s deadline that a retry policy in the channel's service config would impose
 # on every method: project tools run test suites for up to 5 minutes. So the channel carries no
 # service config (and Invoke is never replayed: a project tool can write), and each call sets its own
 # deadline; the backends bound their remote calls well inside it.
@@ -19,6 +20,6 @@ class DebugClient(ServiceClient):
 
     service = "debug"
 
-    def __init__(self, target: str) -> None:
-        super().__init__(target, {})
+    def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
+        super().__init__(target, {}, plane)
         self.debug = debug_pb2_grpc.DebugServiceStub(self.channel)

@@ -1,16 +1,39 @@
-"""Reachability probes for infrastructure Jarvis depends on: Docker engine, Redis, gRPC services."""
+"""Reachability probes for what Jarvis depends on: gRPC services, the Docker engine (through the runtime),
+Celery workers (through the scheduler), Redis. Each answers within a bound, naming what is down.
+
+A probe's answer is {"ok": True | False | None, "detail": ...}; None means not part of this deployment.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from jarvis.common.errors import JarvisError
+from jarvis.common.grpc_errors import error_from_rpc
+
+if TYPE_CHECKING:
+    from jarvis.aggregator.runtime_client import RuntimeClient
+    from jarvis.aggregator.scheduler_client import SchedulerClient
+    from jarvis.aggregator.service_client import ServiceClient
+
 PROBE_TIMEOUT = 2.0
+# The runtime pings its engine and the scheduler its workers (1 s) before answering: a little more time.
+RELAYED_PROBE_TIMEOUT = 5.0
+
+
+async def within(seconds: float, what: str, probe: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """`probe`'s answer, or a failure naming `what` once `seconds` have passed (a hung peer included)."""
+    try:
+        return await asyncio.wait_for(probe, seconds)
+    except TimeoutError:
+        return {"ok": False, "detail": f"{what} did not answer within {seconds:g} s"}
 
 
 async def docker_ping(docker_host: str) -> dict[str, Any]:
@@ -54,13 +77,46 @@ async def redis_ping(redis_url: str) -> dict[str, Any]:
         await client.aclose()
 
 
-async def grpc_health(channel: grpc.aio.Channel, service: str) -> dict[str, Any]:
-    stub = health_pb2_grpc.HealthStub(channel)
+async def grpc_health(client: ServiceClient, full_name: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
+    """The standard gRPC health check of `full_name` on `client`'s channel (open to callers without a credential)."""
+    stub = health_pb2_grpc.HealthStub(client.channel)
     started = time.perf_counter()
     try:
-        resp = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=PROBE_TIMEOUT)
+        resp = await stub.Check(health_pb2.HealthCheckRequest(service=full_name), timeout=timeout)
     except grpc.aio.AioRpcError as exc:
-        return {"ok": False, "detail": f"{exc.code().name}: {exc.details()}"}
+        return {"ok": False, "detail": str(error_from_rpc(exc, client.service, client.target, timeout))}
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
     return {"ok": status == "SERVING", "detail": status,
             "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+
+
+async def docker_via_runtime(runtime: RuntimeClient | None) -> dict[str, Any]:
+    """The engine the runtime drives, as the runtime sees it: the aggregator has no engine of its own."""
+    if runtime is None:
+        return {"ok": None, "detail": "no runtime in this deployment (set JARVIS_AGGREGATOR_RUNTIME_TARGET)"}
+    from jarvis.api.runtime.v1 import runtime_pb2
+
+    try:
+        options = await runtime.call(runtime.runtime.ProjectOptions, runtime_pb2.ProjectOptionsRequest(),
+                                     timeout=RELAYED_PROBE_TIMEOUT)
+    except JarvisError as exc:
+        return {"ok": False, "detail": f"cannot ask the runtime about its Docker engine: {exc}"}
+    return {"ok": options.docker_reachable, "detail": options.docker_detail, "docker_host": options.docker_host,
+            "via": "runtime"}
+
+
+async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, Any]:
+    """Celery workers as a ping through the scheduler's broker finds them (none are needed embedded)."""
+    if scheduler is None:
+        return {"ok": None, "detail": "no scheduler in this deployment (set JARVIS_AGGREGATOR_SCHEDULER_TARGET)"}
+    from jarvis.api.scheduler.v1 import scheduler_pb2
+
+    try:
+        status = await scheduler.call(scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest(),
+                                      timeout=RELAYED_PROBE_TIMEOUT)
+    except JarvisError as exc:
+        return {"ok": False, "detail": f"cannot ask the scheduler about its workers: {exc}"}
+    if status.workers < 0:
+        return {"ok": None, "detail": f"not needed: {status.workers_detail}"}
+    return {"ok": status.workers > 0, "detail": status.workers_detail, "workers": status.workers,
+            "queue_depth": status.queue_depth, "via": "scheduler"}

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-import grpc
-import grpc.aio
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
+from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.registry.v1 import project_pb2_grpc, registry_pb2_grpc
-from jarvis.common.grpc_client import aio_channel
-from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.internal_plane import InternalPlane
 
 REGISTRY_SERVICE = "jarvis.api.registry.v1.RegistryService"
 PROJECT_SERVICE = "jarvis.api.registry.v1.ProjectService"
@@ -41,29 +39,34 @@ _KEEPS_CACHE = frozenset({
 })
 
 
-class RegistryClient:
+class RegistryClient(ServiceClient):
     """Calls the registry; answers hot reads (the server list every agent asks for) from a short cache.
 
     A write made through this client drops the cache at once; a write made elsewhere (the CLI,
     another aggregator replica) is seen within `read_cache_seconds`.
     """
 
-    def __init__(self, target: str, read_cache_seconds: float = 2.0) -> None:
-        self.target = target
-        self.channel = aio_channel(target, IDEMPOTENT)
+    service = "registry"
+    # Reads and small writes get the default few seconds; these do real work (git, file walks, imports).
+    slow: ClassVar[dict[str, float]] = {
+        "Bootstrap": 60.0, "ImportCatalog": 120.0, "Analyze": 60.0, "Diff": 60.0, "ApplyDevops": 60.0,
+        "MigrateConfig": 30.0, "ImportClient": 30.0, "EditClient": 30.0, "SuggestProfiles": 15.0,
+        "SearchServers": 10.0, "ListCatalog": 10.0, "RecordUsage": 15.0, "InstallServer": 15.0,
+        "CreateServer": 15.0, "EditServer": 15.0, "UninstallServer": 15.0,
+    }
+
+    def __init__(self, target: str, read_cache_seconds: float = 2.0, plane: InternalPlane | None = None) -> None:
+        super().__init__(target, IDEMPOTENT, plane)
         self.registry = registry_pb2_grpc.RegistryServiceStub(self.channel)
         self.project = project_pb2_grpc.ProjectServiceStub(self.channel)
         self._ttl = read_cache_seconds
         self._cache: dict[bytes, tuple[float, Message]] = {}
 
     async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float = 30.0) -> ResponseT:
+                   timeout: float | None = None) -> ResponseT:
         if type(request).__name__ not in _KEEPS_CACHE:
             self._cache.clear()
-        try:
-            return await method(request, timeout=timeout)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "registry") from None
+        return await super().call(method, request, timeout)
 
     async def cached(self, method: Callable[..., Awaitable[ResponseT]], request: Message) -> ResponseT:
         """A read answered from the cache when fresh. Callers must not mutate the response."""
@@ -76,8 +79,6 @@ class RegistryClient:
         self._cache[key] = (now + self._ttl, response)
         return response
 
-    async def close(self) -> None:
-        await self.channel.close()
 
 
 def to_dict(message: Message) -> dict[str, Any]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.runtime.v1 import runtime_pb2_grpc
 from jarvis.common.grpc_client import aio_channel
+from jarvis.common.internal_plane import InternalPlane
 
 RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
 
@@ -24,13 +25,19 @@ class RuntimeClient(ServiceClient):
     """Calls the runtime; its errors come back as the domain errors they stand for."""
 
     service = "runtime"
+    # Calls that run git or a command in a project's container, or write to an agent; the longest
+    # (create, exec, spawn, build) pass their own deadline.
+    slow: ClassVar[dict[str, float]] = {
+        "ProjectOptions": 15.0, "ProjectTasks": 30.0, "ProjectChanges": 30.0, "MessageSession": 30.0,
+        "RespondToolRequest": 30.0, "ContainerLogs": 15.0,
+    }
 
-    def __init__(self, target: str) -> None:
-        super().__init__(target, IDEMPOTENT)
+    def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
+        super().__init__(target, IDEMPOTENT, plane)
         self.runtime = runtime_pb2_grpc.RuntimeServiceStub(self.channel)
-        # The retry policy's service config also caps every call at 30 s; exec, spawn, clone and build may
+        # The retry policy's service config also caps every call at 120 s; exec, spawn, clone and build may
         # need longer, so they go through a channel without one (and are never replayed).
-        self._long_channel = aio_channel(target, {})
+        self._long_channel = aio_channel(target, {}, self.plane)
         self.long = runtime_pb2_grpc.RuntimeServiceStub(self._long_channel)
 
     def attach_server(self) -> Any:

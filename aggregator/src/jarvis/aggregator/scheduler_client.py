@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from jarvis.aggregator.service_client import ServiceClient
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc
+from jarvis.common.internal_plane import InternalPlane
 
 SCHEDULER_SERVICE = "jarvis.api.scheduler.v1.SchedulerService"
 
@@ -20,7 +23,10 @@ class SchedulerClient(ServiceClient):
     """Calls the scheduler; its errors come back as the domain errors they stand for."""
 
     service = "scheduler"
+    # A trigger checks its target projects with the runtime; GetStatus pings the Celery workers.
+    slow: ClassVar[dict[str, float]] = {"TriggerSchedule": 30.0, "CreateSchedule": 15.0, "UpdateSchedule": 15.0,
+                                        "GetStatus": 10.0}
 
-    def __init__(self, target: str) -> None:
-        super().__init__(target, IDEMPOTENT)
+    def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
+        super().__init__(target, IDEMPOTENT, plane)
         self.scheduler = scheduler_pb2_grpc.SchedulerServiceStub(self.channel)

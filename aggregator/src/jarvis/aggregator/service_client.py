@@ -1,34 +1,57 @@
-"""What every client of a backend service shares: one channel, deadlines, and errors as domain errors."""
+"""What every client of a backend service shares: one channel, deadlines sized to each call, and errors
+as domain errors that name the service, where it was called and what to check."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import grpc.aio
 from google.protobuf.message import Message
 
 from jarvis.common.grpc_client import aio_channel
 from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.internal_plane import InternalPlane
 
 ResponseT = TypeVar("ResponseT", bound=Message)
 
+# A healthy service answers a read or a small write in milliseconds; a hung one (stopped, deadlocked,
+# its database gone) should be reported within seconds, not after half a minute.
+DEFAULT_DEADLINE_SECONDS = 5.0
+
+
+def method_name(method: Any) -> str:
+    """`Bootstrap` for the stub method of /jarvis.api.registry.v1.RegistryService/Bootstrap."""
+    path = getattr(method, "_method", b"")
+    return (path.decode() if isinstance(path, bytes) else str(path)).rpartition("/")[2]
+
 
 class ServiceClient:
-    """A channel to `target` whose failed calls raise the domain error they stand for, naming `service`."""
+    """A channel to `target` whose failed calls raise the domain error they stand for, naming `service`.
+
+    Each call gets the deadline given by its caller, else the one `slow` lists for its method (work that
+    walks a repository, starts a container, imports a catalog), else `DEFAULT_DEADLINE_SECONDS`.
+    """
 
     service = "backend"
+    slow: ClassVar[Mapping[str, float]] = {}
 
-    def __init__(self, target: str, idempotent: Mapping[str, Iterable[str]]) -> None:
+    def __init__(self, target: str, idempotent: Mapping[str, Iterable[str]],
+                 plane: InternalPlane | None = None) -> None:
         self.target = target
-        self.channel = aio_channel(target, idempotent)
+        self.plane = plane or InternalPlane()
+        self.channel = aio_channel(target, idempotent, self.plane)
+
+    def deadline_for(self, method: Any) -> float:
+        return self.slow.get(method_name(method), DEFAULT_DEADLINE_SECONDS)
 
     async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float = 30.0) -> ResponseT:
+                   timeout: float | None = None) -> ResponseT:
+        deadline = timeout if timeout is not None else self.deadline_for(method)
         try:
-            return await method(request, timeout=timeout)
+            return await method(request, timeout=deadline)
         except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, self.service) from None
+            raise error_from_rpc(exc, self.service, self.target, deadline) from None
 
     async def close(self) -> None:
         await self.channel.close()

@@ -1,14 +1,19 @@
-"""Client channels with deadlines and retries for idempotent calls."""
+"""Client channels with deadlines, retries for idempotent calls, and the internal plane's credential."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import grpc
 import grpc.aio
 
-DEFAULT_DEADLINE_SECONDS = 30.0
+from jarvis.common.internal_plane import InternalPlane
+
+# A backstop for a call whose caller set no deadline. Callers size their own (a few seconds for a read,
+# minutes for an import); this only keeps a forgotten one from waiting forever on a hung peer.
+DEFAULT_DEADLINE_SECONDS = 120.0
 
 
 def _service_config(idempotent: Mapping[str, Iterable[str]]) -> str:
@@ -44,11 +49,79 @@ def _options(idempotent: Mapping[str, Iterable[str]]) -> list[tuple[str, object]
     ]
 
 
-def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]]) -> grpc.aio.Channel:
-    """An asyncio channel to `target` (host:port or unix:path)."""
-    return grpc.aio.insecure_channel(target, options=_options(idempotent))
+class _AioCredential:
+    """Adds the service credential to a call of an asyncio channel.
+
+    grpc.aio files each interceptor under the first kind it matches, so each kind gets an object of its own.
+    """
+
+    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        self._pairs = pairs
+
+    def _details(self, details: Any) -> Any:
+        return details._replace(metadata=grpc.aio.Metadata(*(details.metadata or ()), *self._pairs))
 
 
-def sync_channel(target: str, idempotent: Mapping[str, Iterable[str]]) -> grpc.Channel:
-    """A blocking channel (CLI, workers) with the same retry policy."""
-    return grpc.insecure_channel(target, options=_options(idempotent))
+class _AioUnaryUnary(_AioCredential, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+
+class _AioUnaryStream(_AioCredential, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+
+class _AioStreamUnary(_AioCredential, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]
+    async def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(self._details(details), requests)
+
+
+class _AioStreamStream(_AioCredential, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
+    async def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(self._details(details), requests)
+
+
+class _SyncCredential(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+                      grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):  # type: ignore[misc]
+    """The same for a blocking channel (grpc.intercept_channel asks one object for every kind)."""
+
+    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        self._pairs = pairs
+
+    def _details(self, details: Any) -> Any:
+        return details._replace(metadata=[*(details.metadata or ()), *self._pairs])
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return continuation(self._details(details), requests)
+
+    def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return continuation(self._details(details), requests)
+
+
+def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]],
+                plane: InternalPlane | None = None) -> grpc.aio.Channel:
+    """An asyncio channel to `target` (host:port or unix:path) that carries `plane`'s credential."""
+    plane = plane or InternalPlane()
+    kinds = (_AioUnaryUnary, _AioUnaryStream, _AioStreamUnary, _AioStreamStream)
+    interceptors = [kind(plane.metadata()) for kind in kinds] if plane.token else None
+    credentials = plane.channel_credentials()
+    if credentials is not None:
+        return grpc.aio.secure_channel(target, credentials, options=_options(idempotent), interceptors=interceptors)
+    return grpc.aio.insecure_channel(target, options=_options(idempotent), interceptors=interceptors)
+
+
+def sync_channel(target: str, idempotent: Mapping[str, Iterable[str]],
+                 plane: InternalPlane | None = None) -> grpc.Channel:
+    """A blocking channel (CLI, workers) with the same retry policy and credential."""
+    plane = plane or InternalPlane()
+    credentials = plane.channel_credentials()
+    channel = (grpc.secure_channel(target, credentials, options=_options(idempotent)) if credentials is not None
+               else grpc.insecure_channel(target, options=_options(idempotent)))
+    return grpc.intercept_channel(channel, _SyncCredential(plane.metadata())) if plane.token else channel

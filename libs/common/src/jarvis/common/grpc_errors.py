@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import grpc
 
 from jarvis.common.errors import (
@@ -16,6 +18,10 @@ from jarvis.common.errors import (
     Unauthenticated,
     Unavailable,
 )
+from jarvis.common.internal_plane import REFUSED_MARKER, TOKEN, TOKEN_FILE
+
+# Services started by `jarvis serve NAME`: a transport error says to check that command.
+SERVICES = frozenset({"registry", "runtime", "scheduler", "debug"})
 
 _CODE_BY_ERROR: dict[type[JarvisError], grpc.StatusCode] = {
     NotFound: grpc.StatusCode.NOT_FOUND,
@@ -38,15 +44,29 @@ def status_code_for(error: JarvisError) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-def error_from_rpc(exc: grpc.RpcError, service: str) -> JarvisError:
-    """Turn a failed call into the domain error it stands for, with a message a person can act on."""
+def error_from_rpc(exc: grpc.RpcError, service: str, target: str = "", timeout: float | None = None) -> JarvisError:
+    """Turn a failed call into the domain error it stands for, with a message a person can act on.
+
+    Transport failures (unreachable, no answer in time, the internal credential refused) name the
+    service, where it was called and what to check; errors the service itself raised keep its message.
+    """
     code: grpc.StatusCode = exc.code()
     details: str = exc.details() or ""
+    where = f"the {service} service" + (f" at {target}" if target else "")
+    check = f"check that `jarvis serve {service}` is running and not stalled" if service in SERVICES else (
+        "check that it is running")
     if code == grpc.StatusCode.UNAVAILABLE:
-        return Unavailable(
-            f"the {service} service is unreachable ({details or 'no details'}); "
-            "check that it is running (`jarvis status`)"
-        )
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED and not details.strip():
-        return DeadlineExceeded(f"the {service} service did not answer in time; try again")
+        return Unavailable(f"{where} is unreachable ({details or 'no details'}); {check}")
+    # gRPC's own text for a deadline the caller set; a service's DeadlineExceeded carries its own message.
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED and details.strip() in ("", "Deadline Exceeded"):
+        within = f" within {timeout:g} s" if timeout else " in time"
+        return DeadlineExceeded(f"{where} did not answer{within}; {check}")
+    if code == grpc.StatusCode.UNAUTHENTICATED and REFUSED_MARKER in tuple(_trailers(exc)):
+        return FailedPrecondition(f"{where} refused this process's internal credential; give every Jarvis process "
+                                  f"the same {TOKEN} (or {TOKEN_FILE})")
     return _ERROR_BY_CODE.get(code, Internal)(details or f"{service} failed with {code.name}")
+
+
+def _trailers(exc: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
+    trailing = getattr(exc, "trailing_metadata", None)
+    return (trailing() or ()) if callable(trailing) else ()

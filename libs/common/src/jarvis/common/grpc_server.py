@@ -1,8 +1,9 @@
-"""gRPC server factory: health, reflection, error mapping and metrics for every service."""
+"""gRPC server factory: health, reflection, the internal plane's auth, error mapping and metrics for every service."""
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
 import signal
 import threading
@@ -18,6 +19,7 @@ from grpc_reflection.v1alpha import reflection
 
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_errors import status_code_for
+from jarvis.common.internal_plane import AUTH_HEADER, REFUSED_MARKER, TOKEN, InternalPlane
 from jarvis.common.metrics import GrpcMetrics
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,45 @@ class ServiceBinding:
     add_to_server: Callable[[Any, grpc.Server], None]
     servicer: Any
     full_name: str  # e.g. "jarvis.api.registry.v1.RegistryService"
+
+
+# Probes (compose, kubelet, load balancers) ask health without a credential; nothing else is open.
+_OPEN_PREFIX = f"/{health.SERVICE_NAME}/"
+
+
+class _Authenticate(grpc.ServerInterceptor):  # type: ignore[misc]
+    """The one check of the internal plane's credential, in front of every method but health."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    def intercept_service(self, continuation: Callable[..., Any], details: Any) -> Any:
+        if details.method.startswith(_OPEN_PREFIX):
+            return continuation(details)
+        presented = next((value for key, value in details.invocation_metadata or () if key == AUTH_HEADER), "")
+        given = presented.encode() if isinstance(presented, str) else bytes(presented)
+        if hmac.compare_digest(given, self._expected):
+            return continuation(details)
+        log.warning("refused a call without the service credential",
+                    extra={"method": details.method, "credential": "wrong" if given else "missing"})
+        return _refusal(continuation(details))
+
+
+def _refuse(_: Any, context: grpc.ServicerContext) -> Any:
+    context.set_trailing_metadata((REFUSED_MARKER,))
+    context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                  f"this service needs the internal plane's credential: call it with the deployment's {TOKEN}")
+
+
+def _refusal(handler: Any) -> Any:
+    """A handler of the same kind as `handler` (a refused caller learns nothing about the method) that refuses."""
+    if handler is not None and handler.request_streaming:
+        if handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(_refuse)
+        return grpc.stream_unary_rpc_method_handler(_refuse)
+    if handler is not None and handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(_refuse)
+    return grpc.unary_unary_rpc_method_handler(_refuse)
 
 
 class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
@@ -114,12 +155,20 @@ def create_server(
     *,
     metrics: GrpcMetrics | None = None,
     max_workers: int = 16,
+    plane: InternalPlane | None = None,
 ) -> RunningServer:
-    """Build, bind and start a server. `address` may use port 0; the bound port is returned."""
+    """Build, bind and start a server. `address` may use port 0; the bound port is returned.
+
+    With a credential in `plane` every call but health must carry it; without one the server only binds
+    loopback (PlaneConfigError otherwise). With a certificate and key in `plane` it speaks TLS only.
+    """
     bindings = list(bindings)
+    plane = plane or InternalPlane()
+    plane.check_listen(address)
+    interceptors: list[grpc.ServerInterceptor] = [_Authenticate(plane.token)] if plane.token else []
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
-        interceptors=[_ErrorsAndMetrics(metrics)],
+        interceptors=[*interceptors, _ErrorsAndMetrics(metrics)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -131,13 +180,15 @@ def create_server(
     for binding in bindings:
         binding.add_to_server(binding.servicer, server)
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-    port = server.add_insecure_port(address)
+    credentials = plane.server_credentials()
+    port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     if port == 0 and not address.startswith("unix:"):
         raise OSError(f"could not bind gRPC server to {address}")
     server.start()
     for name in (*names, ""):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("grpc server listening", extra={"address": address, "port": port, "services": names})
+    log.info("grpc server listening", extra={"address": address, "port": port, "services": names,
+                                             "authenticated": plane.token is not None, "tls": plane.serves_tls})
     return RunningServer(server, port, health_servicer, names)
 
 

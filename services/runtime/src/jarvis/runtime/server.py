@@ -27,7 +27,7 @@ def serve_runtime(settings: RuntimeSettings, metrics: GrpcMetrics | None,
     try:
         # Sessions long-poll for events, so the pool is larger than a registry's.
         running = create_server(runtime_bindings(runtime), address or settings.listen, metrics=metrics,
-                                max_workers=settings.max_workers)
+                                max_workers=settings.max_workers, plane=settings.internal_plane())
     except BaseException:
         runtime.close()
         raise

@@ -45,7 +45,8 @@ class SchedulerCore:
         if settings.database_url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, GrpcRuntime(settings.runtime_target), dispatcher, SchedulerMetrics(registry))
+        runtime = GrpcRuntime(settings.runtime_target, settings.internal_plane())
+        return cls(settings, db, runtime, dispatcher, SchedulerMetrics(registry))
 
     def close(self) -> None:
         if isinstance(self.runtime, GrpcRuntime):

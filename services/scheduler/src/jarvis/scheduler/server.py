@@ -53,10 +53,12 @@ def serve_scheduler(settings: SchedulerSettings, registry: CollectorRegistry, me
     core = SchedulerCore.open(settings, dispatcher, registry)
     local = dispatcher if isinstance(dispatcher, LocalDispatcher) else None
     try:
+        ping = getattr(dispatcher, "ping_workers", None)  # only Celery has workers to ask
         binding = ServiceBinding(add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
-                                 servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY),
+                                 servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY, ping),
                                  full_name=SCHEDULER_SERVICE)
-        server = create_server([binding], address or settings.listen, metrics=metrics)
+        server = create_server([binding], address or settings.listen, metrics=metrics,
+                               plane=settings.internal_plane())
     except BaseException:
         core.close()
         raise

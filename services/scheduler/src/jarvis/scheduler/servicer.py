@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeAlias
 
 import grpc
@@ -18,9 +19,11 @@ Ctx: TypeAlias = grpc.ServicerContext
 class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
     """Domain errors propagate; the server's interceptor maps them to status codes in one place."""
 
-    def __init__(self, schedules: Schedules, mode: str) -> None:
+    def __init__(self, schedules: Schedules, mode: str,
+                 ping_workers: Callable[[], tuple[int, str]] | None = None) -> None:
         self._schedules = schedules
         self._mode = mode
+        self._ping_workers = ping_workers  # Celery mode only: embedded runs need no workers
 
     def CreateSchedule(self, request: pb.CreateScheduleRequest, context: Ctx) -> pb.ScheduleDetail:
         new = NewSchedule(cron=request.cron, prompt=request.prompt, targets=list(request.targets), name=request.name,
@@ -60,4 +63,9 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
         return pb.ListRunsResponse(runs=[convert.run_to_pb(r) for r in runs])
 
     def GetStatus(self, request: pb.GetStatusRequest, context: Ctx) -> pb.SchedulerStatus:
-        return convert.status_to_pb(self._schedules.status(self._mode))
+        status = convert.status_to_pb(self._schedules.status(self._mode))
+        if self._ping_workers is None:
+            status.workers, status.workers_detail = -1, "embedded: runs execute in the scheduler process itself"
+        else:
+            status.workers, status.workers_detail = self._ping_workers()
+        return status

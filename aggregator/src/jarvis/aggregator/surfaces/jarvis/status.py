@@ -1,26 +1,23 @@
-"""`jarvis_check_status`: doctor report, each service's health, the aggregator's own status."""
+"""`jarvis_check_status`: doctor report, each service's health, the daemons behind them, the aggregator's own status."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
 
-from jarvis.aggregator import probes
+from jarvis.aggregator import health
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.debug_client import DEBUG_SERVICE
 from jarvis.aggregator.downstream import report
 from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import REGISTRY_SERVICE, to_dict
-from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
-from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE, SchedulerClient
+from jarvis.aggregator.registry_client import to_dict
+from jarvis.aggregator.scheduler_client import SchedulerClient
 from jarvis.aggregator.surfaces.base import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from jarvis.common.errors import JarvisError
 
-# Services a deployment may lack (a target left empty); reported plainly rather than hidden.
-PENDING_SERVICES = ("runtime", "scheduler", "debug")
 QUEUE_DOWN = ("its queue (Redis) is unreachable: triggered and due runs are kept and sent when it is back; "
               "check Redis and JARVIS_SCHEDULER_REDIS_URL")
 
@@ -36,32 +33,27 @@ async def _queue(scheduler: SchedulerClient) -> dict[str, Any]:
     return {"queue_depth": status.queue_depth}
 
 
+async def _doctor(ctx: ToolContext) -> list[dict[str, Any]]:
+    """The registry's checks: its config, migrations, and its database through its own client."""
+    try:
+        return [to_dict(c) for c in (await ctx.registry.call(ctx.registry.registry.Doctor, pb.DoctorRequest())).checks]
+    except JarvisError as exc:
+        return [{"name": "registry", "ok": False, "detail": str(exc)}]
+
+
 def build(ctx: ToolContext) -> Tool:
     async def check(_: dict[str, Any], __: Principal) -> Any:
-        try:
-            doctor: Any = [to_dict(c) for c in
-                           (await ctx.registry.call(ctx.registry.registry.Doctor, pb.DoctorRequest())).checks]
-        except JarvisError as exc:
-            doctor = [{"name": "registry", "ok": False, "detail": str(exc)}]
-        services = {"registry": await probes.grpc_health(ctx.registry.channel, REGISTRY_SERVICE)}
-        if ctx.debug is not None:
-            services["debug"] = await probes.grpc_health(ctx.debug.channel, DEBUG_SERVICE)
-        if ctx.runtime is not None:
-            services["runtime"] = await probes.grpc_health(ctx.runtime.channel, RUNTIME_SERVICE)
-        if ctx.scheduler is not None:
-            services["scheduler"] = await probes.grpc_health(ctx.scheduler.channel, SCHEDULER_SERVICE)
-            if services["scheduler"]["ok"]:
-                services["scheduler"].update(await _queue(ctx.scheduler))
-        services.update({name: {"ok": None, "detail": "not part of this deployment yet"}
-                         for name in PENDING_SERVICES if name not in services})
-        infra = await ctx.system.infra_status()
-        healthy = (all(c.get("ok") for c in doctor) and services["registry"]["ok"]
-                   and all(services[name]["ok"] is not False for name in PENDING_SERVICES))
+        doctor, services, daemons = await asyncio.gather(_doctor(ctx), health.services(ctx), health.daemons(ctx))
+        if ctx.scheduler is not None and services["scheduler"]["ok"]:
+            services["scheduler"].update(await _queue(ctx.scheduler))
+        # Healthy: every check passes and nothing configured is down; parts a deployment lacks (ok None) are fine.
+        healthy = (all(c.get("ok") for c in doctor)
+                   and all(s["ok"] is not False for s in (*services.values(), *daemons.values())))
         return {
-            "healthy": bool(healthy),
+            "healthy": healthy,
             "doctor": doctor,
             "services": services,
-            "daemons": infra,
+            "daemons": daemons,
             "downstream": report.summary(ctx.downstream),
             "aggregator": {
                 "mode": ctx.system.mode,

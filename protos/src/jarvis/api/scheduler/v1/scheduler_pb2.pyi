@@ -534,6 +534,8 @@ class SchedulerStatus(_message.Message):
     RUNS_BY_STATE_FIELD_NUMBER: _builtins.int
     QUEUE_DEPTH_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    WORKERS_FIELD_NUMBER: _builtins.int
+    WORKERS_DETAIL_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """embedded (in-process timer) | celery"""
     schedules: _builtins.int
@@ -541,6 +543,10 @@ class SchedulerStatus(_message.Message):
     queue_depth: _builtins.int
     """-1: unknown (broker unreachable)"""
     detail: _builtins.str
+    workers: _builtins.int
+    """Celery workers that answered a ping now; -1: embedded (no workers)"""
+    workers_detail: _builtins.str
+    """what the ping found, e.g. "2 workers answered" or why none could"""
     @_builtins.property
     def runs_by_state(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
     def __init__(
@@ -552,10 +558,12 @@ class SchedulerStatus(_message.Message):
         runs_by_state: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         queue_depth: _builtins.int = ...,
         detail: _builtins.str = ...,
+        workers: _builtins.int = ...,
+        workers_detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "enabled", b"enabled", "mode", b"mode", "queue_depth", b"queue_depth", "runs_by_state", b"runs_by_state", "schedules", b"schedules"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "enabled", b"enabled", "mode", b"mode", "queue_depth", b"queue_depth", "runs_by_state", b"runs_by_state", "schedules", b"schedules", "workers", b"workers", "workers_detail", b"workers_detail"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

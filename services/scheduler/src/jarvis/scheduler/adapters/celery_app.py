@@ -27,6 +27,7 @@ from jarvis.scheduler.settings import SchedulerSettings
 log = logging.getLogger(__name__)
 
 RUN_TASK = "jarvis.scheduler.run"
+WORKER_PING_SECONDS = 1.0
 PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")  # kombu's Redis lists per priority step
 
 
@@ -60,6 +61,22 @@ class CeleryDispatcher:
             return sum(int(self._redis.llen(self._queue + suffix)) for suffix in PRIORITY_SUFFIXES)
         except redis.RedisError:
             return -1
+
+    def ping_workers(self) -> tuple[int, str]:
+        """How many workers answer a control ping within a second, and what that means."""
+        try:
+            # Checked first: with the broker down, kombu would keep retrying its connection well past a probe.
+            self._redis.ping()
+        except redis.RedisError as exc:
+            return 0, f"no worker can be asked: Redis (the broker) is unreachable ({exc.__class__.__name__})"
+        try:
+            replies = self._app.control.ping(timeout=WORKER_PING_SECONDS) or []
+        except Exception as exc:  # kombu raises many types for a broker that fails mid-call
+            return 0, f"the worker ping failed: {exc.__class__.__name__}"
+        if not replies:
+            return 0, (f"no Celery worker answered a ping within {WORKER_PING_SECONDS:g} s; start one "
+                       "(`jarvis serve scheduler-worker`)")
+        return len(replies), f"{len(replies)} Celery worker(s) answered a ping"
 
 
 class Services:

@@ -13,6 +13,7 @@ from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
 from jarvis.common.errors import NotFound, Unavailable
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.internal_plane import InternalPlane
 from jarvis.scheduler.domain.models import SessionOutcome
 
 RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
@@ -26,13 +27,13 @@ T = TypeVar("T")
 
 
 class GrpcRuntime:
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         self.target = target
         # Beat and the API of a deployment without a runtime never call it: no channel without a target.
-        self._channel = sync_channel(target, IDEMPOTENT) if target else None
+        self._channel = sync_channel(target, IDEMPOTENT, plane) if target else None
         self._stub = pb_grpc.RuntimeServiceStub(self._channel) if self._channel else None
-        # The retry policy's service config caps calls at 30 s; a spawn that starts a container may need longer.
-        self._long_channel = sync_channel(target, {}) if target else None
+        # The retry policy's service config caps calls at 120 s; a spawn that starts a container may need longer.
+        self._long_channel = sync_channel(target, {}, plane) if target else None
         self._long = pb_grpc.RuntimeServiceStub(self._long_channel) if self._long_channel else None
 
     def _stubs(self) -> tuple[pb_grpc.RuntimeServiceStub, pb_grpc.RuntimeServiceStub]:
@@ -45,7 +46,7 @@ class GrpcRuntime:
         try:
             return method(request, timeout=timeout)
         except grpc.RpcError as exc:
-            raise error_from_rpc(exc, "runtime") from None
+            raise error_from_rpc(exc, "runtime", self.target, timeout) from None
 
     def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
         missing = []

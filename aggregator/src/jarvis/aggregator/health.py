@@ -1,0 +1,61 @@
+"""What `/readyz` and `jarvis_check_status` ask: every backend this aggregator is configured with, all at once,
+each within a bound, so a hung service (a stopped process that still holds its port) is named, not waited on."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jarvis.aggregator import probes
+from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.debug_client import DEBUG_SERVICE
+from jarvis.aggregator.registry_client import REGISTRY_SERVICE
+from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
+from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
+from jarvis.aggregator.service_client import ServiceClient
+
+# Without the registry no token verifies and no jarvis tool answers: this aggregator cannot serve. The
+# others take out one surface each; they are reported, but do not pull every replica out of the balancer.
+REQUIRED = frozenset({"registry"})
+READY_TIMEOUT = probes.PROBE_TIMEOUT
+
+
+def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceClient | None, str]]:
+    return {"registry": (ctx.registry, REGISTRY_SERVICE), "runtime": (ctx.runtime, RUNTIME_SERVICE),
+            "scheduler": (ctx.scheduler, SCHEDULER_SERVICE), "debug": (ctx.debug, DEBUG_SERVICE)}
+
+
+async def services(ctx: ToolContext, timeout: float = probes.PROBE_TIMEOUT) -> dict[str, dict[str, Any]]:
+    """gRPC health of each service; one this deployment lacks (no target) is reported as such."""
+    configured = {name: (client, full) for name, (client, full) in _clients(ctx).items() if client is not None}
+    answers = await asyncio.gather(*(
+        probes.within(timeout + 0.5, f"the {name} service at {client.target}",
+                      probes.grpc_health(client, full, timeout))
+        for name, (client, full) in configured.items() if client is not None))
+    found = dict(zip(configured, answers, strict=True))
+    return {name: found.get(name, {"ok": None, "detail": "not part of this deployment"}) for name in _clients(ctx)}
+
+
+async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
+    """Docker through the runtime, Celery through the scheduler, Redis by its client."""
+    bound = probes.RELAYED_PROBE_TIMEOUT + 0.5
+    docker, celery, redis = await asyncio.gather(
+        probes.within(bound, "the runtime (asked about Docker)", probes.docker_via_runtime(ctx.runtime)),
+        probes.within(bound, "the scheduler (asked about its workers)", probes.celery_via_scheduler(ctx.scheduler)),
+        probes.within(bound, "Redis", probes.redis_ping(ctx.redis_url)),
+    )
+    return {"docker": docker, "redis": redis, "celery": celery}
+
+
+async def readiness(ctx: ToolContext) -> tuple[bool, dict[str, Any]]:
+    """Ready when every required backend answers; the answer names each one that does not."""
+    checked = await services(ctx, READY_TIMEOUT)
+    if ctx.redis_url:
+        checked["redis"] = await probes.within(READY_TIMEOUT + 0.5, "Redis", probes.redis_ping(ctx.redis_url))
+    down = {name: result["detail"] for name, result in checked.items() if result["ok"] is False}
+    ready = not (down.keys() & REQUIRED)
+    body: dict[str, Any] = {"status": "ready" if ready else "unavailable",
+                            "checks": {name: result["ok"] for name, result in checked.items()}}
+    if down:
+        body["down"] = down
+    return ready, body
