@@ -18,6 +18,7 @@ from jarvis.runtime.domain.live import LiveSessions
 from jarvis.runtime.domain.models import BuildResult, Limits, Task
 from jarvis.runtime.domain.ports import Engine, Git
 from jarvis.runtime.domain.projects import Projects
+from jarvis.runtime.domain.secrets import Secrets, load_key
 from jarvis.runtime.domain.servers import Servers
 from jarvis.runtime.domain.sessions import Sessions
 from jarvis.runtime.domain.workspaces import Workspaces
@@ -35,7 +36,7 @@ class Runtime:
     reachable: at start, or before the first call needing it.
     """
 
-    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git) -> None:
+    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git, secrets_key: bytes) -> None:
         self.settings = settings
         self.db = db
         self.engine = engine
@@ -44,7 +45,8 @@ class Runtime:
         self.live = LiveSessions(self.deps)
         self.workspaces = Workspaces(self.deps)
         self.containers = Containers(self.deps, on_stop=lambda project, why: self._end_project(project, why))
-        self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces)
+        self.secrets = Secrets(db, secrets_key)
+        self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces, self.secrets)
         self.projects = Projects(self.deps, self.containers, self.sessions)
         self.servers = Servers(self.deps)
         self._reconciled = threading.Event()
@@ -53,8 +55,11 @@ class Runtime:
     @classmethod
     def open(cls, settings: RuntimeSettings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # First: a deployment without its secrets key stops here, before touching anything.
+        key = load_key(settings.secrets_key.get_secret_value(), settings.secrets_key_file,
+                       settings.data_dir if settings.secrets_key_create else None)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit())
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(), key)
 
     def _end_project(self, project_id: str, reason: str) -> None:
         self.sessions.end_project(project_id, reason, force=True)
@@ -67,10 +72,12 @@ class Runtime:
             self.engine.ping()
             servers = self.servers.reap()
             containers = self.containers.reconcile()
+            strays = self.containers.kill_stray_execs()
             lost = self.sessions.mark_lost(kill=True)
             swept = self.projects.sweep_staging()
             self._reconciled.set()
-        summary = {**containers, "lost_sessions": lost, "swept": swept, "servers_removed": servers}
+        summary = {**containers, "stray_execs_killed": strays, "lost_sessions": lost, "swept": swept,
+                   "servers_removed": servers}
         log.info("runtime reconciled", extra=summary)
         return summary
 

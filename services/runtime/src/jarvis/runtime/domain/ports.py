@@ -109,6 +109,9 @@ class Engine(Protocol):
 
     def kill_group(self, container_id: str, pid: int, user: str) -> None: ...
 
+    def kill_marked(self, container_id: str, user: str) -> int:
+        """Kill every process group an exec of a previous runtime left running in the container; how many."""
+
     def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
               on_line: Callable[[str], None]) -> None:
         """Build `tag`; raise FailedPrecondition with the builder's message when a step fails."""
