@@ -31,6 +31,7 @@ class Schedule:
     concurrency: str
     missed: str
     created_by: str
+    secret_overrides: dict[str, str]
     created_at: datetime
     updated_at: datetime
     next_fire_at: datetime | None
@@ -76,6 +77,7 @@ class ScheduleChanges:
     enabled: bool | None = None
     concurrency: str | None = None
     missed: str | None = None
+    secret_overrides: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class NewSchedule:
     concurrency: str = CONCURRENCY_SKIP
     missed: str = MISSED_RUN_ONCE
     created_by: str = ""
+    secret_overrides: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
