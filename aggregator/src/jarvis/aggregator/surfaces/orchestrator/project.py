@@ -54,13 +54,12 @@ def build(ctx: ToolContext) -> Tool:
 
     return Tool(
         name="project",
-        description="Projects: create|list|get|delete; secrets (write-only env vars for its agents): "
-                    "secret_set|secret_list|secret_delete",
+        description="create|list|get|delete|secret_set|secret_list|secret_delete",
         properties={
             "project_id": PROJECT_ID,
-            "name": s.string("project name; secret_*: the env var"),
-            "value": s.string("secret_set: never shown again"),
-            "agent": s.string("preset: claude|codex|gemini|opencode|aider"),
+            "name": s.string(),
+            "value": s.string("write-only"),
+            "agent": s.string("claude|codex|gemini|opencode|aider"),
             "source_url": s.string("git repo to clone"),
             "image": s.string(),
             "agent_command": s.strings(),

@@ -129,7 +129,7 @@ def build(ctx: ToolContext) -> Tool:
             "enabled": s.boolean(),
             "concurrency": s.string(enum=["skip", "queue"]),
             "missed": s.string(enum=["run_once", "record"]),
-            "secret_overrides": s.string_map("env var -> another project secret's name, for this schedule"),
+            "secret_overrides": s.string_map("env var -> project secret name"),
         },
         actions=[
             Action("create", create, required=("cron", "prompt", "targets")),

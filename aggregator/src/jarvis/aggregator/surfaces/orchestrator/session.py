@@ -72,7 +72,7 @@ def build(ctx: ToolContext) -> Tool:
             "session_id": SESSION_ID,
             "workspace_id": WORKSPACE_ID,
             "prompt": s.string(),
-            "agent": s.string("spawn: a preset instead of the project's"),
+            "agent": s.string(),
             "message": s.string(),
             "after": s.integer("event cursor", minimum=0),
             "limit": s.integer(minimum=1),
