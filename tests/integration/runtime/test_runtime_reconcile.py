@@ -109,3 +109,15 @@ def test_restart_after_sigkill_removes_orphans_and_readopts(tmp_path: Path, imag
         channel.close()
         if instance:
             remove_instance(engine, instance)
+
+
+def test_a_deployed_runtime_without_a_secrets_key_refuses_to_start(tmp_path: Path, image: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_RUNTIME_SECRETS_KEY")}
+    env.update({"JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"), "JARVIS_RUNTIME_LISTEN": "127.0.0.1:0",
+                "DOCKER_HOST": docker_host()})
+    done = subprocess.run([sys.executable, "-m", "jarvis.runtime"], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 1
+    assert "JARVIS_RUNTIME_SECRETS_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "runtime" / "runtime.db").exists()  # it stopped before touching anything
