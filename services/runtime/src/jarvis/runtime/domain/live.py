@@ -32,6 +32,7 @@ class LiveSession:
     done: threading.Event = field(default_factory=threading.Event)
     # Set at the first output on stdout, or at the end: a spawn waits on it to tell a start from a crash.
     started: threading.Event = field(default_factory=threading.Event)
+    spoke: bool = False  # it wrote to stdout: it started, whatever its exit code later says
     timer: threading.Timer | None = None  # ends a session that outlives the runtime's session limit
     ending: str = ""  # why the session is being ended through the API (its exit then counts as ended)
     output_bytes: int = 0
@@ -76,6 +77,7 @@ class LiveSessions:
                                       (parse_line(live.protocol, stream, redact(line, live.redact))
                                        for stream, line in batch))
                 if any(stream == "stdout" for stream, _ in batch):
+                    live.spoke = True
                     live.started.set()
                 if live.output_bytes > limit:
                     self._flooded(live, limit)

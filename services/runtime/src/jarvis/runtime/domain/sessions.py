@@ -100,8 +100,8 @@ class Sessions:
         """Raise with the agent's own words when it exited with an error before its first output."""
         grace = self._d.settings.spawn_grace_seconds
         live.started.wait(grace)
-        if not live.done.is_set():
-            return  # it speaks, or at least still runs
+        if live.spoke or not live.done.is_set():
+            return  # it spoke (a quick failure after that is its turn's outcome), or at least still runs
         ended = self._load(project_id, row.id)
         if ended.exit_code == 0 or ended.state != EXITED:
             return
