@@ -72,7 +72,7 @@ class LiveSessions:
             for batch in live.process.batches():
                 if live.output_bytes > limit:
                     continue  # killed for flooding: drain what is left, store nothing more
-                live.output_bytes += sum(len(line) + 1 for _, line in batch)
+                batch = self._within_limit(live, batch, limit)
                 self._d.events.append(live.project_id, live.session_id,
                                       (parse_line(live.protocol, stream, redact(line, live.redact))
                                        for stream, line in batch))
@@ -101,6 +101,15 @@ class LiveSessions:
                 self._live.pop(live.session_id, None)
             live.done.set()
             live.started.set()
+
+    @staticmethod
+    def _within_limit(live: LiveSession, batch: list[tuple[str, bytes]], limit: int) -> list[tuple[str, bytes]]:
+        """The lines of `batch` up to the first past the session's output limit (one read can be large)."""
+        for index, (_, line) in enumerate(batch):
+            live.output_bytes += len(line) + 1
+            if live.output_bytes > limit:
+                return batch[:index + 1]
+        return batch
 
     def _flooded(self, live: LiveSession, limit: int) -> None:
         """Contain an agent that writes without end: record why, kill it (its events stop here)."""
