@@ -9,9 +9,9 @@ import pytest
 # The fakes of AWS, LangSmith and Jira, once per session: moto keeps its state per process, so a
 # second moto server in the same run would see the first one's data.
 from tests.support.debug_fixtures import aws, jira_url, langsmith_url
-from tests.support.docker_fixtures import engine, image
+from tests.support.docker_fixtures import engine, image, presets_image
 
-__all__ = ["aws", "engine", "image", "jira_url", "langsmith_url"]  # fixtures, registered by being here
+__all__ = ["aws", "engine", "image", "jira_url", "langsmith_url", "presets_image"]  # fixtures, registered by being here
 
 # Only loopback is reachable from tests. The debug backends use real client libraries, so a
 # developer's own credentials, or boto3's instance-metadata lookup, must never send a request out:

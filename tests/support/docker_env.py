@@ -154,3 +154,27 @@ def remove_instance(engine: docker.DockerClient, instance: str) -> None:
 
 def remove_managed(engine: docker.DockerClient, data_dir: Path) -> None:
     remove_instance(engine, instance_of(data_dir))
+
+
+PRESETS_DIR = Path(__file__).with_name("fake_presets")
+
+
+def preset_image(client: docker.DockerClient) -> str:
+    """The fake-agent image plus a fake of each preset's CLI (claude, codex, gemini, opencode, aider) on PATH.
+
+    Each fake checks its command line and its API key variable, then prints that CLI's own events.
+    """
+    base = agent_image(client)
+    scripts = {p.name: p.read_bytes() for p in sorted(PRESETS_DIR.iterdir())}
+    dockerfile = f"FROM {base}\nCOPY bin/ /bin/\n".encode()
+    digest = hashlib.sha256(dockerfile + b"".join(n.encode() + s for n, s in scripts.items())).hexdigest()[:12]
+
+    def context() -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            _add(tar, "Dockerfile", dockerfile)
+            for name, script in scripts.items():
+                _add(tar, f"bin/{name}", script, 0o755)
+        return buffer.getvalue()
+
+    return build_once(client, f"jarvis-test-presets:{digest}", context)

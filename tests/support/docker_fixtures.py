@@ -5,7 +5,7 @@ from __future__ import annotations
 import docker
 import pytest
 
-from tests.support.docker_env import agent_image, docker_client
+from tests.support.docker_env import agent_image, docker_client, preset_image
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +16,8 @@ def engine() -> docker.DockerClient:
 @pytest.fixture(scope="session")
 def image(engine: docker.DockerClient) -> str:
     return agent_image(engine)
+
+
+@pytest.fixture(scope="session")
+def presets_image(engine: docker.DockerClient) -> str:
+    return preset_image(engine)

@@ -85,9 +85,12 @@ class EmbeddedSettings(ProcessSettings):
                                  **self.plane_values)
 
     def runtime_settings(self) -> RuntimeSettings:
-        """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply."""
+        """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply.
+
+        Without JARVIS_RUNTIME_SECRETS_KEY(_FILE), the key sealing project secrets is created there (0600).
+        """
         data_dir = self.resolved_data_dir / "runtime"
-        return RuntimeSettings(data_dir=data_dir, listen="127.0.0.1:0",
+        return RuntimeSettings(data_dir=data_dir, listen="127.0.0.1:0", secrets_key_create=True,
                                database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}",
                                **self.plane_values)
 

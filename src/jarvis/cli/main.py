@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +21,7 @@ from jarvis.aggregator import audit as audit_log
 from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
+from jarvis.cli.datadir import DataDirLock, Holder
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
 from jarvis.cli.image import image
 from jarvis.cli.migrate import migrate
@@ -33,6 +36,8 @@ from jarvis.common.settings import describe_invalid_settings
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 # Admin reads and small writes; a registry that takes longer is hung, and the error says where.
 CLI_DEADLINE_SECONDS = 10.0
+SURFACE_PATHS = {"discovery": "/mcp", "jarvis": "/mcp/jarvis", "debug": "/mcp/debug",
+                 "orchestrator": "/mcp/orchestrator"}
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -65,9 +70,17 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
 
     settings = _settings(ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth)
     configure_logging(settings.log_level, settings.log_json)
+    lock = DataDirLock(settings.resolved_data_dir)
+    holder = lock.acquire("jarvis up")
+    if holder is not None:
+        raise click.ClickException(
+            f"the data dir {settings.resolved_data_dir} is in use by {holder.describe()}; a second Jarvis on it would "
+            "take over its containers and sessions. Stop that one first, connect to it, or give this one another "
+            "--data-dir")
 
     def banner(aggregator: Any) -> None:
         base = f"http://{_display_host(settings.host)}:{settings.port}"
+        lock.publish(base)
         auth = "token required" if aggregator.settings.auth_required else "open on loopback (no token needed)"
         lines = [
             f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
@@ -82,7 +95,10 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
         click.echo("\n".join(lines), err=False)
         sys.stdout.flush()
 
-    run_embedded(settings, banner)
+    try:
+        run_embedded(settings, banner, before_restart=lock.release)
+    finally:
+        lock.release()
 
 
 def _display_host(host: str) -> str:
@@ -140,12 +156,43 @@ def _serve(service: str) -> None:
 @click.option("--surface", default="jarvis", type=click.Choice(SURFACES), show_default=True)
 @click.pass_context
 def mcp(ctx: click.Context, surface: str) -> None:
-    """Serve one surface over stdio (for clients that spawn their servers)."""
-    from jarvis.cli.runner import run_stdio
+    """Serve one surface over stdio (for clients that spawn their servers).
 
+    When a `jarvis up` serves the same data dir, relay to it over HTTP instead of starting a second Jarvis
+    (give its token in JARVIS_TOKEN if it requires one).
+    """
     settings = _settings(ctx.obj["data_dir"])
     configure_logging(settings.log_level, True)  # stderr only: stdout carries the protocol
-    run_stdio(surface, settings, ctx.obj["registry"])
+    lock = DataDirLock(settings.resolved_data_dir)
+    holder = lock.acquire("jarvis mcp")
+    if holder is None:
+        from jarvis.cli.runner import run_stdio
+
+        try:
+            run_stdio(surface, settings, ctx.obj["registry"])
+        finally:
+            lock.release()
+        return
+    url = _serving_url(lock, holder)
+    if not url:
+        raise click.ClickException(
+            f"the data dir {settings.resolved_data_dir} is in use by {holder.describe()}, which serves no HTTP to "
+            "relay to; run `jarvis up` on it instead (every client can then connect, over HTTP or through "
+            "`jarvis mcp`), or give this one another --data-dir")
+    import anyio
+
+    from jarvis.cli.bridge import bridge_stdio
+
+    anyio.run(bridge_stdio, url + SURFACE_PATHS[surface], os.environ.get("JARVIS_TOKEN", ""))
+
+
+def _serving_url(lock: DataDirLock, holder: Holder, wait: float = 30.0) -> str:
+    """The URL a `jarvis up` holding the data dir serves; one still starting gets `wait` seconds to listen."""
+    deadline = time.monotonic() + wait
+    while not holder.url and holder.command == "jarvis up" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        holder = lock.holder() or holder
+    return holder.url
 
 
 @contextlib.contextmanager

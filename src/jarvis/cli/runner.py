@@ -67,8 +67,12 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
     await aggregator.close_clients()
 
 
-def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
-    """`jarvis up`: registry in-process, aggregator over HTTP; re-executes itself on restart."""
+def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = None) -> None:
+    """`jarvis up`: registry in-process, aggregator over HTTP; re-executes itself on restart.
+
+    `before_restart` runs just before the re-execution (the data dir's lock is released there: the new
+    image takes it again).
+    """
     metrics_registry = CollectorRegistry()
     stack = EmbeddedStack(settings, metrics_registry)
     target = stack.start()
@@ -87,6 +91,8 @@ def run_embedded(settings: EmbeddedSettings, banner: Any) -> None:
     finally:
         stack.stop()
     if stack.restart_requested:
+        if before_restart is not None:
+            before_restart()
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "jarvis.cli", *sys.argv[1:]])  # noqa: S606 - argv, no shell
 

@@ -367,3 +367,34 @@ def test_a_run_waiting_to_retry_when_its_scheduler_stopped_resumes_after_restart
 
     assert done.state == "succeeded", done.error
     assert [s.id for s in sessions_with_key(runtime, project, run.idempotency_key)] == [done.session_id]
+
+
+# 6. Secret overrides ----------------------------------------------------------------------------------------------
+
+
+def test_a_schedules_secret_overrides_reach_its_runs_sessions(embedded_scheduler: Scheduler, runtime: Runtime) -> None:
+    # The agent reports the length of DEPLOY_TOKEN (its value would be masked in its events).
+    report = 'echo "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"result\\":\\"len=${#DEPLOY_TOKEN}\\"}"'
+    project = runtime.stub.CreateProject(rpb.CreateProjectRequest(
+        name="sched-secrets", agent_command=["sh", "-c", f"{report}; cat >/dev/null"]), timeout=60).id
+    for name, value in (("DEPLOY_TOKEN", "d" * 10), ("NIGHTLY_TOKEN", "n" * 23)):
+        runtime.stub.SetSecret(rpb.SetSecretRequest(project_id=project, name=name, value=value), timeout=30)
+    schedule = embedded_scheduler.create([project], prompt="go", secret_overrides={"DEPLOY_TOKEN": "NIGHTLY_TOKEN"})
+    assert dict(schedule.secret_overrides) == {"DEPLOY_TOKEN": "NIGHTLY_TOKEN"}
+
+    (run,) = trigger(embedded_scheduler, schedule.id)
+    done = embedded_scheduler.wait_run(schedule.id, run.id)
+    assert done.state == "succeeded", done.error
+    events = runtime.stub.SessionEvents(rpb.SessionEventsRequest(project_id=project, session_id=done.session_id,
+                                                                 limit=100), timeout=30).events
+    assert "len=23" in " ".join(e.payload_json for e in events)
+
+    # An override naming a secret the project lacks fails the run with what to do.
+    assert embedded_scheduler.stub is not None
+    embedded_scheduler.stub.UpdateSchedule(pb.UpdateScheduleRequest(
+        schedule_id=schedule.id, secret_overrides=pb.SecretOverrides(pairs={"DEPLOY_TOKEN": "MISSING"})), timeout=30)
+    (bad,) = trigger(embedded_scheduler, schedule.id)
+    failed = embedded_scheduler.wait_run(schedule.id, bad.id)
+    assert failed.state == "failed"
+    assert "MISSING" in failed.error
+    assert "secret_set" in failed.error

@@ -76,7 +76,7 @@ class KnownProjects:
     def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
         return []
 
-    def spawn(self, project_id: str, prompt: str, idempotency_key: str) -> str:
+    def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
         raise AssertionError("unit tests never spawn sessions")
 
     def wait_turn(self, project_id: str, session_id: str, cursor: int,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 from prometheus_client import REGISTRY, start_http_server
 
 from jarvis.common.grpc_server import wait_for_termination
 from jarvis.common.logging import configure_logging
 from jarvis.common.metrics import GrpcMetrics
+from jarvis.runtime.domain.secrets import SecretsKeyMissing
 from jarvis.runtime.server import serve_runtime
 from jarvis.runtime.settings import RuntimeSettings
 
@@ -20,7 +22,10 @@ def main() -> None:
     configure_logging(settings.log_level, settings.log_json)
     if settings.metrics_port:
         start_http_server(settings.metrics_port)
-    runtime, running = serve_runtime(settings, GrpcMetrics(REGISTRY))
+    try:
+        runtime, running = serve_runtime(settings, GrpcMetrics(REGISTRY))
+    except SecretsKeyMissing as exc:
+        sys.exit(f"jarvis runtime: {exc}")  # a deployment error: say what to set, no traceback
     log.info("runtime serving", extra={"port": running.port, "docker_host": settings.docker_host,
                                        "instance": settings.instance})
     try:

@@ -20,6 +20,7 @@ from jarvis.runtime.domain.live import LiveSessions
 from jarvis.runtime.domain.models import BuildResult, Limits, Task
 from jarvis.runtime.domain.ports import Engine, Git
 from jarvis.runtime.domain.projects import Projects
+from jarvis.runtime.domain.secrets import Secrets, load_key
 from jarvis.runtime.domain.servers import Servers
 from jarvis.runtime.domain.sessions import Sessions
 from jarvis.runtime.domain.workspaces import Workspaces
@@ -37,7 +38,7 @@ class Runtime:
     reachable: at start, or before the first call needing it.
     """
 
-    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git,
+    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git, secrets_key: bytes,
                  egress_connector: Connector = open_tcp) -> None:
         self.settings = settings
         self.db = db
@@ -52,7 +53,8 @@ class Runtime:
         self.egress = Egress(self.deps, proxy)
         self.containers = Containers(self.deps, self.egress,
                                      on_stop=lambda project, why: self._end_project(project, why))
-        self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces)
+        self.secrets = Secrets(db, secrets_key)
+        self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces, self.secrets)
         self.projects = Projects(self.deps, self.containers, self.sessions)
         self.servers = Servers(self.deps)
         self._reconciled = threading.Event()
@@ -61,8 +63,11 @@ class Runtime:
     @classmethod
     def open(cls, settings: RuntimeSettings, egress_connector: Connector = open_tcp) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # First: a deployment without its secrets key stops here, before touching anything.
+        key = load_key(settings.secrets_key.get_secret_value(), settings.secrets_key_file,
+                       settings.data_dir if settings.secrets_key_create else None)
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(settings.data_dir / "git-home"),
+        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(settings.data_dir / "git-home"), key,
                    egress_connector)
 
     def _end_project(self, project_id: str, reason: str) -> None:
@@ -76,10 +81,12 @@ class Runtime:
             self.engine.ping()
             servers = self.servers.reap()
             containers = self.containers.reconcile()
+            strays = self.containers.kill_stray_execs()
             lost = self.sessions.mark_lost(kill=True)
             swept = self.projects.sweep_staging()
             self._reconciled.set()
-        summary = {**containers, "lost_sessions": lost, "swept": swept, "servers_removed": servers}
+        summary = {**containers, "stray_execs_killed": strays, "lost_sessions": lost, "swept": swept,
+                   "servers_removed": servers}
         log.info("runtime reconciled", extra=summary)
         return summary
 

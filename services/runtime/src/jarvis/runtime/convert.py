@@ -7,6 +7,8 @@ from dataclasses import asdict
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.common.protobuf import timestamp
 from jarvis.runtime.domain import models
+from jarvis.runtime.domain.presets import AgentPreset
+from jarvis.runtime.domain.secrets import SecretInfo
 
 
 def container_to_pb(c: models.ContainerInfo) -> pb.Container:
@@ -15,7 +17,7 @@ def container_to_pb(c: models.ContainerInfo) -> pb.Container:
 
 def project_to_pb(p: models.Project) -> pb.Project:
     return pb.Project(id=p.id, name=p.name, source_url=p.source_url, image=p.image, agent_command=p.agent_command,
-                      agent_protocol=p.agent_protocol, network=p.network, git=p.git,
+                      agent_protocol=p.agent_protocol, agent=p.agent, network=p.network, git=p.git,
                       container=container_to_pb(p.container), sessions_running=p.sessions_running,
                       workspaces=p.workspaces, created_at=timestamp(p.created_at), egress_allow=p.egress_allow)
 
@@ -29,7 +31,17 @@ def session_to_pb(s: models.Session) -> pb.Session:
     return pb.Session(id=s.id, project_id=s.project_id, workspace_id=s.workspace_id, state=s.state,
                       agent_command=s.agent_command, agent_protocol=s.agent_protocol, exit_code=s.exit_code,
                       events=s.events, detail=s.detail, created_at=timestamp(s.created_at),
-                      ended_at=timestamp(s.ended_at), idempotency_key=s.idempotency_key)
+                      ended_at=timestamp(s.ended_at), idempotency_key=s.idempotency_key, agent=s.agent)
+
+
+def secret_to_pb(s: SecretInfo) -> pb.Secret:
+    """A secret's name and dates: there is no field for its value."""
+    return pb.Secret(name=s.name, created_at=timestamp(s.created_at), updated_at=timestamp(s.updated_at))
+
+
+def preset_to_pb(p: AgentPreset) -> pb.AgentPreset:
+    return pb.AgentPreset(name=p.name, command=p.command, protocol=p.protocol, prompt=p.prompt, key_env=p.key_env,
+                          base_url_env=p.base_url_env, hosts=p.hosts, env=p.env, description=p.description)
 
 
 def event_to_pb(e: models.Event) -> pb.Event:

@@ -13,6 +13,9 @@ from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
 from jarvis.common.errors import InvalidArgument
 from jarvis.runtime import convert
 from jarvis.runtime.app import Runtime
+from jarvis.runtime.domain import agents
+from jarvis.runtime.domain.models import PROTOCOLS
+from jarvis.runtime.domain.presets import PRESETS
 from jarvis.runtime.domain.validate import SOURCE_SCHEMES
 
 Ctx: TypeAlias = grpc.ServicerContext
@@ -37,7 +40,7 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     def CreateProject(self, request: pb.CreateProjectRequest, context: Ctx) -> pb.Project:
         project = self._engine().projects.create(request.name, request.source_url, request.image,
                                                  list(request.agent_command), request.agent_protocol, request.network,
-                                                 list(request.egress_allow))
+                                                 list(request.egress_allow), request.agent)
         return convert.project_to_pb(project)
 
     def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ListProjectsResponse:
@@ -55,10 +58,12 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     def ProjectOptions(self, request: pb.ProjectOptionsRequest, context: Ctx) -> pb.ProjectOptionsResponse:
         s = self._rt.settings
         reachable, detail = self._rt.docker_status()
+        default = agents.choose("", [], "", s)
         return pb.ProjectOptionsResponse(
-            default_image=s.image, default_agent_command=s.agent_command, agent_protocols=["stream-json", "text"],
+            default_image=s.image, default_agent_command=default.command, agent_protocols=list(PROTOCOLS),
             source_schemes=list(SOURCE_SCHEMES), docker_host=s.docker_host, docker_reachable=reachable,
-            docker_detail=detail, limits=convert.limits_to_pb(self._rt.limits()))
+            docker_detail=detail, limits=convert.limits_to_pb(self._rt.limits()),
+            agents=[convert.preset_to_pb(p) for p in PRESETS.values()], default_agent=default.agent)
 
     def ProjectTasks(self, request: pb.ProjectRef, context: Ctx) -> pb.ProjectTasksResponse:
         return pb.ProjectTasksResponse(tasks=[pb.ProjectTask(name=t.name, source=t.source, command=t.command)
@@ -68,6 +73,18 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
         changes = self._rt.workspaces.changes(request.project_id, request.workspace_id, request.session_id,
                                               request.max_bytes)
         return convert.changes_to_pb(changes)
+
+    # ------------------------------------------------------------ secrets
+
+    def SetSecret(self, request: pb.SetSecretRequest, context: Ctx) -> pb.Secret:
+        return convert.secret_to_pb(self._rt.secrets.set(request.project_id, request.name, request.value))
+
+    def ListSecrets(self, request: pb.ProjectRef, context: Ctx) -> pb.ListSecretsResponse:
+        return pb.ListSecretsResponse(secrets=[convert.secret_to_pb(x)
+                                               for x in self._rt.secrets.list(request.project_id)])
+
+    def DeleteSecret(self, request: pb.SecretRef, context: Ctx) -> pb.Secret:
+        return convert.secret_to_pb(self._rt.secrets.delete(request.project_id, request.name))
 
     # ------------------------------------------------------------ container
 
@@ -94,7 +111,8 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
 
     def SpawnSession(self, request: pb.SpawnSessionRequest, context: Ctx) -> pb.Session:
         session = self._engine().sessions.spawn(request.project_id, request.workspace_id, request.prompt,
-                                                request.idempotency_key)
+                                                request.idempotency_key, request.agent,
+                                                dict(request.secret_overrides))
         return convert.session_to_pb(session)
 
     def MessageSession(self, request: pb.MessageSessionRequest, context: Ctx) -> pb.Session:

@@ -7,7 +7,7 @@ import ipaddress
 import os
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.common.roots import default_roots, parse_roots
@@ -17,8 +17,6 @@ from jarvis.runtime.domain.egress_policy import check_names
 # socat forks one child per connection; reuseport lets a second bridge (after a runtime restart) listen too.
 DEFAULT_BRIDGE_COMMAND = ["socat", "-b", "262144", "TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,reuseport",
                           "UNIX-CONNECT:{socket}"]
-DEFAULT_AGENT_COMMAND = ["claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-                         "--verbose"]
 
 
 def _default_container_user() -> str:
@@ -46,8 +44,22 @@ class RuntimeSettings(ProcessSettings):
     # Containers carry this label value; reconciliation only ever touches its own instance's containers.
     instance: str = Field(default="", description="Instance label; empty: derived from the database URL.")
     image: str = Field(default="jarvis-agent:latest", description="Default image of project containers.")
-    agent_command: list[str] = Field(default_factory=lambda: list(DEFAULT_AGENT_COMMAND))
+    agent: str = Field(default="claude", description="Default agent preset of new projects (claude, codex, gemini, "
+                                                     "opencode, aider); ignored when agent_command is set.")
+    agent_command: list[str] = Field(default_factory=list, description="A custom default agent command (JSON list).")
     agent_protocol: str = "stream-json"
+    # Secrets are sealed with this Fernet key. Deployed, one of the two is required; embedded Jarvis
+    # creates <data_dir>/secrets.key (owner-only) when neither is given.
+    secrets_key: SecretStr = Field(default=SecretStr(""))
+    secrets_key_file: Path | None = None
+    secrets_key_create: bool = Field(default=False, description="Create the key in the data dir when none is "
+                                                                "given (embedded mode).")
+    # A spawn waits this long for the agent's first output (or its exit) so one that cannot start fails the spawn.
+    spawn_grace_seconds: float = 1.5
+    session_max_seconds: int = Field(default=86400, description="A session still running after this is killed "
+                                                               "(0: no limit).")
+    session_output_max_bytes: int = Field(default=64 * 1024 * 1024, description="Output a session may write before "
+                                                                               "it is killed (its events stop).")
     container_user: str = Field(default_factory=_default_container_user)
     network: str = Field(default="bridge", description="Docker network of projects that ask for one.")
     # MCP server containers (AttachServer) talk over their stdio; a server that calls an API needs a network,

@@ -10,6 +10,7 @@ from jarvis.scheduler.domain.models import Run, Schedule, ScheduleDetail, Status
 def schedule_to_pb(s: Schedule) -> pb.Schedule:
     return pb.Schedule(id=s.id, name=s.name, cron=s.cron, timezone=s.timezone, prompt=s.prompt, targets=s.targets,
                        enabled=s.enabled, concurrency=s.concurrency, missed=s.missed, created_by=s.created_by,
+                       secret_overrides=s.secret_overrides,
                        created_at=timestamp(s.created_at), updated_at=timestamp(s.updated_at),
                        next_fire_at=timestamp(s.next_fire_at), last_fired_at=timestamp(s.last_fired_at))
 

@@ -29,7 +29,8 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
         new = NewSchedule(cron=request.cron, prompt=request.prompt, targets=list(request.targets), name=request.name,
                           timezone=request.timezone,
                           enabled=request.enabled if request.HasField("enabled") else True,
-                          concurrency=request.concurrency, missed=request.missed, created_by=request.created_by)
+                          concurrency=request.concurrency, missed=request.missed, created_by=request.created_by,
+                          secret_overrides=dict(request.secret_overrides))
         return convert.detail_to_pb(self._schedules.create(new))
 
     def ListSchedules(self, request: pb.ListSchedulesRequest, context: Ctx) -> pb.ListSchedulesResponse:
@@ -47,7 +48,8 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
             name=optional("name"), cron=optional("cron"), timezone=optional("timezone"), prompt=optional("prompt"),
             targets=list(request.targets.ids) if request.HasField("targets") else None,
             enabled=request.enabled if request.HasField("enabled") else None,
-            concurrency=optional("concurrency"), missed=optional("missed"))
+            concurrency=optional("concurrency"), missed=optional("missed"),
+            secret_overrides=dict(request.secret_overrides.pairs) if request.HasField("secret_overrides") else None)
         return convert.detail_to_pb(self._schedules.update(request.schedule_id, changes))
 
     def DeleteSchedule(self, request: pb.ScheduleRef, context: Ctx) -> pb.DeleteScheduleResponse:

@@ -1,4 +1,4 @@
-"""`project`: create (optionally cloning a git source), list, get, delete."""
+"""`project`: create (optionally cloning a git source), list, get, delete; its secrets, which are write-only."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def build(ctx: ToolContext) -> Tool:
         req = pb.CreateProjectRequest(name=a["name"], source_url=a.get("source_url", ""), image=a.get("image", ""),
                                       agent_command=a.get("agent_command", []),
                                       agent_protocol=a.get("agent_protocol", ""), network=a.get("network", False),
-                                      egress_allow=a.get("egress_allow", []))
+                                      egress_allow=a.get("egress_allow", []), agent=a.get("agent", ""))
         return {"created": as_dict(await rt.call(rt.long.CreateProject, req, timeout=CREATE_TIMEOUT))}
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:
@@ -37,16 +37,33 @@ def build(ctx: ToolContext) -> Tool:
         resp = await rt.call(rt.long.DeleteProject, pb.ProjectRef(project_id=a["project_id"]), timeout=120)
         return {"deleted": as_dict(resp)}
 
+    async def secret_set(a: dict[str, Any], _: Principal) -> Any:
+        rt = runtime(ctx)
+        req = pb.SetSecretRequest(project_id=a["project_id"], name=a["name"], value=a["value"])
+        return {"stored": as_dict(await rt.call(rt.runtime.SetSecret, req))}
+
+    async def secret_list(a: dict[str, Any], _: Principal) -> Any:
+        rt = runtime(ctx)
+        resp = await rt.call(rt.runtime.ListSecrets, pb.ProjectRef(project_id=a["project_id"]))
+        return {"secrets": [as_dict(x) for x in resp.secrets], "count": len(resp.secrets)}
+
+    async def secret_delete(a: dict[str, Any], _: Principal) -> Any:
+        rt = runtime(ctx)
+        req = pb.SecretRef(project_id=a["project_id"], name=a["name"])
+        return {"deleted": as_dict(await rt.call(rt.runtime.DeleteSecret, req))}
+
     return Tool(
         name="project",
-        description="Projects: create|list|get|delete",
+        description="create|list|get|delete|secret_set|secret_list|secret_delete",
         properties={
             "project_id": PROJECT_ID,
             "name": s.string(),
+            "value": s.string("write-only"),
+            "agent": s.string("claude|codex|gemini|opencode|aider"),
             "source_url": s.string("git repo to clone"),
             "image": s.string(),
             "agent_command": s.strings(),
-            "agent_protocol": s.string(enum=["stream-json", "text"]),
+            "agent_protocol": s.string(enum=["stream-json", "codex-json", "gemini-json", "opencode-json", "text"]),
             "network": s.boolean(),
             "egress_allow": s.strings("hosts agents may reach"),
         },
@@ -55,5 +72,8 @@ def build(ctx: ToolContext) -> Tool:
             Action("list", list_, read_only=True, idempotent=True),
             Action("get", get, read_only=True, idempotent=True, required=("project_id",)),
             Action("delete", delete, destructive=True, idempotent=True, required=("project_id",)),
+            Action("secret_set", secret_set, idempotent=True, required=("project_id", "name", "value")),
+            Action("secret_list", secret_list, read_only=True, idempotent=True, required=("project_id",)),
+            Action("secret_delete", secret_delete, destructive=True, required=("project_id", "name")),
         ],
     )

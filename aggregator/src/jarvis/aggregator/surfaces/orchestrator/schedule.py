@@ -25,7 +25,7 @@ NO_SCHEDULER = ("the scheduler service is not part of this deployment: run it (`
                 "JARVIS_AGGREGATOR_SCHEDULER_TARGET to its host:port; nothing was created or changed")
 READ_ONLY = ("list", "get")  # as their Actions below say; no action of this tool is admin
 # What update may change; everything it is not given stays as it is.
-CHANGEABLE = ("name", "cron", "timezone", "prompt", "targets", "enabled", "concurrency", "missed")
+CHANGEABLE = ("name", "cron", "timezone", "prompt", "targets", "enabled", "concurrency", "missed", "secret_overrides")
 
 
 class ScheduleTool(Tool):
@@ -65,7 +65,7 @@ def build(ctx: ToolContext) -> Tool:
         req = pb.CreateScheduleRequest(
             name=a.get("name", ""), cron=a["cron"], timezone=a.get("timezone", ""), prompt=a["prompt"],
             targets=a["targets"], concurrency=a.get("concurrency", ""), missed=a.get("missed", ""),
-            created_by=_creator(principal))
+            created_by=_creator(principal), secret_overrides=a.get("secret_overrides") or {})
         if "enabled" in a:
             req.enabled = a["enabled"]
         return {"created": as_dict(await sc.call(sc.scheduler.CreateSchedule, req))}
@@ -97,6 +97,9 @@ def build(ctx: ToolContext) -> Tool:
             if field == "targets":  # replaces the list; an empty one is the scheduler's to refuse
                 req.targets.SetInParent()
                 req.targets.ids.extend(a["targets"])
+            elif field == "secret_overrides":  # replaces the map; an empty one clears it
+                req.secret_overrides.SetInParent()
+                req.secret_overrides.pairs.update(a["secret_overrides"] or {})
             else:
                 setattr(req, field, a[field])
         return {"updated": as_dict(await sc.call(sc.scheduler.UpdateSchedule, req))}
@@ -126,6 +129,7 @@ def build(ctx: ToolContext) -> Tool:
             "enabled": s.boolean(),
             "concurrency": s.string(enum=["skip", "queue"]),
             "missed": s.string(enum=["run_once", "record"]),
+            "secret_overrides": s.string_map("env var -> project secret name"),
         },
         actions=[
             Action("create", create, required=("cron", "prompt", "targets")),

@@ -26,7 +26,7 @@ def build(ctx: ToolContext) -> Tool:
     async def spawn(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
         req = pb.SpawnSessionRequest(project_id=a["project_id"], workspace_id=a.get("workspace_id", ""),
-                                     prompt=a.get("prompt", ""))
+                                     prompt=a.get("prompt", ""), agent=a.get("agent", ""))
         return {"session": as_dict(await rt.call(rt.long.SpawnSession, req, timeout=SPAWN_TIMEOUT))}
 
     async def message(a: dict[str, Any], _: Principal) -> Any:
@@ -72,6 +72,7 @@ def build(ctx: ToolContext) -> Tool:
             "session_id": SESSION_ID,
             "workspace_id": WORKSPACE_ID,
             "prompt": s.string(),
+            "agent": s.string(),
             "message": s.string(),
             "after": s.integer("event cursor", minimum=0),
             "limit": s.integer(minimum=1),

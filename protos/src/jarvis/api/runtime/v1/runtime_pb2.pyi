@@ -51,6 +51,7 @@ class CreateProjectRequest(_message.Message):
     AGENT_COMMAND_FIELD_NUMBER: _builtins.int
     AGENT_PROTOCOL_FIELD_NUMBER: _builtins.int
     NETWORK_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
     EGRESS_ALLOW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     source_url: _builtins.str
@@ -61,6 +62,8 @@ class CreateProjectRequest(_message.Message):
     """"stream-json" (default) or "text" """
     network: _builtins.bool
     """false: the container has no network"""
+    agent: _builtins.str
+    """a preset (claude, codex, gemini, opencode, aider); not with agent_command"""
     @_builtins.property
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """empty: the runtime's default agent command"""
@@ -80,11 +83,12 @@ class CreateProjectRequest(_message.Message):
         agent_command: _abc.Iterable[_builtins.str] | None = ...,
         agent_protocol: _builtins.str = ...,
         network: _builtins.bool = ...,
+        agent: _builtins.str = ...,
         egress_allow: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "egress_allow", b"egress_allow", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "egress_allow", b"egress_allow", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -141,6 +145,7 @@ class Project(_message.Message):
     SESSIONS_RUNNING_FIELD_NUMBER: _builtins.int
     WORKSPACES_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
     EGRESS_ALLOW_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
@@ -151,6 +156,8 @@ class Project(_message.Message):
     git: _builtins.bool
     sessions_running: _builtins.int
     workspaces: _builtins.int
+    agent: _builtins.str
+    """its preset; empty: the custom agent_command"""
     @_builtins.property
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -174,11 +181,12 @@ class Project(_message.Message):
         sessions_running: _builtins.int = ...,
         workspaces: _builtins.int = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        agent: _builtins.str = ...,
         egress_allow: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "container", b"container", "created_at", b"created_at", "egress_allow", b"egress_allow", "git", b"git", "id", b"id", "image", b"image", "name", b"name", "network", b"network", "sessions_running", b"sessions_running", "source_url", b"source_url", "workspaces", b"workspaces"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "container", b"container", "created_at", b"created_at", "egress_allow", b"egress_allow", "git", b"git", "id", b"id", "image", b"image", "name", b"name", "network", b"network", "sessions_running", b"sessions_running", "source_url", b"source_url", "workspaces", b"workspaces"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -274,10 +282,14 @@ class ProjectOptionsResponse(_message.Message):
     DOCKER_REACHABLE_FIELD_NUMBER: _builtins.int
     DOCKER_DETAIL_FIELD_NUMBER: _builtins.int
     LIMITS_FIELD_NUMBER: _builtins.int
+    AGENTS_FIELD_NUMBER: _builtins.int
+    DEFAULT_AGENT_FIELD_NUMBER: _builtins.int
     default_image: _builtins.str
     docker_host: _builtins.str
     docker_reachable: _builtins.bool
     docker_detail: _builtins.str
+    default_agent: _builtins.str
+    """the preset new projects get; empty: default_agent_command"""
     @_builtins.property
     def default_agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -286,6 +298,8 @@ class ProjectOptionsResponse(_message.Message):
     def source_schemes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def limits(self) -> Global___Limits: ...
+    @_builtins.property
+    def agents(self) -> _containers.RepeatedCompositeFieldContainer[Global___AgentPreset]: ...
     def __init__(
         self,
         *,
@@ -297,14 +311,190 @@ class ProjectOptionsResponse(_message.Message):
         docker_reachable: _builtins.bool = ...,
         docker_detail: _builtins.str = ...,
         limits: Global___Limits | None = ...,
+        agents: _abc.Iterable[Global___AgentPreset] | None = ...,
+        default_agent: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_protocols", b"agent_protocols", "default_agent_command", b"default_agent_command", "default_image", b"default_image", "docker_detail", b"docker_detail", "docker_host", b"docker_host", "docker_reachable", b"docker_reachable", "limits", b"limits", "source_schemes", b"source_schemes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_protocols", b"agent_protocols", "agents", b"agents", "default_agent", b"default_agent", "default_agent_command", b"default_agent_command", "default_image", b"default_image", "docker_detail", b"docker_detail", "docker_host", b"docker_host", "docker_reachable", b"docker_reachable", "limits", b"limits", "source_schemes", b"source_schemes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ProjectOptionsResponse: _TypeAlias = ProjectOptionsResponse  # noqa: Y015
+
+@_typing.final
+class AgentPreset(_message.Message):
+    """How an agent CLI runs headless; `hosts` is what it must reach (the egress allowlist's base)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class EnvEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    NAME_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
+    PROMPT_FIELD_NUMBER: _builtins.int
+    KEY_ENV_FIELD_NUMBER: _builtins.int
+    BASE_URL_ENV_FIELD_NUMBER: _builtins.int
+    HOSTS_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    protocol: _builtins.str
+    """how its output maps onto session events"""
+    prompt: _builtins.str
+    """stdin (messages on stdin) or argv (one prompt per session)"""
+    description: _builtins.str
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """`{prompt}` marks where a one-shot CLI takes its prompt"""
+
+    @_builtins.property
+    def key_env(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """it needs one of these (store it with SetSecret)"""
+
+    @_builtins.property
+    def base_url_env(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def hosts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """fixed variables every session of it gets"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        protocol: _builtins.str = ...,
+        prompt: _builtins.str = ...,
+        key_env: _abc.Iterable[_builtins.str] | None = ...,
+        base_url_env: _abc.Iterable[_builtins.str] | None = ...,
+        hosts: _abc.Iterable[_builtins.str] | None = ...,
+        env: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["base_url_env", b"base_url_env", "command", b"command", "description", b"description", "env", b"env", "hosts", b"hosts", "key_env", b"key_env", "name", b"name", "prompt", b"prompt", "protocol", b"protocol"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AgentPreset: _TypeAlias = AgentPreset  # noqa: Y015
+
+@_typing.final
+class SetSecretRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    project_id: _builtins.str
+    name: _builtins.str
+    """an environment variable name"""
+    value: _builtins.str
+    """write-only: no answer ever carries it"""
+    def __init__(
+        self,
+        *,
+        project_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "project_id", b"project_id", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSecretRequest: _TypeAlias = SetSecretRequest  # noqa: Y015
+
+@_typing.final
+class SecretRef(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    project_id: _builtins.str
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        project_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "project_id", b"project_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SecretRef: _TypeAlias = SecretRef  # noqa: Y015
+
+@_typing.final
+class Secret(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "name", b"name", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Secret: _TypeAlias = Secret  # noqa: Y015
+
+@_typing.final
+class ListSecretsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECRETS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def secrets(self) -> _containers.RepeatedCompositeFieldContainer[Global___Secret]: ...
+    def __init__(
+        self,
+        *,
+        secrets: _abc.Iterable[Global___Secret] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["secrets", b"secrets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSecretsResponse: _TypeAlias = ListSecretsResponse  # noqa: Y015
 
 @_typing.final
 class ProjectTask(_message.Message):
@@ -580,10 +770,32 @@ Global___RebuildImageResponse: _TypeAlias = RebuildImageResponse  # noqa: Y015
 class SpawnSessionRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SecretOverridesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PROJECT_ID_FIELD_NUMBER: _builtins.int
     WORKSPACE_ID_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
+    SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
     project_id: _builtins.str
     workspace_id: _builtins.str
     """empty: a new workspace"""
@@ -593,6 +805,12 @@ class SpawnSessionRequest(_message.Message):
     """optional; a second spawn with the same key in the same project returns the first session instead of
     starting another
     """
+    agent: _builtins.str
+    """a preset for this session instead of the project's agent"""
+    @_builtins.property
+    def secret_overrides(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """environment variable -> the name of another of the project's secrets to give it (a schedule's own key)"""
+
     def __init__(
         self,
         *,
@@ -600,10 +818,12 @@ class SpawnSessionRequest(_message.Message):
         workspace_id: _builtins.str = ...,
         prompt: _builtins.str = ...,
         idempotency_key: _builtins.str = ...,
+        agent: _builtins.str = ...,
+        secret_overrides: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["idempotency_key", b"idempotency_key", "project_id", b"project_id", "prompt", b"prompt", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -680,6 +900,7 @@ class Session(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     ENDED_AT_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     project_id: _builtins.str
     workspace_id: _builtins.str
@@ -693,6 +914,8 @@ class Session(_message.Message):
     detail: _builtins.str
     idempotency_key: _builtins.str
     """the key it was spawned with; empty: none"""
+    agent: _builtins.str
+    """its preset; empty: a custom command"""
     @_builtins.property
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -714,10 +937,11 @@ class Session(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         ended_at: _timestamp_pb2.Timestamp | None = ...,
         idempotency_key: _builtins.str = ...,
+        agent: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "ended_at", b"ended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "created_at", b"created_at", "detail", b"detail", "ended_at", b"ended_at", "events", b"events", "exit_code", b"exit_code", "id", b"id", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "state", b"state", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "created_at", b"created_at", "detail", b"detail", "ended_at", b"ended_at", "events", b"events", "exit_code", b"exit_code", "id", b"id", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "state", b"state", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -69,6 +69,21 @@ class RuntimeServiceStub:
                 request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesRequest.SerializeToString,
                 response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesResponse.FromString,
                 _registered_method=True)
+        self.SetSecret = channel.unary_unary(
+                '/jarvis.api.runtime.v1.RuntimeService/SetSecret',
+                request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SetSecretRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.FromString,
+                _registered_method=True)
+        self.ListSecrets = channel.unary_unary(
+                '/jarvis.api.runtime.v1.RuntimeService/ListSecrets',
+                request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectRef.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ListSecretsResponse.FromString,
+                _registered_method=True)
+        self.DeleteSecret = channel.unary_unary(
+                '/jarvis.api.runtime.v1.RuntimeService/DeleteSecret',
+                request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SecretRef.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.FromString,
+                _registered_method=True)
         self.StartContainer = channel.unary_unary(
                 '/jarvis.api.runtime.v1.RuntimeService/StartContainer',
                 request_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectRef.SerializeToString,
@@ -197,6 +212,26 @@ class RuntimeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ProjectChanges(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetSecret(self, request, context):
+        """Project secrets: stored encrypted, listed by name, never read back; they reach only the project's
+        agent sessions, as environment variables.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSecrets(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSecret(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -349,6 +384,21 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.ProjectChanges,
                     request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesRequest.FromString,
                     response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesResponse.SerializeToString,
+            ),
+            'SetSecret': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSecret,
+                    request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SetSecretRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.SerializeToString,
+            ),
+            'ListSecrets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSecrets,
+                    request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectRef.FromString,
+                    response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ListSecretsResponse.SerializeToString,
+            ),
+            'DeleteSecret': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSecret,
+                    request_deserializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SecretRef.FromString,
+                    response_serializer=jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.SerializeToString,
             ),
             'StartContainer': grpc.unary_unary_rpc_method_handler(
                     servicer.StartContainer,
@@ -625,6 +675,87 @@ class RuntimeService:
             '/jarvis.api.runtime.v1.RuntimeService/ProjectChanges',
             jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesRequest.SerializeToString,
             jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectChangesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSecret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.runtime.v1.RuntimeService/SetSecret',
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SetSecretRequest.SerializeToString,
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSecrets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.runtime.v1.RuntimeService/ListSecrets',
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ProjectRef.SerializeToString,
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.ListSecretsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSecret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.runtime.v1.RuntimeService/DeleteSecret',
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.SecretRef.SerializeToString,
+            jarvis_dot_api_dot_runtime_dot_v1_dot_runtime__pb2.Secret.FromString,
             options,
             channel_credentials,
             insecure,

@@ -42,6 +42,12 @@ class RuntimeServiceStub:
     ProjectOptions: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectOptionsRequest, _runtime_pb2.ProjectOptionsResponse]
     ProjectTasks: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.ProjectTasksResponse]
     ProjectChanges: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectChangesRequest, _runtime_pb2.ProjectChangesResponse]
+    SetSecret: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.SetSecretRequest, _runtime_pb2.Secret]
+    """Project secrets: stored encrypted, listed by name, never read back; they reach only the project's
+    agent sessions, as environment variables.
+    """
+    ListSecrets: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.ListSecretsResponse]
+    DeleteSecret: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.SecretRef, _runtime_pb2.Secret]
     StartContainer: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.Container]
     """The project's container."""
     StopContainer: _grpc.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.Container]
@@ -80,6 +86,12 @@ class RuntimeServiceAsyncStub(RuntimeServiceStub):
     ProjectOptions: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectOptionsRequest, _runtime_pb2.ProjectOptionsResponse]  # type: ignore[assignment]
     ProjectTasks: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.ProjectTasksResponse]  # type: ignore[assignment]
     ProjectChanges: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectChangesRequest, _runtime_pb2.ProjectChangesResponse]  # type: ignore[assignment]
+    SetSecret: _aio.UnaryUnaryMultiCallable[_runtime_pb2.SetSecretRequest, _runtime_pb2.Secret]  # type: ignore[assignment]
+    """Project secrets: stored encrypted, listed by name, never read back; they reach only the project's
+    agent sessions, as environment variables.
+    """
+    ListSecrets: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.ListSecretsResponse]  # type: ignore[assignment]
+    DeleteSecret: _aio.UnaryUnaryMultiCallable[_runtime_pb2.SecretRef, _runtime_pb2.Secret]  # type: ignore[assignment]
     StartContainer: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.Container]  # type: ignore[assignment]
     """The project's container."""
     StopContainer: _aio.UnaryUnaryMultiCallable[_runtime_pb2.ProjectRef, _runtime_pb2.Container]  # type: ignore[assignment]
@@ -157,6 +169,30 @@ class RuntimeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _runtime_pb2.ProjectChangesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_runtime_pb2.ProjectChangesResponse, _abc.Awaitable[_runtime_pb2.ProjectChangesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def SetSecret(
+        self,
+        request: _runtime_pb2.SetSecretRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_runtime_pb2.Secret, _abc.Awaitable[_runtime_pb2.Secret]]:
+        """Project secrets: stored encrypted, listed by name, never read back; they reach only the project's
+        agent sessions, as environment variables.
+        """
+
+    @_abc_1.abstractmethod
+    def ListSecrets(
+        self,
+        request: _runtime_pb2.ProjectRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_runtime_pb2.ListSecretsResponse, _abc.Awaitable[_runtime_pb2.ListSecretsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteSecret(
+        self,
+        request: _runtime_pb2.SecretRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_runtime_pb2.Secret, _abc.Awaitable[_runtime_pb2.Secret]]: ...
 
     @_abc_1.abstractmethod
     def StartContainer(

@@ -26,6 +26,26 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class Schedule(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SecretOverridesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     CRON_FIELD_NUMBER: _builtins.int
@@ -40,6 +60,7 @@ class Schedule(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     NEXT_FIRE_AT_FIELD_NUMBER: _builtins.int
     LAST_FIRED_AT_FIELD_NUMBER: _builtins.int
+    SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     cron: _builtins.str
@@ -67,6 +88,10 @@ class Schedule(_message.Message):
 
     @_builtins.property
     def last_fired_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def secret_overrides(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """environment variable -> the name of another secret of the target project its sessions get instead"""
+
     def __init__(
         self,
         *,
@@ -84,10 +109,11 @@ class Schedule(_message.Message):
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         next_fire_at: _timestamp_pb2.Timestamp | None = ...,
         last_fired_at: _timestamp_pb2.Timestamp | None = ...,
+        secret_overrides: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "last_fired_at", b"last_fired_at", "next_fire_at", b"next_fire_at", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created_at", b"created_at", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "id", b"id", "last_fired_at", b"last_fired_at", "missed", b"missed", "name", b"name", "next_fire_at", b"next_fire_at", "prompt", b"prompt", "targets", b"targets", "timezone", b"timezone", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created_at", b"created_at", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "id", b"id", "last_fired_at", b"last_fired_at", "missed", b"missed", "name", b"name", "next_fire_at", b"next_fire_at", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -201,6 +227,26 @@ Global___ScheduleDetail: _TypeAlias = ScheduleDetail  # noqa: Y015
 class CreateScheduleRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SecretOverridesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     NAME_FIELD_NUMBER: _builtins.int
     CRON_FIELD_NUMBER: _builtins.int
     TIMEZONE_FIELD_NUMBER: _builtins.int
@@ -210,6 +256,7 @@ class CreateScheduleRequest(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     MISSED_FIELD_NUMBER: _builtins.int
     CREATED_BY_FIELD_NUMBER: _builtins.int
+    SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     cron: _builtins.str
     timezone: _builtins.str
@@ -224,6 +271,8 @@ class CreateScheduleRequest(_message.Message):
     created_by: _builtins.str
     @_builtins.property
     def targets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def secret_overrides(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
         self,
         *,
@@ -236,16 +285,57 @@ class CreateScheduleRequest(_message.Message):
         concurrency: _builtins.str = ...,
         missed: _builtins.str = ...,
         created_by: _builtins.str = ...,
+        secret_overrides: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_enabled", b"_enabled", "enabled", b"enabled"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_enabled", b"_enabled", "concurrency", b"concurrency", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_enabled", b"_enabled", "concurrency", b"concurrency", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__enabled: _TypeAlias = _typing.Literal["enabled"]  # noqa: Y015
     _WhichOneofArgType__enabled: _TypeAlias = _typing.Literal["_enabled", b"_enabled"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__enabled) -> _WhichOneofReturnType__enabled | None: ...
 
 Global___CreateScheduleRequest: _TypeAlias = CreateScheduleRequest  # noqa: Y015
+
+@_typing.final
+class SecretOverrides(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class PairsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    PAIRS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pairs(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        pairs: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairs", b"pairs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SecretOverrides: _TypeAlias = SecretOverrides  # noqa: Y015
 
 @_typing.final
 class Targets(_message.Message):
@@ -282,6 +372,7 @@ class UpdateScheduleRequest(_message.Message):
     ENABLED_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     MISSED_FIELD_NUMBER: _builtins.int
+    SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
     schedule_id: _builtins.str
     name: _builtins.str
     cron: _builtins.str
@@ -292,6 +383,10 @@ class UpdateScheduleRequest(_message.Message):
     missed: _builtins.str
     @_builtins.property
     def targets(self) -> Global___Targets: ...
+    @_builtins.property
+    def secret_overrides(self) -> Global___SecretOverrides:
+        """replaces the map; an empty one clears it"""
+
     def __init__(
         self,
         *,
@@ -304,10 +399,11 @@ class UpdateScheduleRequest(_message.Message):
         enabled: _builtins.bool | None = ...,
         concurrency: _builtins.str | None = ...,
         missed: _builtins.str | None = ...,
+        secret_overrides: Global___SecretOverrides | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "schedule_id", b"schedule_id", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "schedule_id", b"schedule_id", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
     _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015

@@ -17,6 +17,8 @@ from docker.types import Mount as DockerMount
 
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound, Unavailable
 from jarvis.runtime.adapters.exec_stream import (
+    EXEC_MARKER,
+    REAP_MARKED,
     WRAPPER,
     FrameReader,
     LineSplitter,
@@ -245,11 +247,19 @@ class DockerEngine:
             return
         with self._calls("stopping a process"), contextlib.suppress(docker.errors.APIError):
             exec_id = self.client.api.exec_create(
-                container_id, ["sh", "-c", 'kill -KILL "-$1" 2>/dev/null || kill -KILL "$1"', "kill", str(pid)],
-                user=user)["Id"]
+                container_id, ["sh", "-c", 'kill -KILL "-$1" 2>/dev/null || kill -KILL "$1"; rm -f "$2$1"', "kill",
+                               str(pid), EXEC_MARKER], user=user)["Id"]
             # Detached: an attached start can wait on the engine's streams of the process being killed.
             self.client.api.exec_start(exec_id, detach=True)
             self.exec_exit_code(exec_id, 5.0)
+
+    def kill_marked(self, container_id: str, user: str) -> int:
+        """SIGKILL every exec group still marked in the container (their runtime died); how many there were."""
+        with self._calls("stopping processes left by a previous runtime"):
+            exec_id = self.client.api.exec_create(container_id, ["sh", "-c", REAP_MARKED], user=user)["Id"]
+            out = self.client.api.exec_start(exec_id)
+        text = out.decode(errors="replace").strip() if isinstance(out, bytes) else ""
+        return int(text) if text.isdigit() else 0
 
     # ------------------------------------------------------------ images
 

@@ -17,13 +17,23 @@ from jarvis.common.errors import Unavailable
 
 STREAMS = {1: "stdout", 2: "stderr"}
 PID_MARKER = b"jarvis-pid:"
-# Runs first inside the container: reports the process group (each exec leads its own), runs the
-# command, then ends what it left running in the background (a fork bomb, a stray daemon), so an
-# exec that returned has nothing left behind. The command is passed as positional arguments, never
-# spliced into the script.
+# Inside the container, each exec's process group leaves a marker file (`true >file`: a failed redirection
+# of a regular command, unlike one of `:`, never stops the shell) while it runs (in the private
+# /tmp every project container has): a runtime that restarts kills the groups still marked, whose
+# caller (and timeout) died with the previous process.
+EXEC_MARKER = "/tmp/.jarvis-exec."  # noqa: S108 - the container's own tmpfs
+# Runs first inside the container: reports the process group (each exec leads its own), marks it,
+# runs the command, then ends what it left running in the background (a fork bomb, a stray daemon),
+# so an exec that returned has nothing left behind. The command is passed as positional arguments,
+# never spliced into the script.
 WRAPPER = ("sh", "-c",
-           "printf 'jarvis-pid:%s\\n' \"$$\" >&2; \"$@\"; rc=$?; trap '' TERM; kill -TERM 0 2>/dev/null; exit $rc",
+           "printf 'jarvis-pid:%s\\n' \"$$\" >&2; true 2>/dev/null >" + EXEC_MARKER + "$$; \"$@\"; rc=$?; "
+           "rm -f " + EXEC_MARKER + "$$ 2>/dev/null; trap '' TERM; kill -TERM 0 2>/dev/null; exit $rc",
            "jarvis")
+# Kills every marked group but the caller's own; prints how many it found.
+REAP_MARKED = ("n=0; for f in " + EXEC_MARKER + "*; do p=${f##*.}; case $p in ''|*[!0-9]*) continue;; esac; "
+               "[ \"$p\" -gt 1 ] || continue; kill -KILL \"-$p\" 2>/dev/null; rm -f \"$f\"; n=$((n+1)); done; "
+               "echo $n")
 
 
 def open_exec(host: str, api_base: str, exec_id: str, timeout: float = 10.0) -> tuple[socket.socket, bytes]:

@@ -1,4 +1,4 @@
-"""The JSON-lines dialogue with an agent process: agent CLIs' stream-json, or plain text lines.
+"""The JSON-lines dialogue with an agent process: agent CLIs' stream-json, their own JSON events, or text.
 
 stream-json input is what agent CLIs read with `--input-format stream-json`: one JSON object per
 line, `{"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": …}]}}`.
@@ -10,11 +10,13 @@ carrying a `request_id`; `caller_tool_response` answers it on the agent's stdin.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from jarvis.common.errors import InvalidArgument
 
 STREAM_JSON = "stream-json"
+TEXT = "text"
 REQUEST_TYPES = ("tool_request", "control_request")
 RESPONSE_EVENT = "tool_response"
 
@@ -36,15 +38,60 @@ def parse_line(protocol: str, stream: str, line: bytes) -> tuple[str, Any]:
     text = line.decode("utf-8", errors="replace")
     if stream == "stderr":
         return "stderr", {"text": text}
-    if protocol == STREAM_JSON and text.startswith("{"):
+    if protocol != TEXT and text.startswith("{"):
         try:
             value = json.loads(text)
         except ValueError:
             value = None
         if isinstance(value, dict):
             kind = value.get("type")
-            return (kind if isinstance(kind, str) and kind else "message"), text
+            kind = kind if isinstance(kind, str) and kind else "message"
+            mapper = _DIALECTS.get(protocol)
+            return mapper(kind, value, text) if mapper else (kind, text)
     return "text", {"text": text}
+
+
+# Each CLI's own JSON events keep their payload; their type is mapped onto Jarvis's (`system`,
+# `assistant`, `tool_use`, `tool_result`, `error`), and the event that ends a turn becomes a `result`
+# shaped like Claude Code's (`subtype`, `is_error`, `result`, plus the CLI's `event`), which is what
+# the scheduler and callers wait for. Types not listed keep the CLI's own name.
+
+def _result(ok: bool, detail: Any, value: dict[str, Any]) -> tuple[str, Any]:
+    return "result", {"subtype": "success" if ok else "error", "is_error": not ok,
+                      "result": detail if isinstance(detail, str) else json.dumps(detail), "event": value}
+
+
+def _codex(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
+    item = value.get("item")
+    item = item if isinstance(item, dict) else {}
+    if kind == "turn.completed":
+        return _result(True, "", value)
+    if kind == "turn.failed":
+        error = value.get("error")
+        return _result(False, error.get("message", "") if isinstance(error, dict) else str(error or ""), value)
+    if kind == "item.completed" and item.get("type") == "agent_message":
+        return "assistant", text
+    mapped = {"thread.started": "system", "error": "error", "item.started": "tool_use",
+              "item.completed": "tool_result"}
+    return mapped.get(kind, kind), text
+
+
+def _gemini(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
+    if kind == "result":
+        ok = value.get("status", "success") == "success"
+        return _result(ok, value.get("error") or value.get("response") or "", value)
+    if kind == "message":
+        return ("assistant" if value.get("role") == "assistant" else "user"), text
+    return {"init": "system"}.get(kind, kind), text
+
+
+def _opencode(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
+    # `opencode run` has no turn-end event: its exit ends the session (and so the turn).
+    return {"text": "assistant", "step_start": "system", "tool_use": "tool_use"}.get(kind, kind), text
+
+
+_DIALECTS: dict[str, Callable[[str, dict[str, Any], str], tuple[str, Any]]] = {
+    "codex-json": _codex, "gemini-json": _gemini, "opencode-json": _opencode}
 
 
 def request_id_of(payload_json: str) -> str:

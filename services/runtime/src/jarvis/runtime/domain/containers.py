@@ -156,6 +156,19 @@ class Containers:
         except JarvisError as exc:
             log.warning("egress not resumed", extra={"project": project_id, "reason": exc.message})
 
+    def kill_stray_execs(self) -> int:
+        """Kill the execs and agents a previous runtime left running in the project containers it adopted.
+
+        Their callers, timeouts and output readers died with that process; left alone they would run on.
+        """
+        with self._d.db.read() as session:
+            containers = [r.container_id for r in session.scalars(select(ProjectRow)) if r.container_id]
+        killed = 0
+        for container_id in containers:
+            if self.info(container_id).state == "running":
+                killed += self._d.engine.kill_marked(container_id, self._d.settings.container_user)
+        return killed
+
     def _set_container(self, project_id: str, container_id: str) -> None:
         try:
             with self._d.db.write() as session:

@@ -10,6 +10,7 @@ from sqlalchemy import update
 
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import parse_line
+from jarvis.runtime.domain.agents import redact
 from jarvis.runtime.domain.context import Deps
 from jarvis.runtime.domain.models import ENDED, EXITED, RUNNING
 from jarvis.runtime.domain.ports import AgentProcess
@@ -25,9 +26,16 @@ class LiveSession:
     container_id: str
     protocol: str
     process: AgentProcess
+    redact: tuple[bytes, ...] = ()  # secret values masked in its output before anything stores it
+    stdin: bool = True  # takes messages on stdin (else a one-shot CLI whose stdin is closed)
     reader: threading.Thread | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    # Set at the first output on stdout, or at the end: a spawn waits on it to tell a start from a crash.
+    started: threading.Event = field(default_factory=threading.Event)
+    spoke: bool = False  # it wrote to stdout: it started, whatever its exit code later says
+    timer: threading.Timer | None = None  # ends a session that outlives the runtime's session limit
     ending: str = ""  # why the session is being ended through the API (its exit then counts as ended)
+    output_bytes: int = 0
 
 
 class LiveSessions:
@@ -59,10 +67,20 @@ class LiveSessions:
 
     def _pump(self, live: LiveSession) -> None:
         """Persist every output line as an event, in order; record how the process ended."""
+        limit = self._d.settings.session_output_max_bytes
         try:
             for batch in live.process.batches():
+                if live.output_bytes > limit:
+                    continue  # killed for flooding: drain what is left, store nothing more
+                batch = self._within_limit(live, batch, limit)
                 self._d.events.append(live.project_id, live.session_id,
-                                      (parse_line(live.protocol, stream, line) for stream, line in batch))
+                                      (parse_line(live.protocol, stream, redact(line, live.redact))
+                                       for stream, line in batch))
+                if any(stream == "stdout" for stream, _ in batch):
+                    live.spoke = True
+                    live.started.set()
+                if live.output_bytes > limit:
+                    self._flooded(live, limit)
             code = live.process.exit_code()
             state, detail = (ENDED, live.ending) if live.ending else (EXITED, "the agent process exited")
             with self._d.db.write() as session:
@@ -77,6 +95,27 @@ class LiveSessions:
             log.exception("session reader failed", extra={"session": live.session_id})
         finally:
             live.process.close()
+            if live.timer is not None:
+                live.timer.cancel()
             with self._lock:
                 self._live.pop(live.session_id, None)
             live.done.set()
+            live.started.set()
+
+    @staticmethod
+    def _within_limit(live: LiveSession, batch: list[tuple[str, bytes]], limit: int) -> list[tuple[str, bytes]]:
+        """The lines of `batch` up to the first past the session's output limit (one read can be large)."""
+        for index, (_, line) in enumerate(batch):
+            live.output_bytes += len(line) + 1
+            if live.output_bytes > limit:
+                return batch[:index + 1]
+        return batch
+
+    def _flooded(self, live: LiveSession, limit: int) -> None:
+        """Contain an agent that writes without end: record why, kill it (its events stop here)."""
+        live.ending = f"killed: it wrote more than {limit} bytes of output (JARVIS_RUNTIME_SESSION_OUTPUT_MAX_BYTES)"
+        self._d.events.append(live.project_id, live.session_id, [("output_limit", {"max_bytes": limit})])
+        try:
+            self._d.engine.kill_group(live.container_id, live.process.pid, self._d.settings.container_user)
+        except Exception:  # the container may be gone; its stream then ends anyway
+            log.warning("could not kill a flooding session", extra={"session": live.session_id}, exc_info=True)

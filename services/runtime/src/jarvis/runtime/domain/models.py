@@ -10,7 +10,7 @@ EXITED = "exited"  # the agent process ended by itself
 ENDED = "ended"  # ended through the API, or by its container stopping
 LOST = "lost"  # the runtime restarted while it ran; its pipes are gone
 FINISHED_STATES = (EXITED, ENDED, LOST)
-PROTOCOLS = ("stream-json", "text")
+PROTOCOLS = ("stream-json", "codex-json", "gemini-json", "opencode-json", "text")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Project:
     image: str
     agent_command: tuple[str, ...]
     agent_protocol: str
+    agent: str  # a preset's name; "": a custom command
     network: bool
     git: bool
     created_at: datetime
@@ -63,6 +64,7 @@ class Session:
     state: str
     agent_command: tuple[str, ...]
     agent_protocol: str
+    agent: str
     exit_code: int
     events: int
     detail: str

@@ -115,6 +115,9 @@ class Engine(Protocol):
     def exec_exit_code(self, exec_id: str, wait: float = 5.0) -> int | None:
         """The exit code of an exec, waiting up to `wait` seconds; None while it still runs."""
 
+    def kill_marked(self, container_id: str, user: str) -> int:
+        """Kill every process group an exec of a previous runtime left running in the container; how many."""
+
     def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
               on_line: Callable[[str], None]) -> None:
         """Build `tag`; raise FailedPrecondition with the builder's message when a step fails."""

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, JarvisError
 from jarvis.common.sql.types import utcnow
+from jarvis.runtime.domain import agents
 from jarvis.runtime.domain.agent_image import missing_image_hint
 from jarvis.runtime.domain.containers import Containers
 from jarvis.runtime.domain.context import Deps, project_row, to_project
@@ -16,7 +17,7 @@ from jarvis.runtime.domain.egress_policy import check_entries
 from jarvis.runtime.domain.layout import remove_tree
 from jarvis.runtime.domain.models import ABSENT, RUNNING, ContainerInfo, DeleteResult, Project
 from jarvis.runtime.domain.sessions import Sessions
-from jarvis.runtime.domain.validate import check_argv, check_image, check_name, check_protocol, check_source, new_id
+from jarvis.runtime.domain.validate import check_image, check_name, check_source, new_id
 from jarvis.runtime.storage.models import BuildRow, ProjectRow, SessionRow, WorkspaceRow
 
 STAGING_PREFIX = ".staging-"
@@ -29,11 +30,10 @@ class Projects:
         self._sessions = sessions
 
     def create(self, name: str, source_url: str, image: str, agent_command: Sequence[str], agent_protocol: str,
-               network: bool, egress_allow: Sequence[str] = ()) -> Project:
+               network: bool, egress_allow: Sequence[str] = (), agent: str = "") -> Project:
         s = self._d.settings
         name, source, image = check_name(name), check_source(source_url, s.project_roots), check_image(image) or s.image
-        command = check_argv(agent_command, "agent_command") if agent_command else list(s.agent_command)
-        protocol = check_protocol(agent_protocol, s.agent_protocol)
+        choice = agents.choose(agent, agent_command, agent_protocol, s)
         egress = check_entries(egress_allow)
         self._check_name_free(name)
         if not self._d.engine.image_exists(image):
@@ -51,9 +51,9 @@ class Projects:
             final.prepare(staging, git=bool(source))
             staging.rename(final.root)
             with self._d.db.write() as session:
-                row = ProjectRow(id=project_id, name=name, source_url=source, image=image, agent_command=command,
-                                 agent_protocol=protocol, network=network, egress_allow=egress, git=bool(source),
-                                 container_id="",
+                row = ProjectRow(id=project_id, name=name, source_url=source, image=image,
+                                 agent_command=choice.command, agent_protocol=choice.protocol, agent=choice.agent,
+                                 network=network, egress_allow=egress, git=bool(source), container_id="",
                                  created_at=utcnow())
                 session.add(row)
         except BaseException:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import re
+import threading
+from collections.abc import Mapping
 from datetime import timedelta
 
 from sqlalchemy import ColumnElement, or_, select, update
@@ -17,13 +21,15 @@ from jarvis.runtime.domain.agent_protocol import (
     encode_tool_response,
     request_id_of,
 )
+from jarvis.runtime.domain.agents import Launch, launch
 from jarvis.runtime.domain.containers import Containers
 from jarvis.runtime.domain.context import Deps, project_row, session_row, to_session
 from jarvis.runtime.domain.images import build_state
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.live import LiveSession, LiveSessions
-from jarvis.runtime.domain.models import ENDED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
+from jarvis.runtime.domain.models import ENDED, EXITED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
 from jarvis.runtime.domain.ports import AgentProcess
+from jarvis.runtime.domain.secrets import Secrets
 from jarvis.runtime.domain.validate import check_id, clamp, new_id
 from jarvis.runtime.domain.workspaces import Workspaces
 from jarvis.runtime.storage.models import ProjectRow, SessionRow
@@ -47,8 +53,10 @@ def check_idempotency_key(key: str) -> str | None:
 
 
 class Sessions:
-    def __init__(self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces) -> None:
+    def __init__(self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces,
+                 secrets: Secrets) -> None:
         self._d = deps
+        self._secrets = secrets
         self._live = live
         self._containers = containers
         self._workspaces = workspaces
@@ -62,8 +70,14 @@ class Sessions:
         with self._d.db.read() as session:
             return session_row(session, project_id, session_id)
 
-    def spawn(self, project_id: str, workspace_id: str, prompt: str, idempotency_key: str = "") -> Session:
-        """Start the project's agent in a workspace (a new one unless given); the container starts if needed.
+    def spawn(self, project_id: str, workspace_id: str, prompt: str, idempotency_key: str = "", agent: str = "",
+              secret_overrides: Mapping[str, str] | None = None) -> Session:
+        """Start the project's agent (or the preset `agent`) in a workspace (a new one unless given).
+
+        The container starts if needed. The agent gets the project's secrets as environment variables,
+        with `secret_overrides` (variable -> another secret's name) applied. The spawn waits briefly for the
+        agent's first output: one that exits with an error first (a missing binary, a crash) fails the spawn
+        with its reason instead of reporting a running session.
 
         With an idempotency key, a session of the project already spawned with it is returned as it is
         (its prompt is not sent again): a redelivered request never starts a second agent.
@@ -73,10 +87,34 @@ class Sessions:
         earlier = self._spawned_with(project_id, key)
         if earlier is not None:
             return self._session(earlier)
-        row, started = self._start(project_id, workspace_id, key)
-        if started and prompt:
-            return self.message(project_id, "", row.id, prompt)
-        return self._session(row)
+        row, live, created = self._start(project_id, workspace_id, key, prompt, agent, secret_overrides or {})
+        if live is None:
+            return self._session(row)
+        if live.stdin and prompt:
+            with contextlib.suppress(FailedPrecondition):  # it died before reading: reported below
+                self.message(project_id, "", row.id, prompt)
+        self._check_started(project_id, row, live, created)
+        return self._session(self._load(project_id, row.id))
+
+    def _check_started(self, project_id: str, row: SessionRow, live: LiveSession, workspace_created: bool) -> None:
+        """Raise with the agent's own words when it exited with an error before its first output."""
+        grace = self._d.settings.spawn_grace_seconds
+        live.started.wait(grace)
+        if live.spoke or not live.done.is_set():
+            return  # it spoke (a quick failure after that is its turn's outcome), or at least still runs
+        ended = self._load(project_id, row.id)
+        if ended.exit_code == 0 or ended.state != EXITED:
+            return
+        stderr = [json.loads(e.payload_json).get("text", "") for e in self._d.events.find(row.id, ("stderr",), "")]
+        said = " | ".join(line for line in stderr if line)[-600:]
+        hint = ""
+        if ended.exit_code == 127:
+            hint = (f"; `{ended.agent_command[0]}` is not in the project's image: use an image with the agent's CLI "
+                    "(build the agent image with `jarvis image build`) or choose another agent")
+        if workspace_created:
+            self._workspaces.delete(project_id, row.workspace_id)
+        raise FailedPrecondition(f"the agent could not start (session {row.id}): it exited with code "
+                                 f"{ended.exit_code}{': ' + said if said else ''}{hint}")
 
     def _spawned_with(self, project_id: str, key: str | None) -> SessionRow | None:
         """The project's session spawned with `key` (none without a key)."""
@@ -87,49 +125,76 @@ class Sessions:
             return session.scalars(select(SessionRow).where(SessionRow.project_id == project_id,
                                                             SessionRow.idempotency_key == key)).first()
 
-    def _start(self, project_id: str, workspace_id: str, key: str | None) -> tuple[SessionRow, bool]:
-        """The new session's row and True; or the row of the session another call spawned with `key` and False."""
+    def _start(self, project_id: str, workspace_id: str, key: str | None, prompt: str, agent: str,
+               overrides: Mapping[str, str]) -> tuple[SessionRow, LiveSession | None, bool]:
+        """The new session's row, its live process and whether its workspace is new; or the row of the session
+        another call spawned with `key` (and no live process)."""
+        with self._d.db.read() as session:
+            project = project_row(session, project_id)
+        session_id = new_id("session")
+        base_env = {"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project_id}
+        # Checked before anything starts: an unknown agent, a missing key or override changes nothing.
+        how = launch(project.agent, project.agent_command, project.agent_protocol, agent, prompt, base_env,
+                     self._secrets.environment(project_id, overrides))
         container = self._containers.start(project_id)
         with self._d.locks.hold(project_id):
             # Again under the project's lock: a concurrent spawn with the key in this process has finished by now.
             earlier = self._spawned_with(project_id, key)
             if earlier is not None:
-                return earlier, False
-            with self._d.db.read() as session:
-                project = project_row(session, project_id)
+                return earlier, None, False
             created = not workspace_id
             workspace = self._workspaces.create(project_id) if created else \
                 self._workspaces.check_free(project_id, workspace_id)
-            session_id = new_id("session")
             try:
-                process = self._d.engine.spawn(
-                    container.id, project.agent_command, workdir=workspace.path, user=self._d.settings.container_user,
-                    env={"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project_id,
-                         "JARVIS_WORKSPACE": workspace.path})
+                process = self._d.engine.spawn(container.id, how.argv, workdir=workspace.path,
+                                               user=self._d.settings.container_user,
+                                               env={**how.env, "JARVIS_WORKSPACE": workspace.path})
             except BaseException:
                 if created:
                     self._workspaces.delete(project_id, workspace.id)
                 raise
             try:
-                row = self._record(session_id, project, workspace.id, process.pid, key)
+                row = self._record(session_id, project, workspace.id, process.pid, key, how)
             except BaseException as exc:
                 self._abandon(container.id, process, project_id, workspace.id if created else "")
                 # With a key, only another runtime sharing the database gets here: its insert won the race.
                 earlier = self._spawned_with(project_id, key) if isinstance(exc, AlreadyExists) else None
                 if earlier is None:
                     raise
-                return earlier, False
+                return earlier, None, False
             self._d.events.append(project_id, session_id, [("session_start", {
-                "workspace_id": workspace.id, "path": workspace.path, "agent_command": project.agent_command})])
-            self._live.start(LiveSession(session_id, project_id, container.id, project.agent_protocol, process))
-        return row, True
+                "workspace_id": workspace.id, "path": workspace.path, "agent": how.agent or "custom",
+                "agent_command": how.command}), *([("input", {"text": prompt})] if not how.stdin_prompt else [])])
+            live = LiveSession(session_id, project_id, container.id, how.protocol, process, redact=how.redact,
+                               stdin=how.stdin_prompt)
+            if not how.stdin_prompt:
+                process.close_stdin()  # a one-shot CLI must not wait for more input
+            self._watch(live)
+            self._live.start(live)
+        return row, live, created
+
+    def _watch(self, live: LiveSession) -> None:
+        """End a session that runs longer than the runtime allows (an agent that never ends)."""
+        limit = self._d.settings.session_max_seconds
+        if limit <= 0:
+            return
+        reason = f"it ran longer than {limit} s (JARVIS_RUNTIME_SESSION_MAX_SECONDS)"
+        live.timer = threading.Timer(limit, self._expire, args=(live.project_id, live.session_id, reason))
+        live.timer.daemon = True
+        live.timer.start()
+
+    def _expire(self, project_id: str, session_id: str, reason: str) -> None:
+        try:
+            self.end(project_id, session_id, force=True, reason=reason)
+        except Exception:  # deleted meanwhile, or the engine is gone: nothing left to end
+            log.warning("could not end an expired session", extra={"session": session_id}, exc_info=True)
 
     def _record(self, session_id: str, project: ProjectRow, workspace_id: str, pid: int,
-                key: str | None) -> SessionRow:
+                key: str | None, how: Launch) -> SessionRow:
         """Insert the running session; AlreadyExists when a session of the project already has the key."""
         with self._d.db.write() as session:
             row = SessionRow(id=session_id, project_id=project.id, workspace_id=workspace_id, state=RUNNING,
-                             agent_command=list(project.agent_command), agent_protocol=project.agent_protocol,
+                             agent_command=list(how.command), agent_protocol=how.protocol, agent=how.agent,
                              pid=pid, exit_code=-1, detail="", created_at=utcnow(), idempotency_key=key)
             session.add(row)
         return row
@@ -169,6 +234,10 @@ class Sessions:
         if not text or len(text.encode()) > MAX_MESSAGE_BYTES:
             raise InvalidArgument(f"message must be 1 to {MAX_MESSAGE_BYTES} bytes")
         row, live = self._running(project_id, workspace_id, session_id)
+        if not live.stdin:
+            raise FailedPrecondition(f"session {row.id} runs agent {row.agent}, which takes one prompt when it starts; "
+                                     f"send this one with session action=spawn workspace_id={row.workspace_id} "
+                                     "once it has finished")
         self._d.events.append(project_id, row.id, [("input", {"text": text})])
         self._write(row, live, encode_message(row.agent_protocol, text))
         return self._session(row)

@@ -27,6 +27,7 @@ class ProjectRow(Base):
     image: Mapped[str] = mapped_column(String(500))
     agent_command: Mapped[list[str]] = mapped_column()
     agent_protocol: Mapped[str] = mapped_column(String(32))
+    agent: Mapped[str] = mapped_column(String(32), default="")  # a preset's name; "": the command above
     network: Mapped[bool] = mapped_column(default=False)
     # Hosts its agents may reach through the egress proxy besides the preset's (domain/egress_policy.py).
     egress_allow: Mapped[list[str]] = mapped_column(default=list)
@@ -63,12 +64,25 @@ class SessionRow(Base):
     state: Mapped[str] = mapped_column(String(16))
     agent_command: Mapped[list[str]] = mapped_column()
     agent_protocol: Mapped[str] = mapped_column(String(32))
+    agent: Mapped[str] = mapped_column(String(32), default="")
     pid: Mapped[int] = mapped_column(Integer, default=0)
     exit_code: Mapped[int] = mapped_column(Integer, default=-1)
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column()
     idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class SecretRow(Base):
+    """A project's secret, sealed (Fernet) with the runtime's key; see domain/secrets.py."""
+
+    __tablename__ = "runtime_secrets"
+
+    project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    ciphertext: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class BuildRow(Base):

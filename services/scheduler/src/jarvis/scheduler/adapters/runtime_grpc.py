@@ -57,8 +57,9 @@ class GrpcRuntime:
                 missing.append(project_id)
         return missing
 
-    def spawn(self, project_id: str, prompt: str, idempotency_key: str) -> str:
-        request = pb.SpawnSessionRequest(project_id=project_id, prompt=prompt, idempotency_key=idempotency_key)
+    def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
+        request = pb.SpawnSessionRequest(project_id=project_id, prompt=prompt, idempotency_key=idempotency_key,
+                                         secret_overrides=secret_overrides)
         session = self._call(self._stubs()[1].SpawnSession, request, SPAWN_TIMEOUT_SECONDS)
         return str(session.id)
 

@@ -113,6 +113,7 @@ class Beat:
                 first_missed: datetime | None, now: datetime) -> RunRow:
         return RunRow(id=new_id("run"), schedule_id=row.id, target=target, tick=tick, trigger=trigger, state=QUEUED,
                       idempotency_key=idempotency_key(row.id, target, tick), prompt=row.prompt,
+                      secret_overrides=dict(row.secret_overrides or {}),
                       concurrency=row.concurrency, session_id="", attempts=0, error="", missed_ticks=folded,
                       first_missed_tick=first_missed, queued_at=now, dispatched_at=now)
 
@@ -123,7 +124,8 @@ class Beat:
                  f"was down; policy '{row.missed}' records them without running")
         return RunRow(id=new_id("run"), schedule_id=row.id, target=target, tick=last, trigger=TRIGGER_MISSED,
                       state=MISSED, idempotency_key=f"{idempotency_key(row.id, target, last)}:missed",
-                      prompt=row.prompt, concurrency=row.concurrency, session_id="", attempts=0, error=error,
+                      prompt=row.prompt, secret_overrides=dict(row.secret_overrides or {}),
+                      concurrency=row.concurrency, session_id="", attempts=0, error=error,
                       missed_ticks=count, first_missed_tick=first, queued_at=now, finished_at=now)
 
     def requeue_stale(self, every_queued: bool = False) -> list[str]:

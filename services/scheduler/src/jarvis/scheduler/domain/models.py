@@ -34,6 +34,7 @@ class Schedule:
     concurrency: str
     missed: str
     created_by: str
+    secret_overrides: dict[str, str]
     created_at: datetime
     updated_at: datetime
     next_fire_at: datetime | None
@@ -79,6 +80,7 @@ class ScheduleChanges:
     enabled: bool | None = None
     concurrency: str | None = None
     missed: str | None = None
+    secret_overrides: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class NewSchedule:
     concurrency: str = CONCURRENCY_SKIP
     missed: str = MISSED_RUN_ONCE
     created_by: str = ""
+    secret_overrides: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

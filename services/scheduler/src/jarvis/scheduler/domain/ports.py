@@ -15,8 +15,8 @@ class RuntimePort(Protocol):
     def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
         """Those of `project_ids` the runtime does not know."""
 
-    def spawn(self, project_id: str, prompt: str, idempotency_key: str) -> str:
-        """Start (or, for a known key, find) the session; its id."""
+    def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
+        """Start (or, for a known key, find) the session, with the run's secret overrides; its id."""
 
     def wait_turn(self, project_id: str, session_id: str, cursor: int, wait_seconds: float) -> tuple[
             int, SessionOutcome | None]:

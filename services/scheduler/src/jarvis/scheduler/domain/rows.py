@@ -29,7 +29,8 @@ def schedule_row(session: Session, schedule_id: str) -> ScheduleRow:
 def to_schedule(row: ScheduleRow) -> Schedule:
     return Schedule(id=row.id, name=row.name, cron=row.cron, timezone=row.timezone, prompt=row.prompt,
                     targets=list(row.targets), enabled=row.enabled, concurrency=row.concurrency, missed=row.missed,
-                    created_by=row.created_by, created_at=row.created_at, updated_at=row.updated_at,
+                    created_by=row.created_by, secret_overrides=dict(row.secret_overrides or {}),
+                    created_at=row.created_at, updated_at=row.updated_at,
                     next_fire_at=row.next_fire_at, last_fired_at=row.last_fired_at)
 
 

@@ -128,7 +128,8 @@ class RunExecutor:
             return run
 
     def _spawn(self, run: RunRow) -> str:
-        session_id = self._runtime.spawn(run.target, run.prompt, run.idempotency_key)
+        session_id = self._runtime.spawn(run.target, run.prompt, run.idempotency_key,
+                                         dict(run.secret_overrides or {}))
         now = self._now()
         with self._db.write() as session:
             row = session.get(RunRow, run.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -33,6 +34,8 @@ from jarvis.scheduler.domain.rows import new_id, schedule_row, to_run, to_schedu
 from jarvis.scheduler.storage.models import RunRow, ScheduleRow
 
 PROMPT_MAX_CHARS = 100_000
+MAX_OVERRIDES = 20
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 TARGETS_MAX = 100
 NAME_MAX = 100
 NEXT_FIRES_SHOWN = 5
@@ -55,9 +58,10 @@ class Schedules:
         cron = Cron.parse(new.cron, new.timezone, self._min_interval)
         prompt = _prompt(new.prompt)
         targets = self._targets(new.targets)
+        overrides = _overrides(new.secret_overrides)
         now = self._now()
         row = ScheduleRow(id=new_id("sch"), name=_name(new.name), cron=cron.expression, timezone=cron.timezone,
-                          prompt=prompt, targets=targets, enabled=new.enabled,
+                          prompt=prompt, targets=targets, secret_overrides=overrides, enabled=new.enabled,
                           concurrency=_choice("concurrency", new.concurrency, CONCURRENCY),
                           missed=_choice("missed", new.missed, MISSED_POLICIES), created_by=new.created_by[:200],
                           created_at=now, updated_at=now,
@@ -84,6 +88,7 @@ class Schedules:
         # Everything is validated (including the runtime's view of targets) before the transaction opens.
         targets = self._targets(changes.targets) if changes.targets is not None else None
         prompt = _prompt(changes.prompt) if changes.prompt is not None else None
+        overrides = _overrides(changes.secret_overrides) if changes.secret_overrides is not None else None
         with self._db.write() as session:
             row = schedule_row(session, schedule_id)
             cron = Cron.parse(changes.cron if changes.cron is not None else row.cron,
@@ -97,6 +102,8 @@ class Schedules:
                 row.prompt = prompt
             if targets is not None:
                 row.targets = targets
+            if overrides is not None:
+                row.secret_overrides = overrides
             if changes.concurrency is not None:
                 row.concurrency = _choice("concurrency", changes.concurrency, CONCURRENCY)
             if changes.missed is not None:
@@ -132,6 +139,7 @@ class Schedules:
             row = schedule_row(session, schedule_id)
             runs = [RunRow(id=new_id("run"), schedule_id=row.id, target=target, tick=now, trigger=TRIGGER_MANUAL,
                            state=QUEUED, idempotency_key=idempotency_key(row.id, target, now), prompt=row.prompt,
+                           secret_overrides=dict(row.secret_overrides or {}),
                            concurrency=row.concurrency, session_id="", attempts=0, error="", missed_ticks=0,
                            queued_at=now, dispatched_at=now) for target in row.targets]
             session.add_all(runs)
@@ -179,6 +187,18 @@ class Schedules:
             raise InvalidArgument(f"unknown target project(s): {', '.join(missing)}; `project action=list` shows "
                                   "the ids; nothing was changed")
         return cleaned
+
+
+def _overrides(overrides: dict[str, str]) -> dict[str, str]:
+    """Variable -> secret name pairs; both must be environment variable names (the runtime checks the secret)."""
+    if len(overrides) > MAX_OVERRIDES:
+        raise InvalidArgument(f"secret_overrides has {len(overrides)} entries; the limit is {MAX_OVERRIDES}")
+    for variable, secret in overrides.items():
+        for what, name in (("variable", variable), ("secret name", secret)):
+            if not _ENV_NAME.fullmatch(name or ""):
+                raise InvalidArgument(f"secret_overrides: invalid {what} '{(name or '')[:60]}'; use environment "
+                                      "variable names, e.g. {\"ANTHROPIC_API_KEY\": \"NIGHTLY_ANTHROPIC_KEY\"}")
+    return dict(overrides)
 
 
 def _prompt(prompt: str) -> str:

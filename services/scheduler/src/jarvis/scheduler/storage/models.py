@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -28,6 +29,9 @@ class ScheduleRow(Base):
     timezone: Mapped[str] = mapped_column(String(64))
     prompt: Mapped[str] = mapped_column(Text)
     targets: Mapped[list[str]] = mapped_column()
+    # Environment variable -> the name of a project secret the run's session gets instead (names only:
+    # the values live encrypted in the runtime).
+    secret_overrides: Mapped[dict[str, Any]] = mapped_column(default=dict)
     enabled: Mapped[bool] = mapped_column(default=True)
     concurrency: Mapped[str] = mapped_column(String(16))
     missed: Mapped[str] = mapped_column(String(16))
@@ -62,6 +66,7 @@ class RunRow(Base):
     state: Mapped[str] = mapped_column(String(16))
     idempotency_key: Mapped[str] = mapped_column(String(200))
     prompt: Mapped[str] = mapped_column(Text)
+    secret_overrides: Mapped[dict[str, Any]] = mapped_column(default=dict)
     concurrency: Mapped[str] = mapped_column(String(16))
     session_id: Mapped[str] = mapped_column(String(64), default="")
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,172 @@
+"""Per-project secrets (model API keys, tokens): encrypted at rest, write-only, given only to that project's agents.
+
+Values are sealed with Fernet (AES-128-CBC + HMAC-SHA256) under a key the deployment provides
+(`JARVIS_RUNTIME_SECRETS_KEY` or `_FILE`); embedded Jarvis creates one in its data dir, readable by
+its owner only. Each ciphertext also seals the project and name it belongs to, so a row copied to
+another project or name in the database does not decrypt there. Nothing reads a value back out:
+the only way out is the environment of the project's agent sessions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from cryptography.fernet import Fernet, InvalidToken
+from sqlalchemy import select
+
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from jarvis.common.sql.database import Database
+from jarvis.common.sql.types import utcnow
+from jarvis.runtime.domain.context import project_row
+from jarvis.runtime.storage.models import SecretRow
+
+MAX_VALUE_BYTES = 64 * 1024
+MAX_SECRETS = 100
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+RESERVED = ("HOME", "PATH")
+RESERVED_PREFIX = "JARVIS_"
+KEY_FILE = "secrets.key"
+
+
+class SecretsKeyMissing(FailedPrecondition):
+    """The runtime was started without the key that seals secrets (a deployment error)."""
+
+
+def load_key(key: str, key_file: Path | None, create_in: Path | None) -> bytes:
+    """The Fernet key: given, read from a file, or (embedded: `create_in`) created there owner-only."""
+    if key:
+        return _checked(key.encode(), "JARVIS_RUNTIME_SECRETS_KEY")
+    if key_file is not None:
+        try:
+            return _checked(key_file.read_bytes().strip(), str(key_file))
+        except OSError as exc:
+            raise SecretsKeyMissing(f"cannot read the secrets key file {key_file} ({exc.strerror}); fix "
+                                    "JARVIS_RUNTIME_SECRETS_KEY_FILE") from exc
+    if create_in is None:
+        raise SecretsKeyMissing(
+            "the runtime needs a key to encrypt project secrets: set JARVIS_RUNTIME_SECRETS_KEY (or "
+            "JARVIS_RUNTIME_SECRETS_KEY_FILE) to a Fernet key, e.g. the output of `python -c \"from "
+            "cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"`, and keep it: secrets "
+            "stored under one key cannot be read with another")
+    path = create_in / KEY_FILE
+    try:
+        # O_EXCL: two processes starting at once never write two different keys.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _checked(path.read_bytes().strip(), str(path))
+    with os.fdopen(fd, "wb") as out:
+        out.write(Fernet.generate_key())
+    return _checked(path.read_bytes().strip(), str(path))
+
+
+def _checked(key: bytes, source: str) -> bytes:
+    try:
+        Fernet(key)
+    except (ValueError, TypeError) as exc:
+        raise SecretsKeyMissing(f"the secrets key from {source} is not a Fernet key (32 url-safe base64-encoded "
+                                "bytes); generate one with Fernet.generate_key()") from exc
+    return key
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    name: str
+    created_at: datetime
+    updated_at: datetime
+
+
+def check_secret_name(name: str, what: str = "secret name") -> str:
+    name = (name or "").strip()
+    if not _NAME.match(name):
+        raise InvalidArgument(f"invalid {what} '{name[:60]}': use an environment variable name (letters, digits "
+                              "and '_', not starting with a digit)")
+    if name in RESERVED or name.startswith(RESERVED_PREFIX):
+        raise InvalidArgument(f"{what} '{name}' is reserved (HOME, PATH and JARVIS_* are set by Jarvis)")
+    return name
+
+
+class Secrets:
+    def __init__(self, db: Database, key: bytes) -> None:
+        self._db = db
+        self._fernet = Fernet(key)
+
+    @staticmethod
+    def _sealed(project_id: str, name: str, value: str) -> bytes:
+        return f"{project_id}\0{name}\0{value}".encode()
+
+    def set(self, project_id: str, name: str, value: str) -> SecretInfo:
+        """Store (or replace) a secret; the answer never carries the value."""
+        name = check_secret_name(name)
+        if not value or len(value.encode()) > MAX_VALUE_BYTES or "\x00" in value:
+            raise InvalidArgument(f"the value of secret {name} must be 1 to {MAX_VALUE_BYTES} bytes without NUL")
+        token = self._fernet.encrypt(self._sealed(project_id, name, value)).decode()
+        now = utcnow()
+        with self._db.write() as session:
+            project_row(session, project_id)
+            row = session.get(SecretRow, (project_id, name))
+            if row is None:
+                count = len(session.scalars(select(SecretRow.name).where(SecretRow.project_id == project_id)).all())
+                if count >= MAX_SECRETS:
+                    raise FailedPrecondition(f"project {project_id} already has {MAX_SECRETS} secrets; delete one "
+                                             "with project action=secret_delete")
+                row = SecretRow(project_id=project_id, name=name, ciphertext=token, created_at=now, updated_at=now)
+                session.add(row)
+            else:
+                row.ciphertext, row.updated_at = token, now
+            return SecretInfo(row.name, row.created_at, row.updated_at)
+
+    def list(self, project_id: str) -> list[SecretInfo]:
+        with self._db.read() as session:
+            project_row(session, project_id)
+            rows = session.scalars(select(SecretRow).where(SecretRow.project_id == project_id)
+                                   .order_by(SecretRow.name)).all()
+            return [SecretInfo(r.name, r.created_at, r.updated_at) for r in rows]
+
+    def delete(self, project_id: str, name: str) -> SecretInfo:
+        with self._db.write() as session:
+            project_row(session, project_id)
+            row = session.get(SecretRow, (project_id, (name or "").strip()))
+            if row is None:
+                raise NotFound(f"project {project_id} has no secret named '{(name or '')[:60]}'; "
+                               "project action=secret_list shows the names")
+            info = SecretInfo(row.name, row.created_at, row.updated_at)
+            session.delete(row)
+        return info
+
+    def environment(self, project_id: str, overrides: Mapping[str, str]) -> dict[str, str]:
+        """The project's secrets as environment variables, with `overrides` (variable -> secret name) applied.
+
+        An override points a variable at another of the project's secrets (a schedule's own API key, say).
+        """
+        with self._db.read() as session:
+            rows = session.scalars(select(SecretRow).where(SecretRow.project_id == project_id)).all()
+            sealed = {r.name: r.ciphertext for r in rows}
+        values = {name: self._open(project_id, name, token) for name, token in sealed.items()}
+        env = dict(values)
+        for variable, secret in overrides.items():
+            variable = check_secret_name(variable, "override variable")
+            if secret not in values:
+                raise FailedPrecondition(
+                    f"the override {variable}={secret[:60]} names a secret project {project_id} does not have; "
+                    "store it with project action=secret_set or change the override (secret_list shows the names)")
+            env[variable] = values[secret]
+        return env
+
+    def _open(self, project_id: str, name: str, token: str) -> str:
+        try:
+            plain = self._fernet.decrypt(token.encode()).decode()
+        except InvalidToken:
+            raise FailedPrecondition(f"secret {name} of project {project_id} cannot be decrypted with this runtime's "
+                                     "key (was JARVIS_RUNTIME_SECRETS_KEY changed?); store it again with "
+                                     "project action=secret_set") from None
+        owner, _, rest = plain.partition("\0")
+        sealed_name, _, value = rest.partition("\0")
+        if owner != project_id or sealed_name != name:
+            raise FailedPrecondition(f"secret {name} of project {project_id} was sealed for another project or name; "
+                                     "store it again with project action=secret_set")
+        return value

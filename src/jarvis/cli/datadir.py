@@ -1,0 +1,84 @@
+"""One Jarvis per data dir: a lock file naming the process that serves it, and where.
+
+`<data dir>/jarvis.lock` is held with flock(2) by the process running the data dir's runtime (`jarvis up`,
+or a `jarvis mcp` that found nobody serving it); the kernel releases it when that process dies, however
+it dies. The file says who holds it (pid, command) and, for `jarvis up`, the URL it serves, so a
+`jarvis mcp` can bridge to it instead of starting a second runtime that would take over the first's
+containers and sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+LOCK_FILE = "jarvis.lock"
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    command: str
+    url: str = ""  # the HTTP base URL it serves; "" while starting, or for a stdio-only `jarvis mcp`
+
+    def describe(self) -> str:
+        return f"`{self.command}` (pid {self.pid}{', serving ' + self.url if self.url else ''})"
+
+
+class DataDirLock:
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self, command: str) -> Holder | None:
+        """Hold the lock and return None; or, when another process holds it, return who that is."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return self.holder() or Holder(pid=0, command="another Jarvis process")
+        self._fd = fd
+        self._write(Holder(os.getpid(), command))
+        return None
+
+    def publish(self, url: str) -> None:
+        """Say where this process serves (once it listens)."""
+        assert self._fd is not None, "publish after acquire"
+        current = self.holder()
+        self._write(Holder(os.getpid(), current.command if current else "jarvis", url))
+
+    def _write(self, holder: Holder) -> None:
+        assert self._fd is not None
+        data = json.dumps(asdict(holder)).encode()
+        # One write of the whole record after truncating: a reader sees it whole or retries.
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+
+    def holder(self, wait: float = 2.0) -> Holder | None:
+        """Who the file says holds the lock (waiting out a write in progress), or None when unreadable."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                value = json.loads(self.path.read_text() or "null")
+                if isinstance(value, dict):
+                    return Holder(pid=int(value.get("pid", 0)), command=str(value.get("command", "")),
+                                  url=str(value.get("url", "")))
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
