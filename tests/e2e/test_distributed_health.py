@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.docker_env import docker_host
 from tests.support.redis_server import RedisServer
+from tests.support.runtime_service import TEST_SECRETS_KEY
 from tests.support.stack import free_port, mcp_client, result_json, wait_for_url
 
 pytestmark = pytest.mark.anyio
@@ -30,6 +31,7 @@ async def test_every_service_up_is_healthy_and_each_daemon_is_probed_where_it_li
            "JARVIS_REDIS_URL": redis.url,
            "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"), "JARVIS_REGISTRY_LISTEN": target["registry"],
            "JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"), "JARVIS_RUNTIME_LISTEN": target["runtime"],
+           "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
            "JARVIS_SCHEDULER_DATABASE_URL": f"sqlite:///{tmp_path / 'scheduler.db'}",
            "JARVIS_SCHEDULER_LISTEN": target["scheduler"], "JARVIS_SCHEDULER_RUNTIME_TARGET": target["runtime"],
            "JARVIS_SCHEDULER_REDIS_URL": redis.url, "JARVIS_SCHEDULER_QUEUE": f"q-{secrets.token_hex(4)}",

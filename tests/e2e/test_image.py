@@ -41,6 +41,7 @@ from tests.support.jarvis_image import (
     wait_serving,
 )
 from tests.support.redis_server import redis_url
+from tests.support.runtime_service import TEST_SECRETS_KEY
 from tests.support.stack import REPO, free_port, mcp_client, result_json, wait_for_url
 
 # The first test builds the image: a cold build (no cached layers) takes minutes on two busy cores.
@@ -151,6 +152,7 @@ def pod(jarvis_image: tuple[str, float], tmp_path_factory: pytest.TempPathFactor
             "runtime": {
                 "environment": {"JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{pod.ports['runtime']}",
                                 "JARVIS_RUNTIME_DATA_DIR": str(pod.runtime_data),
+                                "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
                                 "JARVIS_RUNTIME_PROJECT_ROOTS": json.dumps([str(Path(SOURCE).parent)]),
                                 "DOCKER_HOST": "unix:///var/run/docker.sock"},
                 # Bind mounts of project containers name host paths: the data dir has the same path on both.

@@ -18,6 +18,7 @@ from jarvis.common.errors import FailedPrecondition
 from jarvis.runtime.domain.context import Deps, project_row
 from jarvis.runtime.domain.egress_policy import Allowlist, Policy
 from jarvis.runtime.domain.ports import EgressServer, Mount
+from jarvis.runtime.domain.presets import PRESETS
 from jarvis.runtime.storage.models import ProjectRow
 
 log = logging.getLogger(__name__)
@@ -29,16 +30,17 @@ BRIDGE_SETTLE_SECONDS = 0.3  # a bridge that cannot start (no socat, port taken)
 NOT_FOUND = 127
 
 
-def no_preset_hosts(_row: ProjectRow) -> Sequence[str]:
-    return ()
+def preset_hosts(row: ProjectRow) -> Sequence[str]:
+    """The model APIs a project's agent preset must reach; a custom agent command brings none."""
+    return PRESETS[row.agent].hosts if row.agent in PRESETS else ()
 
 
 class Egress:
     def __init__(self, deps: Deps, proxy: EgressServer,
-                 preset_hosts: Callable[[ProjectRow], Sequence[str]] = no_preset_hosts) -> None:
+                 preset_hosts: Callable[[ProjectRow], Sequence[str]] = preset_hosts) -> None:
         self._d = deps
         self._proxy = proxy
-        # The hosts a project's agent preset must reach (its model API); the preset module provides them.
+        # The hosts a project's agent preset must reach (its model API), besides those the project allows.
         self._preset_hosts = preset_hosts
         self._bridges: dict[str, str] = {}  # container id -> exec id of its bridge
         self._lock = threading.Lock()
