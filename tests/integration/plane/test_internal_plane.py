@@ -39,6 +39,7 @@ from jarvis.runtime.settings import RuntimeSettings
 from jarvis.scheduler.adapters.runtime_grpc import GrpcRuntime
 from jarvis.scheduler.server import serve_scheduler
 from jarvis.scheduler.settings import SchedulerSettings
+from tests.support.runtime_service import TEST_SECRETS_KEY
 from tests.support.tls import Authority
 
 pytestmark = pytest.mark.anyio
@@ -80,7 +81,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
                               "127.0.0.1:0")
     runtime, runtime_server = serve_runtime(
         RuntimeSettings(data_dir=tmp / "runtime", listen="127.0.0.1:0", docker_host="unix:///nonexistent/docker.sock",
-                        internal_token=SECRET), None)
+                        internal_token=SECRET, secrets_key=TEST_SECRETS_KEY), None)
     scheduler = serve_scheduler(
         SchedulerSettings(data_dir=tmp / "scheduler", listen="127.0.0.1:0", redis_url="",
                           database_url=f"sqlite:///{tmp / 'scheduler.db'}", internal_token=SECRET),
