@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +13,16 @@ from tests.support.stack import RunningJarvis, start_jarvis
 
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
-    """Embedded Jarvis on loopback with default settings (no token needed)."""
-    running = start_jarvis(tmp_path_factory.mktemp("jarvis"), env={"HOME": str(tmp_path_factory.mktemp("home"))})
+    """Embedded Jarvis on loopback with default settings (no token needed); projects anywhere in pytest's temp dir."""
+    running = start_jarvis(tmp_path_factory.mktemp("jarvis"), env={"HOME": str(tmp_path_factory.mktemp("home")),
+                                                                    **project_roots(tmp_path_factory)})
     yield running
     running.stop()
+
+
+def project_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """JARVIS_PROJECT_ROOTS covering every test's tmp_path (projects are made there, not under HOME)."""
+    return {"JARVIS_PROJECT_ROOTS": json.dumps([str(tmp_path_factory.getbasetemp())])}
 
 
 @pytest.fixture(scope="module")

@@ -107,13 +107,13 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
 
         info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "local-tools"}))
         assert info["launch"]["command"] == "python3"
-        assert info["launch"]["env"] == {"LEVEL": "2"}
+        assert info["launch"]["env"] == {"LEVEL": "<set>"}  # values never shown
 
         edited = result_json(await client.call_tool("jarvis_server", {
             "action": "edit", "name": "local-tools", "args": ["-m", "local_tools", "--verbose"],
             "env": {"MODE": "x", "LEVEL": None}}))
         assert edited["edited"]["launch"]["args"] == ["-m", "local_tools", "--verbose"]
-        assert edited["edited"]["launch"]["env"] == {"MODE": "x"}
+        assert edited["edited"]["launch"]["env"] == {"MODE": "<set>"}
         nothing = await client.call_tool("jarvis_server", {"action": "edit", "name": "local-tools"})
         assert "needs something to change" in error_text(nothing)
 

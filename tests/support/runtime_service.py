@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ def runtime_settings(data_dir: Path, image: str, **overrides: Any) -> RuntimeSet
     values: dict[str, Any] = {
         "data_dir": data_dir, "image": image, "agent_command": ["fake-agent"], "docker_host": docker_host(),
         "session_end_grace_seconds": 2, "exec_timeout_seconds": 20, "memory": "128m", "pids": 64,
+        "project_roots": [Path(tempfile.gettempdir())],  # the tests' source repositories live in tmp_path
     }
     values.update(overrides)
     return RuntimeSettings(**values)

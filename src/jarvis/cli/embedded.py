@@ -91,7 +91,7 @@ class EmbeddedSettings(ProcessSettings):
 def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
     bindings = [
         *build_registry_bindings(settings),
-        ServiceBinding(project_pb2_grpc.add_ProjectServiceServicer_to_server, ProjectServicer(),
+        ServiceBinding(project_pb2_grpc.add_ProjectServiceServicer_to_server, ProjectServicer(settings.project_roots),
                        "jarvis.api.registry.v1.ProjectService"),
     ]
     return create_server(bindings, address, metrics=metrics)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +19,8 @@ from tests.support.stack import RunningJarvis, start_jarvis
 def runtime_env(image: str, home: Path, **extra: str) -> dict[str, str]:
     return {"HOME": str(home), "DOCKER_HOST": docker_host(), "JARVIS_RUNTIME_IMAGE": image,
             "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]', "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
-            **extra}
+            # Source repositories are made in tmp_path, not under HOME.
+            "JARVIS_PROJECT_ROOTS": json.dumps([tempfile.gettempdir()]), **extra}
 
 
 @pytest.fixture(scope="module")

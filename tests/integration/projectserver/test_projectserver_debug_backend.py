@@ -107,3 +107,33 @@ def test_restarts_after_a_crash_follows_the_setting_and_stops_on_close(
 
     backend.close()
     assert not alive(third)
+
+
+def test_project_server_runs_without_jarvis_environment(environ: dict[str, str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15: the server inherited Jarvis's environment (AWS_*, JIRA_API_TOKEN) and could show it."""
+    monkeypatch.setenv("JIRA_API_TOKEN", "jira-canary-15")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-canary-15")
+    backend = ProjectBackend(Credentials(environ=environ))
+    try:
+        assert run(Gateway([backend]), "project_inspect_state", path="cache.7") == {"value": "seven", "type": "str"}
+        assert backend._manager is not None
+        pid = backend._manager.pid
+        assert pid is not None
+        variables = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                         if b"=" in entry)
+    finally:
+        backend.close()
+    assert b"JIRA_API_TOKEN" not in variables
+    assert b"AWS_SECRET_ACCESS_KEY" not in variables
+    assert not [k for k, v in variables.items() if b"canary" in v]
+    assert set(variables) <= {b"PATH", b"HOME", b"LANG", b"LC_ALL", b"LC_CTYPE", b"TZ", b"TMPDIR", b"PYTHONPATH"}
+
+
+def test_gateway_refuses_environment_paths_before_any_server_sees_them(backend: ProjectBackend) -> None:
+    """Also for servers scaffolded before the template refused them itself."""
+    gateway = Gateway([backend])
+    for path in ("os.environ", "posix.environ", "app.config.API_KEY", "settings.db_password"):
+        with pytest.raises(InvalidArgument, match="never reads"):
+            run(gateway, "project_inspect_state", path=path, depth=3)
+    assert backend._manager is None  # refused before a server was even started

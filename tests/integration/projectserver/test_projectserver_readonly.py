@@ -11,6 +11,8 @@ from typing import Any, cast
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from tests.support.projectserver import LOG_ENTRIES
 
@@ -50,7 +52,7 @@ async def test_unknown_paths_answer_with_an_error_not_a_failure(client: Client) 
     assert missing["value"] is None
     assert "cache.users.carol" in missing["error"]
     unknown = await inspect(client, "not_a_module.x")
-    assert "registered: ['cache', 'lazy', 'settings', 'traps']" in unknown["error"]
+    assert "registered: ['cache', 'lazy', 'service', 'settings', 'traps']" in unknown["error"]
 
 
 async def test_no_application_code_runs_and_nothing_changes(client: Client) -> None:
@@ -124,3 +126,26 @@ async def test_get_logs_follow_picks_up_new_entries_and_writes_nothing(client: C
     assert followed["followed"] == 1
     expected = "\n".join(json.dumps(e) for e in LOG_ENTRIES).count("\n") + 3  # 6 entries, 1 junk, 1 appended
     assert log_file.read_text().count("\n") == expected  # the server added nothing of its own
+
+
+async def test_environment_and_credential_paths_are_refused(client: Client) -> None:
+    """Issue 15: `inspect_state path=os.environ` returned the environment (hex-encoded at depth 3)."""
+    for path in ("os.environ", "os.environ._data", "posix.environ", "os.environb", "service.api_key",
+                 "service.nested.db_password", "sample_app.state.SERVICE.api_key"):
+        with pytest.raises(MCPError, match="never reads") as refused:  # invalid params, like other bad paths
+            await client.call_tool("inspect_state", {"path": path, "depth": 3})
+        assert refused.value.error.code == INVALID_PARAMS
+
+
+async def test_environment_and_credentials_reached_indirectly_are_hidden(client: Client) -> None:
+    service = (await inspect(client, "service", depth=3))["value"]
+    assert service["region"] == "eu"
+    assert service["api_key"].startswith("<hidden")
+    assert service["nested"]["db_password"].startswith("<hidden")
+    module = (await inspect(client, "sample_app.state", depth=2))["value"]["items"]
+    assert module["ENVIRON"].startswith("<hidden")  # os.environ under another name: hidden by identity
+    assert module["ENV_COPY"].get("PATH"), "a plain copy shows what is not a credential"
+    assert module["SERVICE"]["api_key"].startswith("<hidden")
+    text = json.dumps(await inspect(client, "sample_app", depth=4))
+    assert "canary" not in text
+    assert "63616e617279" not in text

@@ -121,6 +121,29 @@ def test_dangerous_sources_are_refused(service: Service, source_url: str) -> Non
     assert list(service.call("ListProjects").projects) == []
 
 
+# This repository itself: a real local repository outside the test roots (the temp dir).
+OUTSIDE_REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize(("source_url", "reason"), [
+    (f"file://{OUTSIDE_REPO}", "outside the allowed project roots"),
+    (str(OUTSIDE_REPO), "outside the allowed project roots"),
+    ("file:///tmp/../etc", "without '..'"),
+    ("file:///tmp/%2e%2e/root", "without '..'"),
+])
+def test_local_sources_are_confined_to_the_project_roots(service: Service, tmp_path: Path, source_url: str,
+                                                         reason: str) -> None:
+    """Issue 15: `file://` sources accepted `..` and any local repository on the runtime's host."""
+    error = rpc_error(lambda: service.call("CreateProject", name="confined", source_url=source_url))
+    assert error.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason in error.details()
+    assert list(service.call("ListProjects").projects) == []
+    link = tmp_path / "inside-link"  # under the roots by name, outside once resolved
+    link.symlink_to(OUTSIDE_REPO)
+    escaped = rpc_error(lambda: service.call("CreateProject", name="confined", source_url=f"file://{link}"))
+    assert escaped.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
 @pytest.mark.parametrize("project_id", ["../../etc", "p/../x", "", "p0123456789ab; rm -rf /", "P0123456789AB"])
 def test_malformed_ids_name_nothing(service: Service, project_id: str) -> None:
     error = rpc_error(lambda: service.call("GetProject", project_id=project_id))

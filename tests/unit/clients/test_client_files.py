@@ -30,16 +30,15 @@ def test_new_file_is_private(tmp_path: Path) -> None:
     assert mode(path) == 0o600
 
 
-def test_symlinked_config_is_written_through(tmp_path: Path) -> None:
-    real = tmp_path / "dotfiles" / "mcp.json"
-    real.parent.mkdir()
+def test_atomic_write_replaces_a_symlink_itself_never_its_target(tmp_path: Path) -> None:
+    """Callers resolve links first (clients/paths.py); a link swapped in afterwards is replaced, not followed."""
+    real = tmp_path / "elsewhere.json"
     real.write_text("{}")
     link = tmp_path / "mcp.json"
     link.symlink_to(real)
-    target = files.real_target(link)
-    files.atomic_write(target, '{"b": 2}')
-    assert link.is_symlink()
-    assert real.read_text() == '{"b": 2}'
+    files.atomic_write(link, '{"b": 2}')
+    assert not link.is_symlink()
+    assert real.read_text() == "{}"
 
 
 def test_backups_are_timestamped_copies_and_only_five_kept(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from jarvis.registry.domain.clients import ClientManager, ServerLaunch
 from tests.unit.clients.clients_support import AGGREGATOR, Install
 
@@ -217,3 +218,67 @@ def test_unreadable_state_file_is_an_error(manager: ClientManager, data_dir: Pat
     (data_dir / "clients.json").write_text("{nope")
     with pytest.raises(FailedPrecondition, match=r"clients\.json is unreadable"):
         manager.list()
+
+
+# --- path policy (issue 15: a config path must not become a write anywhere) ----------------------
+
+
+def test_default_path_symlinked_out_of_home_is_never_written(manager: ClientManager, install: Install,
+                                                             tmp_path: Path) -> None:
+    path = install("cursor")
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"keep": true}\n')
+    path.unlink()
+    path.symlink_to(outside)
+    with pytest.raises(PermissionDenied, match="outside the home directory"):
+        manager.edit("cursor", [ServerLaunch(name="kb", command="kb")], [], [], [])
+    assert outside.read_text() == '{"keep": true}\n'
+    assert not list(tmp_path.glob("outside.json.bak-*"))
+
+
+def test_custom_path_symlinked_elsewhere_is_refused(manager: ClientManager, home: Path, tmp_path: Path) -> None:
+    (home / "cfg").mkdir()
+    target = tmp_path / "victim.json"
+    target.write_text("{}")
+    (home / "cfg" / "link.json").symlink_to(target)
+    with pytest.raises(PermissionDenied, match="Jarvis does not follow symlinks out"):
+        manager.config_path("cursor", "~/cfg/link.json")
+    assert not manager.config_path("cursor").custom
+
+
+def test_jarvis_data_dir_is_never_a_client_config(manager: ClientManager, data_dir: Path) -> None:
+    data_dir.mkdir()
+    (data_dir / "config.json").write_text('{"version": 2}')
+    with pytest.raises(PermissionDenied, match="Jarvis's own data directory"):
+        manager.config_path("cursor", str(data_dir / "config.json"))
+    assert (data_dir / "config.json").read_text() == '{"version": 2}'
+
+
+def test_a_custom_path_set_before_the_policy_is_checked_again_on_write(
+    manager: ClientManager, data_dir: Path
+) -> None:
+    data_dir.mkdir()
+    (data_dir / "config.json").write_text('{"version": 2}')
+    (data_dir / "clients.json").write_text(json.dumps(
+        {"version": 1, "clients": {"cursor": {"config_path": str(data_dir / "config.json"), "managed": {}}}}))
+    with pytest.raises(PermissionDenied, match="Jarvis's own data directory"):
+        manager.edit("cursor", [], [], ["dev"], [])
+    assert (data_dir / "config.json").read_text() == '{"version": 2}'
+
+
+@pytest.mark.parametrize("name", ["authorized_keys", ".bashrc", "cron.txt"])
+def test_custom_path_must_be_a_file_of_the_clients_format(manager: ClientManager, home: Path, name: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"keeps its config in a \.json file"):
+        manager.config_path("cursor", str(home / name))
+
+
+def test_existing_file_of_another_kind_is_never_replaced(manager: ClientManager, home: Path) -> None:
+    (home / "notes.json").write_text("not json at all\n")
+    manager.config_path("cursor", "~/notes.json")
+    with pytest.raises(FailedPrecondition, match="is not valid JSON"):
+        manager.edit("cursor", [], [], ["dev"], [])
+    assert (home / "notes.json").read_text() == "not json at all\n"
+    fifo = home / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(FailedPrecondition, match="not a regular file"):
+        manager.config_path("cursor", str(fifo))

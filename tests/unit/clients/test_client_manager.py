@@ -390,9 +390,9 @@ def test_only_five_backups_kept(manager: ClientManager, install: Install) -> Non
     assert path.read_bytes() == (SAMPLES / "cursor_mcp.json").read_bytes()
 
 
-def test_permission_bits_kept_and_symlink_followed(manager: ClientManager, install: Install, tmp_path: Path) -> None:
+def test_permission_bits_kept_and_symlink_followed(manager: ClientManager, install: Install, home: Path) -> None:
     path = install("claude-code")
-    dotfiles = tmp_path / "dotfiles"
+    dotfiles = home / "dotfiles"  # a dotfile manager's checkout: inside the home, so the link is followed
     dotfiles.mkdir()
     real = dotfiles / "claude.json"
     path.rename(real)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, Unavailable
 from jarvis.registry.domain.project import MAX_BYTES_LIMIT, analyze, diff
+from tests.support.git_env import GIT_ENV
 from tests.unit.project.project_support import Git, write
 
 
@@ -125,3 +128,90 @@ def test_without_git_diff_is_unavailable_and_analyze_still_reports(
     assert not report.is_git_repo
     assert report.notes == ("git state unknown: git is not installed on the registry host; "
                             "install git to use project diff",)
+
+
+# --- issue 15: nothing a repository configures runs on the host when Jarvis reads it ----------
+
+
+def _hostile(repo: Path, git: Git, marker_dir: Path) -> dict[str, Path]:
+    """Every program a repository's own config can make `status`/`diff` run, each touching its own marker."""
+    markers = {name: marker_dir / name for name in ("clean", "process", "textconv", "external", "fsmonitor",
+                                                     "odd-name", "included")}
+    hook = marker_dir / "fsmonitor-hook"
+    hook.write_text(f"#!/bin/sh\ntouch {markers['fsmonitor']}\n")
+    hook.chmod(0o755)
+    included = marker_dir / "included.cfg"
+    included.write_text(f'[filter "inc"]\n\tclean = "touch {markers["included"]}; cat"\n')
+    write(repo, {".gitattributes": "*.py filter=evil diff=evil\n*.md filter=odd=name\n*.txt filter=inc\n"})
+    git(repo, "config", "filter.evil.clean", f"touch {markers['clean']}; cat")
+    git(repo, "config", "filter.evil.required", "true")
+    git(repo, "config", "filter.odd=name.clean", f"touch {markers['odd-name']}; cat")
+    git(repo, "config", "diff.evil.textconv", f"touch {markers['textconv']}; cat")
+    git(repo, "config", "diff.external", f"sh -c 'touch {markers['external']}'")
+    git(repo, "config", "core.fsmonitor", str(hook))
+    git(repo, "config", "include.path", str(included))
+    write(repo, {"app.py": "print('changed')\n", "README.md": "changed\n", "notes.txt": "new\n"})
+    git(repo, "add", "notes.txt")
+    write(repo, {"notes.txt": "newer\n"})
+    return markers
+
+
+def test_diff_runs_no_filter_textconv_external_diff_or_fsmonitor_of_the_repo(repo: Path, git: Git,
+                                                                             tmp_path: Path) -> None:
+    markers = _hostile(repo, git, tmp_path)
+    # The repository is really hostile: plain git runs its programs (and may fail on their output).
+    subprocess.run(["git", "-C", str(repo), "diff"], env={**os.environ, **GIT_ENV}, capture_output=True, check=False)
+    subprocess.run(["git", "-C", str(repo), "diff", "--no-ext-diff", "--", "notes.txt"],
+                   env={**os.environ, **GIT_ENV}, capture_output=True, check=False)
+    ran = {name for name, marker in markers.items() if marker.exists()}
+    assert {"clean", "external", "included", "fsmonitor"} <= ran, f"the fixture no longer triggers git: {ran}"
+    for marker in markers.values():
+        marker.unlink(missing_ok=True)
+
+    unstaged, staged = diff(repo), diff(repo, staged=True)
+    report = analyze(repo)
+
+    assert [name for name, marker in markers.items() if marker.exists()] == []
+    assert "+print('changed')" in unstaged.diff  # the plain content, not a driver's
+    assert set(unstaged.files) >= {"app.py", "README.md", "notes.txt"}
+    assert staged.files == (".gitattributes", "notes.txt") or "notes.txt" in staged.files
+    assert report.is_git_repo
+
+
+def test_process_filter_is_switched_off_too(repo: Path, git: Git, tmp_path: Path) -> None:
+    marker = tmp_path / "process"
+    write(repo, {".gitattributes": "* filter=lfsish\n"})
+    git(repo, "config", "filter.lfsish.process", f"sh -c 'touch {marker}'")
+    write(repo, {"app.py": "print('changed')\n"})
+    assert "app.py" in diff(repo).files
+    assert not marker.exists()
+
+
+def test_git_never_sees_jarvis_environment(repo: Path, git: Git, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variables of Jarvis's own (credentials, GIT_DIR redirects) do not reach git or what it might run."""
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'filter.fromenv.clean'='touch {tmp_path / 'env-marker'}; cat'")
+    write(repo, {".gitattributes": "app.py filter=fromenv\n"})
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    write(repo, {"app.py": "print('changed')\n"})
+    assert diff(repo).files == ("app.py",)
+    assert not (tmp_path / "env-marker").exists()
+
+
+def test_a_repository_above_the_project_root_is_not_used(tmp_path: Path, git: Git) -> None:
+    """With roots, git looks for the repository no higher than the root the path is under."""
+    outer = tmp_path / "home"
+    git(tmp_path, "init", "-q", str(outer))
+    write(outer, {"secret.txt": "v1\n"})
+    git(outer, "add", "secret.txt")
+    git(outer, "commit", "-qm", "dotfiles")
+    write(outer, {"secret.txt": "v2\n", "projects/plain/main.py": "x = 1\n"})
+    inside = outer / "projects"
+    with pytest.raises(FailedPrecondition, match="not a git repository"):
+        diff(inside / "plain", allowed_roots=[inside])
+    assert not analyze(inside / "plain", allowed_roots=[inside]).is_git_repo
+    assert "secret.txt" in diff(inside / "plain").files  # without roots git walks up, as it always did

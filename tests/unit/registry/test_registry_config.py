@@ -125,3 +125,13 @@ def test_broken_file_is_a_failed_precondition(config: ConfigFile) -> None:
     config.path.write_text(json.dumps({"version": 9}))
     with pytest.raises(FailedPrecondition, match="newer than this Jarvis understands"):
         config.list()
+
+
+def test_keys_the_aggregator_gates_behind_admin_exist() -> None:
+    """The gate matches by name: a renamed key must not slip out of it."""
+    from jarvis.common.scopes import ADMIN_CONFIG_KEYS
+    from jarvis.registry.domain.config.keys import KEYS_BY_NAME
+
+    assert ADMIN_CONFIG_KEYS
+    assert KEYS_BY_NAME.keys() >= ADMIN_CONFIG_KEYS
+    assert all("admin scope" in KEYS_BY_NAME[k].description for k in ADMIN_CONFIG_KEYS)

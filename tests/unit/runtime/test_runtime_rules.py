@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis.common.errors import InvalidArgument, NotFound
+from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 from jarvis.common.sql.database import Database
 from jarvis.runtime.domain import agent_protocol, tasks
 from jarvis.runtime.domain.events import EventLog
@@ -113,3 +113,39 @@ def test_event_log_orders_resumes_and_waits(log: EventLog) -> None:
     assert log.page("s1", 3, 10, 0.2) == ([], 3)
     log.drop(["s1"])
     assert log.page("s1", 0, 10, 0) == ([], 0)
+
+
+def _repo(root: Path) -> Path:
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.mark.parametrize("form", ["{path}", "file://{path}", "file://localhost{path}"])
+def test_local_sources_inside_the_roots_are_allowed(tmp_path: Path, form: str) -> None:
+    repo = _repo(tmp_path / "roots" / "app")
+    source = form.format(path=repo)
+    assert check_source(source, [tmp_path / "roots"]) == source
+
+
+@pytest.mark.parametrize("form", ["{root}/../elsewhere", "file://{root}/../elsewhere", "file://{root}/%2e%2e/elsewhere",
+                                  "file://{root}/sub/..%2F..%2Felsewhere"])
+def test_file_sources_with_dotdot_are_refused(tmp_path: Path, form: str) -> None:
+    """Issue 15: `file://` sources accepted `..` (local paths already did not)."""
+    _repo(tmp_path / "elsewhere")
+    with pytest.raises(InvalidArgument, match=r"without '\.\.'"):
+        check_source(form.format(root=tmp_path / "roots"), [tmp_path / "roots"])
+
+
+def test_local_sources_outside_the_roots_are_refused(tmp_path: Path) -> None:
+    """Issue 15: any local repository could be cloned into a project (and read by its agent)."""
+    roots = [tmp_path / "roots"]
+    outside = _repo(tmp_path / "private")
+    (tmp_path / "roots").mkdir()
+    link = tmp_path / "roots" / "link"
+    link.symlink_to(outside)
+    redirected = tmp_path / "roots" / "worktree"
+    redirected.mkdir()
+    (redirected / ".git").write_text(f"gitdir: {outside / '.git'}\n")
+    for source in (str(outside), f"file://{outside}", str(link), f"file://{link}", str(redirected)):
+        with pytest.raises(PermissionDenied, match="outside the allowed project roots"):
+            check_source(source, roots)

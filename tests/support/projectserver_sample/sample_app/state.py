@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 
 from project_mcp_server.registry import register
@@ -22,6 +23,11 @@ class Settings:
 
 
 SETTINGS = Settings()
+# What inspect_state must never show: credentials by name, and a copy of the environment.
+SERVICE = {"region": "eu", "api_key": "sk-canary-1", "nested": {"db_password": "pw-canary-2"}}
+ENV_COPY = dict(os.environ)
+ENVIRON = os.environ  # the live mapping under another name
 register("cache", CACHE)
 register("settings", SETTINGS)
 register("lazy", LAZY)
+register("service", SERVICE)

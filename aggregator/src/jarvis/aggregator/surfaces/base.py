@@ -22,7 +22,9 @@ class Action:
 
     `read_only`, `destructive` and `idempotent` describe what the action does; the tool's
     annotations are derived from its actions so they can never disagree with the code.
-    `admin` marks writes that define a command or image (they need the admin scope).
+    `admin` marks writes that define a command or image (they need the admin scope);
+    `admin_if` marks the calls of an otherwise ordinary action that need it too, judged on the
+    arguments (a custom client config path, a setting that flows into other people's configs).
     """
 
     name: str
@@ -32,6 +34,10 @@ class Action:
     idempotent: bool = False
     required: tuple[str, ...] = ()
     admin: bool = False
+    admin_if: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def needs_admin(self, args: Mapping[str, Any]) -> bool:
+        return self.admin or (self.admin_if is not None and self.admin_if(args))
 
 
 @dataclass
@@ -120,7 +126,7 @@ class Tool:
         project = args.get("project_id")
         return principal.may(surface, self.name, action.name if action else None,
                              read_only=action.read_only if action else self.read_only,
-                             admin=action.admin if action else self.admin,
+                             admin=action.needs_admin(args) if action else self.admin,
                              project=project if isinstance(project, str) else None)
 
     async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:

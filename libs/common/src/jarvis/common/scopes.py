@@ -38,6 +38,9 @@ _SEGMENT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _NAME_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 PROJECT_SEPARATOR = "@"
+# Settings whose value flows into what other people run or connect to (every client config Jarvis
+# writes points at `aggregator_url`): setting them needs `admin`, like defining a command does.
+ADMIN_CONFIG_KEYS = frozenset({"aggregator_url"})
 # Surfaces every valid token reaches: the discovery surface only shows, and only calls, what the
 # token's other scopes allow, so it needs no scope of its own.
 OPEN_SURFACES = frozenset({"discovery"})

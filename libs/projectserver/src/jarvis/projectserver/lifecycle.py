@@ -42,6 +42,16 @@ READY_EVENT = "projectserver:ready"
 GRACE_SECONDS = 5.0
 STARTUP_TIMEOUT_SECONDS = 30.0
 _POLL = 0.02
+# All a Python server needs from Jarvis's environment: where programs are, the locale, the time zone
+# and the temp dir. Nothing else passes: Jarvis's own variables include credentials (AWS_*,
+# JIRA_API_TOKEN, database URLs) that the project's code, and anyone reading its state, must not see.
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
+
+
+def minimal_environment(source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of PASSED_ENV that `source` (default: this process's environment) sets."""
+    values = os.environ if source is None else source
+    return {name: values[name] for name in PASSED_ENV if name in values}
 
 
 class ProjectServerError(Exception):
@@ -70,7 +80,7 @@ class ProjectServerLifecycleManager:
         project_dir: Path,
         *,
         argv: Sequence[str] | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,  # the whole environment; default: minimal_environment()
         startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
         grace_seconds: float = GRACE_SECONDS,
         stderr_lines: int = 40,
@@ -78,7 +88,8 @@ class ProjectServerLifecycleManager:
         self.project_dir = project_dir.resolve()
         self.argv = list(argv or default_argv(self.project_dir))
         source = self.project_dir / "mcp-server" / "src"
-        base = dict(os.environ if env is None else env)
+        # An explicit environment, never an inherited one (see PASSED_ENV).
+        base = minimal_environment() if env is None else dict(env)
         # The server's own package comes from the project, ahead of anything else on the path.
         base["PYTHONPATH"] = os.pathsep.join(p for p in (str(source), base.get("PYTHONPATH", "")) if p)
         self.env = base

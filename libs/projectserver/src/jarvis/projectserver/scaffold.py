@@ -62,12 +62,8 @@ def scaffold_project_server(destination: Path, *, force: bool = False) -> Scaffo
     return ScaffoldResult(destination, tuple(written))
 
 
-def template_tool_schemas() -> dict[str, dict[str, Any]]:
-    """The template's tool table (`schemas.TOOLS`): name -> description and inputSchema.
-
-    Read from the template file itself so that Jarvis and the generated server can never
-    describe the tools differently.
-    """
+def _template_schemas() -> Any:
+    """The template's `schemas.py`, loaded from the file itself (standard library only, no server import)."""
     source = files("jarvis.projectserver") / TEMPLATE / "mcp-server" / "src" / "project_mcp_server" / "schemas.py"
     with as_file(source) as path:
         spec = importlib.util.spec_from_file_location("_jarvis_project_server_schemas", path)
@@ -75,4 +71,18 @@ def template_tool_schemas() -> dict[str, dict[str, Any]]:
         assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    return cast(dict[str, dict[str, Any]], module.TOOLS)
+    return module
+
+
+def template_tool_schemas() -> dict[str, dict[str, Any]]:
+    """The template's tool table (`schemas.TOOLS`): name -> description and inputSchema.
+
+    Read from the template file itself so that Jarvis and the generated server can never
+    describe the tools differently.
+    """
+    return cast(dict[str, dict[str, Any]], _template_schemas().TOOLS)
+
+
+def template_refused_state_names() -> str:
+    """The pattern of names `inspect_state` never reads (`schemas.REFUSED_STATE_NAMES`)."""
+    return cast(str, _template_schemas().REFUSED_STATE_NAMES)

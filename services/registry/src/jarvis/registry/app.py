@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis.common.errors import AlreadyExists, InvalidArgument
@@ -27,8 +28,9 @@ from jarvis.registry.storage.migrate import upgrade_to_head
 class Registry:
     """Use cases over one database, one config file and the user's MCP client configs."""
 
-    def __init__(self, db: Database, data_dir: Path, home: Path) -> None:
+    def __init__(self, db: Database, data_dir: Path, home: Path, project_roots: Sequence[Path] | None = None) -> None:
         self.db = db
+        self.project_roots = list(project_roots) if project_roots is not None else [home]
         self.config = ConfigFile(data_dir / "config.json")
 
         def client_manager() -> ClientManager:
@@ -49,7 +51,7 @@ class Registry:
         db = Database.from_url(settings.database_url)
         try:
             upgrade_to_head(db.engine)
-            registry = cls(db, settings.data_dir, settings.home)
+            registry = cls(db, settings.data_dir, settings.home, settings.project_roots)
             # A replica starting at the same moment may insert the same bundled entries first.
             with contextlib.suppress(AlreadyExists):
                 registry.catalog.load_bundled()
@@ -72,7 +74,7 @@ class Registry:
         entries, _ = self.catalog.list()
         return suggest_for_project(
             Path(project_dir).expanduser(), self.servers.list(), entries, {p.name for p in self.profiles.list()},
-            [c.name for c in self.clients.list() if c.detected],
+            [c.name for c in self.clients.list() if c.detected], allowed_roots=self.project_roots,
         )
 
     def bootstrap(self) -> BootstrapResult:

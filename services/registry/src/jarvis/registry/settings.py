@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from jarvis.common.roots import parse_roots
 from jarvis.common.settings import ProcessSettings
 
 
@@ -24,11 +25,24 @@ class RegistrySettings(ProcessSettings):
     )
     listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
     home: Path = Field(default=Path("~"), description="Home directory whose MCP client configs are managed.")
+    project_roots: list[Path] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("JARVIS_REGISTRY_PROJECT_ROOTS", "JARVIS_PROJECT_ROOTS", "project_roots"),
+        description="Directories project analysis, diff and profile suggestions may read (JSON list); "
+                    "default: the home directory.",
+    )
+
+    @field_validator("project_roots", mode="before")
+    @classmethod
+    def _roots(cls, value: object) -> list[Path]:
+        return parse_roots(value)
 
     @model_validator(mode="after")
     def _resolve_paths(self) -> RegistrySettings:
         self.data_dir = self.data_dir.expanduser()
         self.home = self.home.expanduser()
+        if not self.project_roots:
+            self.project_roots = [self.home]
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'registry.db'}"
         self.database_url = self.with_database_password(self.database_url)

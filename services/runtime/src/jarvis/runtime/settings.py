@@ -6,9 +6,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from jarvis.common.roots import default_roots, parse_roots
 from jarvis.common.settings import ProcessSettings
 
 DEFAULT_AGENT_COMMAND = ["claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
@@ -62,6 +63,15 @@ class RuntimeSettings(ProcessSettings):
     build_timeout_seconds: int = 1800
     logs_tail_default: int = 200
     max_workers: int = 64
+    # Local and file:// project sources must lie under one of these (jarvis.common.roots); default: the home.
+    project_roots: list[Path] = Field(
+        default_factory=default_roots,
+        validation_alias=AliasChoices("JARVIS_RUNTIME_PROJECT_ROOTS", "JARVIS_PROJECT_ROOTS", "project_roots"))
+
+    @field_validator("project_roots", mode="before")
+    @classmethod
+    def _roots(cls, value: object) -> list[Path]:
+        return parse_roots(value)
 
     @model_validator(mode="after")
     def _resolve(self) -> RuntimeSettings:

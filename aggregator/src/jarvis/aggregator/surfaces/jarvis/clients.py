@@ -47,7 +47,7 @@ def build(ctx: ToolContext) -> Tool:
 
     async def config(a: dict[str, Any], _: Principal) -> Any:
         req = pb.ClientConfigPathRequest(name=a["name"])
-        if a.get("path"):
+        if "path" in a:  # "" goes back to the client's default location
             req.path = a["path"]
         return to_dict(await reg.call(reg.registry.ClientConfigPath, req))
 
@@ -64,6 +64,7 @@ def build(ctx: ToolContext) -> Tool:
             Action("list", list_, read_only=True, idempotent=True),
             Action("edit", edit, required=("name",)),
             Action("import", import_, required=("name",), admin=True),
-            Action("config", config, idempotent=True, required=("name",)),
+            # Any path but the default one is a write target of the caller's choosing: admin only.
+            Action("config", config, idempotent=True, required=("name",), admin_if=lambda a: bool(a.get("path"))),
         ],
     )

@@ -12,6 +12,7 @@ from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.scopes import ADMIN_CONFIG_KEYS
 
 
 def _entry(entry: pb.ConfigEntry) -> dict[str, Any]:
@@ -45,7 +46,8 @@ def build(ctx: ToolContext) -> Tool:
         properties={"key": s.string(), "value": {"description": "any JSON value"}},
         actions=[
             Action("get", get, read_only=True, idempotent=True, required=("key",)),
-            Action("set", set_, idempotent=True, required=("key", "value")),
+            Action("set", set_, idempotent=True, required=("key", "value"),
+                   admin_if=lambda a: str(a.get("key", "")).strip() in ADMIN_CONFIG_KEYS),
             Action("list", list_, read_only=True, idempotent=True),
             Action("migrate", migrate, idempotent=True),
         ],

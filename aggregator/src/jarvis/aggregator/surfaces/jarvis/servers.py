@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
@@ -35,8 +37,23 @@ def _summary(server: pb.Server) -> dict[str, Any]:
     }
 
 
+# What a launch env or header value shows instead of itself: secrets live there.
+SET, EMPTY = "<set>", "<empty>"
+# A whole-value `${NAME}` reference, which the host resolves from Jarvis's own environment (downstream/host.py).
+_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+
+
+def masked(values: Mapping[str, str]) -> dict[str, str]:
+    """Names, and for each value only whether it is set, or the `${NAME}` it refers to (never a secret)."""
+    return {name: value if _REFERENCE.match(value) else (SET if value else EMPTY) for name, value in values.items()}
+
+
 def _detail(server: pb.Server) -> dict[str, Any]:
     detail = to_dict(server)
+    launch = detail.get("launch", {})
+    for field in ("env", "headers"):  # masked for every caller, admin included: results end up in transcripts
+        if field in launch:
+            launch[field] = masked(launch[field])
     for tool in detail.get("tools", []):
         raw = tool.pop("input_schema_json", "")
         tool["input_schema"] = json.loads(raw) if raw else {}

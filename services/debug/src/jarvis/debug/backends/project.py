@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from jarvis.projectserver.lifecycle import (
     ProjectServerLifecycleManager,
     default_argv,
 )
-from jarvis.projectserver.scaffold import template_tool_schemas
+from jarvis.projectserver.scaffold import template_refused_state_names, template_tool_schemas
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class ProjectBackend:
         self._credentials = credentials
         self._python = python
         self._schemas = template_tool_schemas()
+        self._refused_names = re.compile(template_refused_state_names(), re.IGNORECASE)
         self._specs = tuple(ToolSpec(PREFIX + name, spec["description"], _params(spec["inputSchema"]))
                             for name, spec in self._schemas.items())
         self._lock = threading.Lock()
@@ -81,8 +83,9 @@ class ProjectBackend:
         name = tool.removeprefix(PREFIX)
         if name not in self._schemas:
             raise NotFound(f"the project backend has no tool '{tool}'")
-        manager, portal = self._running(self._project_dir())
         sent = {k: v for k, v in arguments.items() if v is not None}
+        self._refuse_secret_state(name, sent)
+        manager, portal = self._running(self._project_dir())
         try:
             result = portal.call(partial(manager.call_tool, name, sent, CALL_TIMEOUT))
         except MCPError as exc:
@@ -95,6 +98,14 @@ class ProjectBackend:
         if result.is_error:
             raise FailedPrecondition(f"the project server could not run {name}: {text}")
         return result.structured_content if result.structured_content is not None else text
+
+    def _refuse_secret_state(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """No environment or credential path reaches a server, even one scaffolded before it refused them itself."""
+        path = arguments.get("path")
+        if name == "inspect_state" and isinstance(path, str) and any(
+                self._refused_names.search(segment) for segment in path.split(".")):
+            raise InvalidArgument(f"'{path[:200]}' names the process environment or a credential, which "
+                                  "project_inspect_state never reads; inspect the application's own state instead")
 
     def close(self) -> None:
         """Stop the project server (SIGTERM, then SIGKILL after the grace period) and the event loop."""

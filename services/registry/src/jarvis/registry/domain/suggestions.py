@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,10 @@ class Suggestions:
 
 
 def suggest_for_project(project_dir: Path, installed: list[Server], catalog: list[CatalogEntry],
-                        profiles: set[str], clients_detected: list[str]) -> Suggestions:
+                        profiles: set[str], clients_detected: list[str], *,
+                        allowed_roots: Sequence[Path] | None = None) -> Suggestions:
     """Installed servers come first; catalog entries not installed yet are offered too."""
-    report = analyze(project_dir)
+    report = analyze(project_dir, allowed_roots=allowed_roots)
     candidates = [CandidateServer(s.name, s.description, "", [t.name for t in s.tools], installed=True)
                   for s in installed]
     installed_names = {s.name for s in installed}

@@ -29,7 +29,7 @@ class Projects:
     def create(self, name: str, source_url: str, image: str, agent_command: Sequence[str], agent_protocol: str,
                network: bool) -> Project:
         s = self._d.settings
-        name, source, image = check_name(name), check_source(source_url), check_image(image) or s.image
+        name, source, image = check_name(name), check_source(source_url, s.project_roots), check_image(image) or s.image
         command = check_argv(agent_command, "agent_command") if agent_command else list(s.agent_command)
         protocol = check_protocol(agent_protocol, s.agent_protocol)
         self._check_name_free(name)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
-from urllib.parse import urlparse
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
 
 from jarvis.common.errors import InvalidArgument, NotFound
+from jarvis.common.roots import confine
 from jarvis.runtime.domain.models import PROTOCOLS
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
@@ -49,25 +50,46 @@ def check_name(name: str, what: str = "project") -> str:
     return name
 
 
-def check_source(source: str) -> str:
-    """A git source Jarvis may clone: an absolute local path, file://, https:// or ssh:// (never ext:: & co)."""
+def check_source(source: str, roots: Sequence[Path] | None = None) -> str:
+    """A git source Jarvis may clone: an absolute local path, file://, https:// or ssh:// (never ext:: & co).
+
+    A local path or file:// URL is a repository on this host: with `roots`, it must lie under one of
+    them once symlinks are resolved (jarvis.common.roots), and its `.git` may not point elsewhere.
+    """
     source = (source or "").strip()
     if not source:
         return ""
     if source.startswith("-") or any(ord(c) < 32 for c in source):
         raise InvalidArgument(f"invalid source_url '{source[:80]}': it may not start with '-' or contain control "
                               "characters")
-    if source.startswith("/"):
-        if ".." in PurePosixPath(source).parts:
-            raise InvalidArgument(f"invalid source_url '{source[:80]}': use a path without '..'")
-        return source
     parsed = urlparse(source)
-    if parsed.scheme == "file" and parsed.path.startswith("/") and parsed.netloc in ("", "localhost"):
+    if source.startswith("/"):
+        local = source
+    elif parsed.scheme == "file" and parsed.path.startswith("/") and parsed.netloc in ("", "localhost"):
+        local = unquote(parsed.path)
+    elif parsed.scheme in ("https", "ssh") and parsed.hostname:
         return source
-    if parsed.scheme in ("https", "ssh") and parsed.hostname:
-        return source
-    raise InvalidArgument(f"unsupported source_url '{source[:80]}': use an absolute local path, file://, https:// "
-                          "or ssh:// (other git transports such as ext:: are refused)")
+    else:
+        raise InvalidArgument(f"unsupported source_url '{source[:80]}': use an absolute local path, file://, "
+                              "https:// or ssh:// (other git transports such as ext:: are refused)")
+    if ".." in PurePosixPath(local).parts:
+        raise InvalidArgument(f"invalid source_url '{source[:80]}': use a path without '..'")
+    if roots is not None:
+        _confine_repository(Path(local), roots)
+    return source
+
+
+def _confine_repository(path: Path, roots: Sequence[Path]) -> None:
+    """The repository and, for a `.git` file (worktrees, submodules), the git dir it names, inside the roots."""
+    confine(path, roots, "source_url")
+    gitfile = path / ".git"
+    if gitfile.is_file():
+        try:
+            pointer = gitfile.read_text(errors="replace").strip()
+        except OSError:
+            return  # unreadable: the clone fails and says so
+        if pointer.startswith("gitdir:"):
+            confine(path / pointer.removeprefix("gitdir:").strip(), roots, "source_url's git directory")
 
 
 def check_image(image: str) -> str:

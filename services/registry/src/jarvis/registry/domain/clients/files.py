@@ -24,11 +24,6 @@ def read_text(path: Path) -> str | None:
     return data.decode("utf-8")
 
 
-def real_target(path: Path) -> Path:
-    """Where a write to `path` should land: through a symlink (dotfile managers use them) to its file."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
 def backup(path: Path, now: datetime | None = None) -> Path:
     """Copy `path` to `<path>.bak-<UTC timestamp>` beside it (mode kept); keep the newest BACKUPS_KEPT."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S.%fZ")

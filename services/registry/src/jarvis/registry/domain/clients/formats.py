@@ -39,6 +39,7 @@ class ClientFormat:
     jsonc: bool  # comments and trailing commas are legal in the file
     app_dir: Callable[[Path, str], Path]
     config_file: Callable[[Path, str], Path]
+    suffixes: tuple[str, ...] = (".json",)  # what a config file of this format may be called (paths.py)
 
     def encode(self, server: ServerLaunch) -> dict[str, Any]:
         """The entry this client expects for `server` (already validated)."""

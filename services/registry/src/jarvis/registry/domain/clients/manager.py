@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
-import os
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,7 +15,7 @@ from typing import Any
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 
 from .config import ConfigUnreadable, LoadedConfig, load_config, render
-from .files import atomic_write, backup, real_target
+from .files import atomic_write, backup
 from .formats import CLIENTS, CLIENTS_BY_NAME, PROFILE_ENTRY_PREFIX, ClientFormat
 from .models import (
     ClientStatus,
@@ -30,6 +29,7 @@ from .models import (
     validate_launch,
     validate_name,
 )
+from .paths import ConfigPathPolicy
 from .state import ClientState, ManagedEntry, StateStore
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,7 @@ class ClientManager:
         self._aggregator_url = aggregator_url.rstrip("/")
         self._platform = platform
         self._jarvis_command = jarvis_command
+        self._paths = ConfigPathPolicy(home, platform, protected=(data_dir,))
         self._lock = threading.RLock()
 
     # --- public API -----------------------------------------------------------------------------
@@ -164,8 +165,8 @@ class ClientManager:
             states = self._state.load()
             state = states.setdefault(client.name, ClientState())
             if new_path is not None:
-                path = self._custom_path(new_path) if new_path else None
-                default = client.config_file(self._home, self._platform)
+                path = self._paths.parse_custom(client, new_path) if new_path else None
+                default = self._paths.default(client)
                 state.config_path = None if path is None or path == default else str(path)
                 self._state.save(states)
             target = self._target(client, state)
@@ -194,28 +195,10 @@ class ClientManager:
         return client
 
     def _target(self, client: ClientFormat, state: ClientState) -> _Target:
-        default = client.config_file(self._home, self._platform)
+        default = self._paths.default(client)
         if state.config_path is None:
             return _Target(client, default, default, False)
         return _Target(client, Path(state.config_path), default, True)
-
-    def _custom_path(self, raw: str) -> Path:
-        if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
-            raise InvalidArgument("config path contains control characters")
-        if raw == "~" or raw.startswith(("~/", "~\\")):
-            path = self._home / raw[2:] if len(raw) > 1 else self._home
-        elif raw.startswith("~"):
-            raise InvalidArgument(f"config path {raw!r}: only '~' (your home) can be expanded, not '~user'")
-        else:
-            path = Path(raw)
-        if not path.is_absolute():
-            raise InvalidArgument(f"config path must be absolute (after ~ expansion), got {raw!r}")
-        path = Path(os.path.normpath(path))
-        if path.is_dir():
-            raise InvalidArgument(f"config path {path} is a directory; give the path of the config file")
-        if not path.parent.is_dir():
-            raise InvalidArgument(f"config path {path}: its directory {path.parent} does not exist; create it first")
-        return path
 
     def _status(self, client: ClientFormat, state: ClientState) -> ClientStatus:
         target = self._target(client, state)
@@ -286,7 +269,7 @@ class ClientManager:
         """Apply the change; returns the backup's path (None when the file did not exist)."""
         client = target.client
         text = render(client, loaded, removes, [(entry, raw) for entry, _, raw in adds])
-        path = real_target(target.path)
+        path = self._paths.write_target(client, target.path, custom=target.custom)
         if loaded.text is None and not path.parent.is_dir():
             app_dir = client.app_dir(self._home, self._platform)
             if not (target.custom or app_dir.is_dir()):

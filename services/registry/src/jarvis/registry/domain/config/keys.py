@@ -42,7 +42,7 @@ class ConfigKey:
 
 KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("aggregator_url", "http://127.0.0.1:8765",
-              "URL of the Jarvis aggregator that client configs point at.",
+              "URL of the Jarvis aggregator that client configs point at (setting it needs the admin scope).",
               "an http(s) URL string", TypeAdapter(Annotated[str, AfterValidator(_http_url)])),
     ConfigKey("default_profile", "default",
               "Profile served when a client does not name one.",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis.common.errors import JarvisError
+from jarvis.common.roots import containing_root
 from jarvis.registry.domain.project import detect
 from jarvis.registry.domain.project.configs import find_configs
 from jarvis.registry.domain.project.git import current_branch, is_work_tree
@@ -26,8 +27,9 @@ def analyze(path: Path, *, allowed_roots: Sequence[Path] | None = None,
         notes.insert(0, f"stopped after {max_files:,} files; language counts cover only those files")
     is_repo, branch = False, ""
     try:
-        is_repo = is_work_tree(root)
-        branch = current_branch(root) if is_repo else ""
+        ceiling = containing_root(root, allowed_roots) if allowed_roots is not None else None
+        is_repo = is_work_tree(root, ceiling)
+        branch = current_branch(root, ceiling) if is_repo else ""
     except JarvisError as exc:  # git missing or refusing the repo: the rest of the report still stands
         notes.append(f"git state unknown: {exc.message}")
     return ProjectReport(

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis.common.errors import InvalidArgument
+from jarvis.common.roots import containing_root
 from jarvis.registry.domain.project.git import GitOutput, current_branch, require_work_tree, run_git_checked
 from jarvis.registry.domain.project.models import DiffResult
 from jarvis.registry.domain.project.paths import resolve_project_dir
@@ -40,13 +41,18 @@ def diff(path: Path, staged: bool = False, max_bytes: int = 0, *,
         )
     cap = max_bytes or DEFAULT_MAX_BYTES
     root = resolve_project_dir(path, allowed_roots)
-    require_work_tree(root)
+    ceiling = containing_root(root, allowed_roots) if allowed_roots is not None else None
+    require_work_tree(root, ceiling)
+    # Submodules are left out: git would read each one's own config, whose filters are not switched off.
     scope = ["--staged"] if staged else []
-    status = run_git_checked(root, ["status", "--porcelain=v1", "-b"], limit=cap)
-    body = run_git_checked(root, ["diff", *scope, "--no-color", "--no-ext-diff", "--no-textconv"], limit=cap)
-    names = run_git_checked(root, ["diff", *scope, "--name-only", "-z", "--no-ext-diff"], limit=_MAX_NAME_BYTES)
+    quiet = ["--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+    status = run_git_checked(root, ["status", "--porcelain=v1", "-b", "--ignore-submodules=all"], limit=cap,
+                             ceiling=ceiling)
+    body = run_git_checked(root, ["diff", *scope, "--no-color", *quiet], limit=cap, ceiling=ceiling)
+    names = run_git_checked(root, ["diff", *scope, "--name-only", "-z", *quiet], limit=_MAX_NAME_BYTES,
+                            ceiling=ceiling)
     return DiffResult(
-        branch=current_branch(root),
+        branch=current_branch(root, ceiling),
         status=_text(status),
         diff=_text(body),
         truncated=status.truncated or body.truncated,

@@ -113,7 +113,7 @@ def apply_devops(path: Path, stack: str | None = None, force: bool = False, dry_
                  allowed_roots: Sequence[Path] | None = None) -> DevopsResult:
     """Write the stack's lint config, pre-commit hooks and CI workflow; dry_run writes nothing."""
     root = resolve_project_dir(path, allowed_roots)
-    report = analyze(root)
+    report = analyze(root, allowed_roots=allowed_roots)
     chosen = normalize_stack(stack) if stack else detect_stack(report)
     if chosen is None:
         raise InvalidArgument(

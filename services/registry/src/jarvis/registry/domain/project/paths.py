@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
+from jarvis.common.roots import confine
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 
@@ -16,7 +17,7 @@ def resolve_project_dir(path: Path, allowed_roots: Sequence[Path] | None = None)
         if allowed_roots is not None:
             # Check containment before existence, so callers cannot probe which paths exist
             # outside the roots by telling NotFound from PermissionDenied.
-            _check_allowed(path.resolve(strict=False), path, allowed_roots)
+            confine(path, allowed_roots, "project path")
         resolved = path.resolve(strict=True)
     except FileNotFoundError:
         raise NotFound(
@@ -29,16 +30,6 @@ def resolve_project_dir(path: Path, allowed_roots: Sequence[Path] | None = None)
     if not resolved.is_dir():
         raise InvalidArgument(f"project path {path} is not a directory; pass the project's root directory")
     return resolved
-
-
-def _check_allowed(resolved: Path, given: Path, allowed_roots: Sequence[Path]) -> None:
-    roots = [root.resolve(strict=False) for root in allowed_roots]
-    # is_relative_to compares whole components, so /srv/app2 is not inside /srv/app.
-    if not any(resolved.is_relative_to(root) for root in roots):
-        names = ", ".join(str(root) for root in roots) or "(none configured)"
-        raise PermissionDenied(
-            f"project path {given} is outside the allowed project roots; pass a directory under: {names}"
-        )
 
 
 def is_inside(root: Path, path: Path) -> bool:

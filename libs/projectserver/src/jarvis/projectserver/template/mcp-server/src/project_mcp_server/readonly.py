@@ -25,14 +25,24 @@ checks the mechanical ones):
 One effect remains, and it is not observable by the application: reading an instance `__dict__`
 may make CPython materialise the dict object behind an instance whose attributes are stored
 inline.
+
+What is never shown, however it is reached: the process environment (`os.environ`, its bytes
+twin, their backing dicts, `posix.environ`) and any entry or attribute whose name looks like a
+credential (`schemas.REFUSED_STATE_NAMES`); each renders as `HIDDEN`. The server runs with a minimal
+environment anyway (Jarvis starts it so); this keeps a copy the application made out too.
 """
 
 from __future__ import annotations
 
 import collections
 import math
+import os
+import re
+import sys
 import types
 from typing import Any, cast
+
+from project_mcp_server.schemas import REFUSED_STATE_NAMES
 
 MISSING: Any = object()
 MAX_ITEMS = 100
@@ -49,6 +59,10 @@ _TUPLEGETTER: type = type(_PROBE.field)
 _C_GETTERS = (types.MemberDescriptorType, _TUPLEGETTER)
 _SCALARS = (bool, int, str, type(None))
 _SEQUENCES: tuple[type, ...] = (list, tuple, set, frozenset, collections.deque)
+
+
+HIDDEN = "<hidden: inspect_state never shows the environment or credentials>"
+SECRET_NAME = re.compile(REFUSED_STATE_NAMES, re.IGNORECASE)
 
 
 class Unreadable(Exception):
@@ -142,6 +156,31 @@ def lookup(obj: Any, segment: str) -> Any:
     return value if value is not MISSING else attr
 
 
+def _environment_objects() -> tuple[Any, ...]:
+    """The process environment in every form the interpreter keeps it (all standard-library objects)."""
+    found: list[Any] = [os.environ, lookup(os.environ, "_data")]  # _data: the dict behind the mapping
+    environb = dict_get(_MODULE_DICT.__get__(os, types.ModuleType), "environb")
+    if environb is not MISSING:
+        found += [environb, lookup(environb, "_data")]
+    for name in ("posix", "nt"):
+        native = dict.get(sys.modules, name)
+        if native is not None:
+            found.append(dict_get(_MODULE_DICT.__get__(native, types.ModuleType), "environ"))
+    return tuple(o for o in found if o is not None and o is not MISSING)
+
+
+_ENVIRONMENT = _environment_objects()
+
+
+def is_environment(obj: Any) -> bool:
+    return any(obj is env for env in _ENVIRONMENT)
+
+
+def secret_name(name: Any) -> bool:
+    """Whether an entry or attribute name looks like it holds a credential (exact str keys only)."""
+    return type(name) is str and SECRET_NAME.search(name) is not None
+
+
 def _key(key: Any) -> str:
     kind = type(key)
     if kind is str:
@@ -186,6 +225,8 @@ def _size(kind: type, obj: Any) -> int | None:
 
 def render(obj: Any, depth: int, _path: frozenset[int] = frozenset()) -> Any:
     """A JSON-ready picture of `obj`, `depth` levels deep, built without running application code."""
+    if is_environment(obj):
+        return HIDDEN
     kind = type(obj)
     if kind in _SCALARS:
         return _scalar(obj)
@@ -206,7 +247,7 @@ def render(obj: Any, depth: int, _path: frozenset[int] = frozenset()) -> Any:
     inner = _path | {id(obj)}
     if container:
         pairs = _items(kind, obj)
-        values = [render(v, depth - 1, inner) for _, v in pairs[:MAX_ITEMS]]
+        values = [HIDDEN if secret_name(k) else render(v, depth - 1, inner) for k, v in pairs[:MAX_ITEMS]]
         more = list.__len__(pairs) > MAX_ITEMS
         if issubclass(kind, (dict, types.ModuleType)):
             shown: Any = dict(zip([k for k, _ in pairs[:MAX_ITEMS]], values, strict=True))
@@ -218,5 +259,5 @@ def render(obj: Any, depth: int, _path: frozenset[int] = frozenset()) -> Any:
         return {"__type__": type_name(kind), "items": shown}
     attrs = [(k, v) for k, v in dict.items(instance_dict(obj) or {}) if type(k) is str]
     attrs += _slot_values(obj)
-    rendered = {k: render(v, depth - 1, inner) for k, v in attrs[:MAX_ITEMS]}
+    rendered = {k: HIDDEN if secret_name(k) else render(v, depth - 1, inner) for k, v in attrs[:MAX_ITEMS]}
     return {"__type__": type_name(kind), **rendered}

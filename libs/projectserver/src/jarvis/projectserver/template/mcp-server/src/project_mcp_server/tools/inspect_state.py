@@ -4,6 +4,10 @@ Read-only by construction: the path is walked and the value rendered with the pr
 `project_mcp_server.readonly`, which never call application code and never assign. Modules are
 looked up among those already imported (`sys.modules`); nothing is imported on request,
 because importing runs a module's code.
+
+The process environment and credential-like names are refused on the path and hidden in what
+is rendered (`readonly.HIDDEN`): `os.environ` is not project state, and secrets do not belong in
+an agent's transcript.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from project_mcp_server import readonly
 from project_mcp_server.config import ServerConfig
 from project_mcp_server.registry import registered
 from project_mcp_server.tools.base import InvalidParams, ToolDef, builtin
+
+_REFUSED = ("'{path}' names the process environment or a credential, which inspect_state never reads; "
+            "inspect the application's own state instead")
 
 
 def _root(segments: list[str]) -> tuple[Any, int]:
@@ -39,13 +46,19 @@ def inspect(path: str, depth: int) -> dict[str, Any]:
     segments = path.split(".")
     if any(not s for s in segments):
         raise InvalidParams(f"path '{path}' has an empty segment; use dots between names, e.g. 'cache.users'")
+    if any(readonly.secret_name(s) for s in segments):
+        raise InvalidParams(_REFUSED.format(path=path))
     try:
         obj, used = _root(segments)
         for index in range(used, list.__len__(segments)):
+            if readonly.is_environment(obj):
+                raise InvalidParams(_REFUSED.format(path=path))
             obj = readonly.lookup(obj, segments[index])
             if obj is readonly.MISSING:
                 walked = ".".join(segments[: index + 1])
                 return {"value": None, "error": f"nothing at '{walked}'"}
+        if readonly.is_environment(obj):
+            raise InvalidParams(_REFUSED.format(path=path))
         rendered = readonly.render(obj, depth)
     except (LookupError, readonly.Unreadable) as exc:
         return {"value": None, "error": exc.args[0]}  # our own message, a str
