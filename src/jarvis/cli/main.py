@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import click.shell_completion
 import grpc
 from pydantic import ValidationError
 
@@ -26,6 +27,26 @@ from jarvis.common.logging import configure_logging
 from jarvis.common.settings import describe_invalid_settings
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
+PROFILE_SURFACE = "profile/"
+
+
+class SurfaceType(click.ParamType[str]):
+    """A built-in surface, or `profile/<name>` for a profile's downstream tools."""
+
+    name = "surface"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        name = text.removeprefix(PROFILE_SURFACE)
+        if text not in SURFACES and (name == text or not name or "/" in name):
+            self.fail(f"{text!r} is not a surface; use one of {', '.join(SURFACES)}, or profile/<name> "
+                      "(a profile's servers' tools)", param, ctx)
+        return text
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[click.shell_completion.CompletionItem]:
+        return [click.shell_completion.CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE)
+                if s.startswith(incomplete)]
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -131,7 +152,8 @@ def _serve(service: str) -> None:
 
 
 @cli.command()
-@click.option("--surface", default="jarvis", type=click.Choice(SURFACES), show_default=True)
+@click.option("--surface", default="jarvis", type=SurfaceType(), show_default=True,
+              help=f"{', '.join(SURFACES)}, or profile/<name>.")
 @click.pass_context
 def mcp(ctx: click.Context, surface: str) -> None:
     """Serve one surface over stdio (for clients that spawn their servers)."""

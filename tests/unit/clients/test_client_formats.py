@@ -12,7 +12,6 @@ import pytest
 from jarvis.registry.domain.clients import CLIENTS, ClientManager, ServerLaunch
 from jarvis.registry.domain.clients.config import load_config
 from jarvis.registry.domain.clients.formats import CLIENTS_BY_NAME
-from jarvis.registry.domain.clients.paths import ConfigPathPolicy
 from tests.unit.clients.clients_support import AGGREGATOR, LINUX_CONFIGS, SAMPLES, Install
 
 TOKEN = "Bearer jv_example"
@@ -177,7 +176,6 @@ def test_edit_path_goes_through_the_path_policy(venv_manager: ClientManager, tmp
         venv_manager.edit("codex", add_profiles=["walk"], path=str(tmp_path / "config.json"))
     with pytest.raises(PermissionDenied):
         venv_manager.edit("cursor", add_profiles=["walk"], path=str(data_dir / "mcp.json"))
-    assert ConfigPathPolicy  # the one policy both config and edit use
 
 
 def test_broken_toml_is_refused_and_left_untouched(venv_manager: ClientManager, install: Install) -> None:

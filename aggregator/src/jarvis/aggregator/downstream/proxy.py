@@ -63,6 +63,8 @@ class ProxySurface:
         self.metrics = metrics
         # Sessions that listed tools, by target: they are the ones a list_changed tells something.
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
+        # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
+        self.stdio_target: str | None = None
         self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
                                           on_call_tool=self._call_tool)
         host.subscribe(self._changed)
@@ -104,7 +106,7 @@ class ProxySurface:
 
     def target_of(self, ctx: ServerRequestContext[Any]) -> str:
         request = ctx.request
-        name = getattr(request, "path_params", {}).get("name") if request is not None else None
+        name = getattr(request, "path_params", {}).get("name") if request is not None else self.stdio_target
         if not isinstance(name, str) or not self.exists(name):
             raise MCPError(types.INVALID_PARAMS, f"no {self.kind} named {name!r} on this aggregator")
         return name

@@ -242,6 +242,7 @@ class ClientManager:
             custom_path=target.custom,
             entries=entries,
             error=error,
+            http_entries=client.url_key is not None,
         )
 
     def _planned_adds(
