@@ -83,14 +83,14 @@ def test_status_and_tokens_from_the_command_line(tmp_path: Path) -> None:
     created = jarvis_cli("token", "create", "--name", "ci", "--scope", "jarvis:read", data_dir=data, env=env)
     secret = created.stdout.strip()
     assert secret.startswith("jv_")
-    listed = json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout)
+    listed = json.loads(jarvis_cli("token", "list", "--json", data_dir=data, env=env).stdout)
     assert [t["name"] for t in listed] == ["ci"]
     assert secret not in json.dumps(listed)
     bad_scope = jarvis_cli("token", "create", "--name", "x", "--scope", "jar vis", data_dir=data, env=env, check=False)
     assert bad_scope.returncode != 0
     assert "<surface>" in bad_scope.stderr
     jarvis_cli("token", "revoke", listed[0]["id"], data_dir=data, env=env)
-    assert json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout) == []
+    assert json.loads(jarvis_cli("token", "list", "--json", data_dir=data, env=env).stdout) == []
     unknown = jarvis_cli("token", "revoke", "nope", data_dir=data, env=env, check=False)
     assert unknown.returncode != 0
     assert "nope" in unknown.stderr

@@ -19,6 +19,7 @@ from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
 from jarvis.cli.migrate import migrate
+from jarvis.cli.output import BATCH, catalog_batches, table
 from jarvis.cli.probe import probe
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
@@ -28,6 +29,9 @@ from jarvis.common.settings import describe_invalid_settings
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 PROFILE_SURFACE = "profile/"
+TOKEN_COLUMNS = (("id", "id"), ("name", "name"), ("prefix", "prefix"), ("scopes", "scopes"),
+                 ("created_at", "created"), ("expires_at", "expires"), ("last_used_at", "last used"),
+                 ("revoked_at", "revoked"))
 
 
 class SurfaceType(click.ParamType[str]):
@@ -205,13 +209,31 @@ def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     """Import servers from an MCP registry server.json or a LiveMCPBench tools.json file."""
     content = file.read_bytes()
     click.echo(f"reading {file} ({len(content):,} bytes)", err=True)
+    batches = catalog_batches(content)
+    imported = updated = 0
+    skipped: list[str] = []
     with _registry(ctx) as stub:
-        click.echo("importing into the registry…", err=True)
-        resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt), timeout=120)
+        if batches is None:
+            click.echo("importing into the registry…", err=True)
+            resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt),
+                                      timeout=120)
+            imported, updated, skipped, fmt = resp.imported, resp.updated, list(resp.skipped), resp.format
+        else:
+            parts, total = batches
+            with click.progressbar(length=total, label=f"importing {total:,} servers", file=sys.stderr,
+                                   show_pos=True) as bar:
+                for n, part in enumerate(parts):
+                    # The first part detects the format; the rest are read as that format.
+                    resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=part, source=file.name, format=fmt),
+                                              timeout=120)
+                    fmt = resp.format
+                    imported, updated = imported + resp.imported, updated + resp.updated
+                    skipped += resp.skipped
+                    bar.update(min(BATCH, total - n * BATCH))
         stub.Bootstrap(pb.BootstrapRequest(), timeout=60)
-    click.echo(f"imported {resp.imported} new and updated {resp.updated} entries ({resp.format})")
-    for skipped in resp.skipped:
-        click.echo(f"  skipped {skipped}", err=True)
+    click.echo(f"imported {imported} new and updated {updated} entries ({fmt})")
+    for reason in skipped:
+        click.echo(f"  skipped {reason}", err=True)
 
 
 @cli.group()
@@ -237,12 +259,19 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 
 @token.command("list")
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
-def token_list(ctx: click.Context, include_revoked: bool) -> None:
+def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
     with _registry(ctx) as stub:
         resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked))
-    _echo_json([to_dict(t) for t in resp.tokens])
+    tokens = [to_dict(t) for t in resp.tokens]
+    if as_json:
+        _echo_json(tokens)
+    elif not tokens:
+        click.echo("no tokens; create one with: jarvis token create --name NAME --scope SCOPE", err=True)
+    else:
+        click.echo(table(tokens, TOKEN_COLUMNS))
 
 
 @token.command("revoke")
