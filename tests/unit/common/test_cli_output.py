@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from jarvis.aggregator.registry_client import to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -10,7 +11,7 @@ from jarvis.cli.output import BATCH, catalog_batches, table
 
 
 def test_table_aligns_columns_and_shows_empty_cells_as_dashes() -> None:
-    rows = [{"id": "a1", "name": "ci", "scopes": ["jarvis", "read"], "expires_at": None},
+    rows: list[dict[str, Any]] = [{"id": "a1", "name": "ci", "scopes": ["jarvis", "read"], "expires_at": None},
             {"id": "b22", "name": "alice-laptop", "scopes": [], "expires_at": "2027-01-01T00:00:00Z"}]
     out = table(rows, (("id", "id"), ("name", "name"), ("scopes", "scopes"), ("expires_at", "expires")))
     assert out.splitlines() == [
