@@ -105,6 +105,13 @@ async def test_connect_three_clients_and_call_a_default_server_through_a_profile
     # The token Jarvis wrote reaches that profile alone, not the jarvis surface.
     assert httpx2.post(team.url(), json={}, headers=cursor["headers"], timeout=10).status_code == 403
 
+    # A share points at the same served URL, and jarvis_config says so too.
+    async with mcp_client(team.url(), admin) as jarvis:
+        share = result_json(await jarvis.call_tool("jarvis_share", {"action": "start", "name": "time"}))["started"]
+        configured = result_json(await jarvis.call_tool("jarvis_config", {"action": "get", "key": "aggregator_url"}))
+    assert share["url"] == team.url("/share/time/mcp")
+    assert team.base_url in json.dumps(configured)
+
 
 async def test_a_failing_servers_tool_says_why_on_the_profile(team: RunningJarvis) -> None:
     admin = team.create_token("admin", name="me2")
