@@ -16,6 +16,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.support.downstream import FAST_ENV, create_profile, create_server, text_of
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
@@ -127,3 +128,27 @@ async def test_a_failing_servers_tool_says_why_on_the_profile(team: RunningJarvi
     assert "server 'broken' is failing" in text
     assert "no-such-launcher-xyz" in text
     assert "unknown tool" not in text
+
+
+async def test_a_non_admin_cannot_pick_the_file_nor_mint_a_token_beyond_its_scopes(
+        team: RunningJarvis, home: Path, tmp_path: Path) -> None:
+    admin = team.create_token("admin", name="me3")
+    async with mcp_client(team.url(), admin) as jarvis:
+        await create_profile(jarvis, "secret-walk", "time")
+    user = team.create_token("jarvis", name="dev")  # every non-admin action of the jarvis surface
+    target = tmp_path / "mcp.json"
+    async with mcp_client(team.url(), user) as jarvis:
+        # Attack: write a client entry into a file of the caller's choosing.
+        with pytest.raises(MCPError):  # the gate refuses (HTTP 403: admin only) before any tool runs
+            await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
+                                                     "add": ["profile:secret-walk"], "path": str(target)})
+        # Attack: have Jarvis mint a token for a profile this token cannot reach.
+        minted = await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
+                                                          "add": ["profile:secret-walk"]})
+        assert minted.is_error
+        assert "profile:secret-walk" in text_of(minted)
+    assert not target.exists()
+    cursor = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert "jarvis-secret-walk" not in cursor
+    listed = json.loads(team.cli("token", "list", "--json").stdout)
+    assert not any("secret-walk" in t["name"] for t in listed)

@@ -11,7 +11,7 @@ from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
-from jarvis.common.errors import InvalidArgument, PermissionDenied
+from jarvis.common.errors import InvalidArgument, JarvisError, PermissionDenied
 
 PROFILE_PREFIX = "profile:"
 
@@ -23,8 +23,9 @@ def _split(names: list[str]) -> tuple[list[str], list[str]]:
     return servers, profiles
 
 
-async def _authorization(ctx: ToolContext, client: str, profiles: list[str], principal: Principal) -> str:
-    """The Authorization header a client's HTTP profile entries need, or "" when none is needed.
+async def _authorization(ctx: ToolContext, client: str, profiles: list[str],
+                         principal: Principal) -> tuple[str, str]:
+    """The Authorization header a client's HTTP profile entries need and its token's id, or ("", "").
 
     When this instance requires tokens, a token scoped to exactly those profiles is made for the
     entry (named after the client, so `token list` shows where it lives and `token revoke` ends it).
@@ -32,11 +33,11 @@ async def _authorization(ctx: ToolContext, client: str, profiles: list[str], pri
     caller has.
     """
     if ctx.auth_mode != "token required" or not profiles:
-        return ""
+        return "", ""
     reg = ctx.registry
     clients = (await reg.call(reg.registry.ListClients, pb.ListClientsRequest())).clients
     if not any(c.name == client and c.http_entries for c in clients):
-        return ""  # a stdio entry runs `jarvis mcp` as the local user: no token to carry
+        return "", ""  # a stdio entry runs `jarvis mcp` as the local user: no token to carry
     missing = [p for p in profiles if not principal.may("profile", p, "", read_only=False, admin=False)]
     if missing:
         raise PermissionDenied(
@@ -44,7 +45,7 @@ async def _authorization(ctx: ToolContext, client: str, profiles: list[str], pri
             f"with a token for it; ask an admin for a token with scope profile:{missing[0]}")
     resp = await reg.call(reg.registry.CreateToken, pb.CreateTokenRequest(
         name=f"client:{client}:{','.join(profiles)}"[:200], scopes=[f"profile:{p}" for p in profiles]))
-    return f"Bearer {resp.secret}"
+    return f"Bearer {resp.secret}", resp.token.id
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -61,12 +62,18 @@ def build(ctx: ToolContext) -> Tool:
             )
         add_servers, add_profiles = _split(a.get("add", []))
         remove_servers, remove_profiles = _split(a.get("remove", []))
+        authorization, token_id = await _authorization(ctx, a["name"], add_profiles, principal)
         req = pb.EditClientRequest(name=a["name"], add_servers=add_servers, add_profiles=add_profiles,
                                    remove_servers=remove_servers, remove_profiles=remove_profiles,
-                                   authorization=await _authorization(ctx, a["name"], add_profiles, principal))
+                                   authorization=authorization)
         if "path" in a:  # this edit only; the same path rules as action=config
             req.path = a["path"]
-        return to_dict(await reg.call(reg.registry.EditClient, req))
+        try:
+            return to_dict(await reg.call(reg.registry.EditClient, req))
+        except JarvisError:
+            if token_id:  # the entry was not written: its token must not outlive the refusal
+                await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=token_id))
+            raise
 
     async def import_(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.ImportClient, pb.ImportClientRequest(name=a["name"]))
