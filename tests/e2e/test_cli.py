@@ -162,3 +162,23 @@ def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
         assert "token required" in running.log()
     finally:
         running.stop()
+
+
+def test_a_big_catalog_imports_behind_a_progress_bar(tmp_path: Path) -> None:
+    servers = [{**SERVER_JSON, "name": f"io.github.example/weather-{i}"} for i in range(450)]
+    catalog = tmp_path / "servers.json"
+    catalog.write_text(json.dumps({"servers": servers}))
+    done = jarvis_cli("catalog", "import", str(catalog), data_dir=tmp_path / "data", env={"HOME": str(tmp_path)})
+    assert "imported 450 new" in done.stdout
+    assert "importing 450 servers" in done.stderr  # the bar's label; off a terminal click draws no bar
+
+
+def test_mcp_surface_choice_names_profiles_too(tmp_path: Path) -> None:
+    bad = jarvis_cli("mcp", "--surface", "nope", data_dir=tmp_path / "data", env={"HOME": str(tmp_path)},
+                     check=False)
+    assert bad.returncode != 0
+    assert "profile/<name>" in bad.stderr
+    unknown = jarvis_cli("mcp", "--surface", "profile/ghost", data_dir=tmp_path / "data",
+                         env={"HOME": str(tmp_path)}, check=False)
+    assert unknown.returncode != 0
+    assert "no profile named 'ghost'" in unknown.stderr
