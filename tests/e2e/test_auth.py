@@ -94,7 +94,7 @@ async def test_revoked_and_expired_tokens_stop_working(secured: RunningJarvis) -
     token = secured.create_token("jarvis", name="short-lived")
     async with mcp_client(secured.url(), token) as client:
         result_json(await client.call_tool("jarvis_config", {"action": "list"}))
-    listed = json.loads(secured.cli("token", "list").stdout)
+    listed = json.loads(secured.cli("token", "list", "--json").stdout)
     token_id = next(t["id"] for t in listed if t["name"] == "short-lived")
     assert all("secret" not in t and token not in json.dumps(t) for t in listed)
     secured.cli("token", "revoke", token_id)

@@ -83,14 +83,14 @@ def test_status_and_tokens_from_the_command_line(tmp_path: Path) -> None:
     created = jarvis_cli("token", "create", "--name", "ci", "--scope", "jarvis:read", data_dir=data, env=env)
     secret = created.stdout.strip()
     assert secret.startswith("jv_")
-    listed = json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout)
+    listed = json.loads(jarvis_cli("token", "list", "--json", data_dir=data, env=env).stdout)
     assert [t["name"] for t in listed] == ["ci"]
     assert secret not in json.dumps(listed)
     bad_scope = jarvis_cli("token", "create", "--name", "x", "--scope", "jar vis", data_dir=data, env=env, check=False)
     assert bad_scope.returncode != 0
     assert "<surface>" in bad_scope.stderr
     jarvis_cli("token", "revoke", listed[0]["id"], data_dir=data, env=env)
-    assert json.loads(jarvis_cli("token", "list", data_dir=data, env=env).stdout) == []
+    assert json.loads(jarvis_cli("token", "list", "--json", data_dir=data, env=env).stdout) == []
     unknown = jarvis_cli("token", "revoke", "nope", data_dir=data, env=env, check=False)
     assert unknown.returncode != 0
     assert "nope" in unknown.stderr
@@ -162,3 +162,23 @@ def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
         assert "token required" in running.log()
     finally:
         running.stop()
+
+
+def test_a_big_catalog_imports_behind_a_progress_bar(tmp_path: Path) -> None:
+    servers = [{**SERVER_JSON, "name": f"io.github.example/weather-{i}"} for i in range(450)]
+    catalog = tmp_path / "servers.json"
+    catalog.write_text(json.dumps({"servers": servers}))
+    done = jarvis_cli("catalog", "import", str(catalog), data_dir=tmp_path / "data", env={"HOME": str(tmp_path)})
+    assert "imported 450 new" in done.stdout
+    assert "importing 450 servers" in done.stderr  # the bar's label; off a terminal click draws no bar
+
+
+def test_mcp_surface_choice_names_profiles_too(tmp_path: Path) -> None:
+    bad = jarvis_cli("mcp", "--surface", "nope", data_dir=tmp_path / "data", env={"HOME": str(tmp_path)},
+                     check=False)
+    assert bad.returncode != 0
+    assert "profile/<name>" in bad.stderr
+    unknown = jarvis_cli("mcp", "--surface", "profile/ghost", data_dir=tmp_path / "data",
+                         env={"HOME": str(tmp_path)}, check=False)
+    assert unknown.returncode != 0
+    assert "no profile named 'ghost'" in unknown.stderr

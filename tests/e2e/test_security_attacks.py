@@ -86,7 +86,10 @@ async def test_jarvis_token_cannot_point_a_client_config_anywhere(attacked: Runn
         info = result_json(await client.call_tool("jarvis_client", {"action": "config", "name": "cursor"}))
         assert info["custom"] is False
         assert info["path"] == str(home_of(attacked) / ".cursor" / "mcp.json")
-        # The default path itself, made a symlink out of the home: followed no more.
+    # The default path itself, made a symlink out of the home: followed no more (by a token that reaches
+    # the profile, so the entry would carry a token: the one made for it is revoked with the refusal).
+    reaching = attacked.create_token("jarvis", "profile:default", name="reaching")
+    async with mcp_client(attacked.url(), reaching) as client:
         default = home_of(attacked) / ".cursor" / "mcp.json"
         default.symlink_to(victim)
         try:
@@ -95,6 +98,8 @@ async def test_jarvis_token_cannot_point_a_client_config_anywhere(attacked: Runn
         finally:
             default.unlink()
         assert "outside the home directory" in text
+    live = json.loads(attacked.cli("token", "list", "--json").stdout)
+    assert not any(t["name"].startswith("client:cursor") for t in live)
     assert victim.read_text() == '{"keep": true}\n'
     assert not list(tmp_path.glob("*.bak-*"))
     assert not (tmp_path / "new.json").exists()
@@ -116,7 +121,7 @@ async def test_settings_that_flow_into_client_configs_need_admin(attacked: Runni
         await refused(client, "jarvis_config", {"action": "set", "key": "aggregator_url",
                                                 "value": "https://attacker.example"})
         after = result_json(await client.call_tool("jarvis_config", {"action": "get", "key": "aggregator_url"}))
-        assert after["value"] == "http://127.0.0.1:8765"
+        assert after["value"] == attacked.base_url  # the URL this instance serves, unchanged
         # Other settings stay open to the surface scope.
         result_json(await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
                                                              "value": 7}))

@@ -64,10 +64,16 @@ class EmbeddedSettings(ProcessSettings):
 
     def registry_settings(self) -> RegistrySettings:
         values: dict[str, Any] = {"data_dir": self.resolved_data_dir, "listen": f"127.0.0.1:{self.registry_port}",
-                                  **self.plane_values}
+                                  "aggregator_url": self.served_url, **self.plane_values}
         if self.database_url:
             values["database_url"] = self.database_url
         return RegistrySettings(**values)
+
+    @property
+    def served_url(self) -> str:
+        """Where `jarvis up` serves MCP (what its banner prints)."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104 - comparing
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     def aggregator_settings(self, registry_target: str, debug_target: str = "",
                             runtime_target: str = "", scheduler_target: str = "") -> AggregatorSettings:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import click.shell_completion
 import grpc
 from pydantic import ValidationError
 
@@ -25,6 +26,7 @@ from jarvis.cli.datadir import DataDirLock, Holder
 from jarvis.cli.embedded import EmbeddedSettings, start_registry
 from jarvis.cli.image import image
 from jarvis.cli.migrate import migrate
+from jarvis.cli.output import BATCH, catalog_batches, table
 from jarvis.cli.probe import probe
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
@@ -38,6 +40,29 @@ SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 CLI_DEADLINE_SECONDS = 10.0
 SURFACE_PATHS = {"discovery": "/mcp", "jarvis": "/mcp/jarvis", "debug": "/mcp/debug",
                  "orchestrator": "/mcp/orchestrator"}
+PROFILE_SURFACE = "profile/"
+TOKEN_COLUMNS = (("id", "id"), ("name", "name"), ("prefix", "prefix"), ("scopes", "scopes"),
+                 ("created_at", "created"), ("expires_at", "expires"), ("last_used_at", "last used"),
+                 ("revoked_at", "revoked"))
+
+
+class SurfaceType(click.ParamType[str]):
+    """A built-in surface, or `profile/<name>` for a profile's downstream tools."""
+
+    name = "surface"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        name = text.removeprefix(PROFILE_SURFACE)
+        if text not in SURFACES and (name == text or not name or "/" in name):
+            self.fail(f"{text!r} is not a surface; use one of {', '.join(SURFACES)}, or profile/<name> "
+                      "(a profile's servers' tools)", param, ctx)
+        return text
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[click.shell_completion.CompletionItem]:
+        return [click.shell_completion.CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE)
+                if s.startswith(incomplete)]
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -153,7 +178,8 @@ def _serve(service: str) -> None:
 
 
 @cli.command()
-@click.option("--surface", default="jarvis", type=click.Choice(SURFACES), show_default=True)
+@click.option("--surface", default="jarvis", type=SurfaceType(), show_default=True,
+              help=f"{', '.join(SURFACES)}, or profile/<name>.")
 @click.pass_context
 def mcp(ctx: click.Context, surface: str) -> None:
     """Serve one surface over stdio (for clients that spawn their servers).
@@ -183,7 +209,8 @@ def mcp(ctx: click.Context, surface: str) -> None:
 
     from jarvis.cli.bridge import bridge_stdio
 
-    anyio.run(bridge_stdio, url + SURFACE_PATHS[surface], os.environ.get("JARVIS_TOKEN", ""))
+    path = SURFACE_PATHS.get(surface) or "/mcp/" + surface  # profile/<name> is served at /mcp/profile/<name>
+    anyio.run(bridge_stdio, url + path, os.environ.get("JARVIS_TOKEN", ""))
 
 
 def _serving_url(lock: DataDirLock, holder: Holder, wait: float = 30.0) -> str:
@@ -249,13 +276,31 @@ def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     """Import servers from an MCP registry server.json or a LiveMCPBench tools.json file."""
     content = file.read_bytes()
     click.echo(f"reading {file} ({len(content):,} bytes)", err=True)
+    batches = catalog_batches(content)
+    imported = updated = 0
+    skipped: list[str] = []
     with _registry(ctx) as stub:
-        click.echo("importing into the registry…", err=True)
-        resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt), timeout=120)
+        if batches is None:
+            click.echo("importing into the registry…", err=True)
+            resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt),
+                                      timeout=120)
+            imported, updated, skipped, fmt = resp.imported, resp.updated, list(resp.skipped), resp.format
+        else:
+            parts, total = batches
+            with click.progressbar(length=total, label=f"importing {total:,} servers", file=sys.stderr,
+                                   show_pos=True) as bar:
+                for n, part in enumerate(parts):
+                    # The first part detects the format; the rest are read as that format.
+                    resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=part, source=file.name, format=fmt),
+                                              timeout=120)
+                    fmt = resp.format
+                    imported, updated = imported + resp.imported, updated + resp.updated
+                    skipped += resp.skipped
+                    bar.update(min(BATCH, total - n * BATCH))
         stub.Bootstrap(pb.BootstrapRequest(), timeout=60)
-    click.echo(f"imported {resp.imported} new and updated {resp.updated} entries ({resp.format})")
-    for skipped in resp.skipped:
-        click.echo(f"  skipped {skipped}", err=True)
+    click.echo(f"imported {imported} new and updated {updated} entries ({fmt})")
+    for reason in skipped:
+        click.echo(f"  skipped {reason}", err=True)
 
 
 @cli.group()
@@ -281,12 +326,20 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 
 @token.command("list")
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
-def token_list(ctx: click.Context, include_revoked: bool) -> None:
+def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
     with _registry(ctx) as stub:
-        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked), timeout=CLI_DEADLINE_SECONDS)
-    _echo_json([to_dict(t) for t in resp.tokens])
+        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked),
+                               timeout=CLI_DEADLINE_SECONDS)
+    tokens = [to_dict(t) for t in resp.tokens]
+    if as_json:
+        _echo_json(tokens)
+    elif not tokens:
+        click.echo("no tokens; create one with: jarvis token create --name NAME --scope SCOPE", err=True)
+    else:
+        click.echo(table(tokens, TOKEN_COLUMNS))
 
 
 @token.command("revoke")

@@ -12,6 +12,7 @@ from mcp.server.stdio import stdio_server
 from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator.app import Aggregator
+from jarvis.aggregator.downstream.proxy import PROFILE
 from jarvis.aggregator.registry_client import RegistryClient, to_dict
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -110,6 +111,9 @@ def run_distributed(settings: AggregatorSettings) -> None:
     asyncio.run(main())
 
 
+PROFILE_SURFACE = "profile/"
+
+
 def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | None) -> None:
     """`jarvis mcp --surface NAME`: one surface over stdin/stdout for clients that only spawn."""
     metrics_registry = CollectorRegistry()
@@ -124,14 +128,27 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         if registry_target is None:
             await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
         aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
-        server = aggregator.mcp_servers.get(surface)
+        profile = surface.removeprefix(PROFILE_SURFACE) if surface.startswith(PROFILE_SURFACE) else None
+        server: Any = aggregator.mcp_servers.get(surface)
+        if profile is not None:
+            # A profile's tools are its downstream servers': this process hosts them, as `jarvis up` does.
+            proxy = aggregator.downstream_routes.surfaces[PROFILE]
+            proxy.stdio_target = profile
+            server = proxy.server
+            await aggregator.downstream.start()
+            if not proxy.exists(profile):
+                await aggregator.downstream.stop()
+                raise NotFound(f"no profile named '{profile}'; jarvis_profile action=list shows them")
         if server is None:
-            raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}")
+            raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}, "
+                           "or profile/<name>")
         aggregator.usage.start()
         try:
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
+            if profile is not None:
+                await aggregator.downstream.stop()
             await aggregator.usage.stop()
             await aggregator.close_clients()
 

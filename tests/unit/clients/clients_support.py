@@ -15,6 +15,16 @@ LINUX_CONFIGS = {
     "cursor": (".cursor/mcp.json", "cursor_mcp.json"),
     "vscode": (".config/Code/User/mcp.json", "vscode_mcp.json"),
     "windsurf": (".codeium/windsurf/mcp_config.json", "windsurf_mcp_config.json"),
+    "codex": (".codex/config.toml", "codex_config.toml"),
+    "gemini": (".gemini/settings.json", "gemini_settings.json"),
+    "goose": (".config/goose/config.yaml", "goose_config.yaml"),
+    "continue": (".continue/config.yaml", "continue_config.yaml"),
+    "cline": (".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+              "cline_mcp_settings.json"),
+    "roo-code": (".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+                 "roo_mcp_settings.json"),
+    "opencode": (".config/opencode/opencode.json", "opencode.json"),
+    "zed": (".config/zed/settings.json", "zed_settings.json"),
 }
 
 Install = Callable[..., Path]

@@ -14,7 +14,7 @@ import pytest
 
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from jarvis.registry.domain.clients import ClientManager, ClientStatus, ServerLaunch
-from tests.unit.clients.clients_support import AGGREGATOR, SAMPLES, Install
+from tests.unit.clients.clients_support import AGGREGATOR, LINUX_CONFIGS, SAMPLES, Install
 
 STDIO = ServerLaunch(
     name="kb",
@@ -54,7 +54,7 @@ def servers_of(path: Path, key: str = "mcpServers") -> dict[str, Any]:
 
 def test_list_empty_home_knows_every_client(manager: ClientManager, home: Path) -> None:
     statuses = manager.list()
-    assert [s.name for s in statuses] == ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf"]
+    assert [s.name for s in statuses] == list(LINUX_CONFIGS)
     assert all(not s.detected and not s.config_exists and not s.entries and s.error is None for s in statuses)
     assert status(manager, "cursor").config_path == str(home / ".cursor" / "mcp.json")
     assert status(manager, "vscode").config_path == str(home / ".config/Code/User/mcp.json")
@@ -269,8 +269,8 @@ def test_entry_names_are_validated(manager: ClientManager, install: Install, bad
 
 def test_invalid_requests(manager: ClientManager, install: Install) -> None:
     install("cursor")
-    with pytest.raises(NotFound, match="unknown client 'zed'; known clients: claude-desktop, claude-code, cursor"):
-        manager.edit("zed", [STDIO], [], [], [])
+    with pytest.raises(NotFound, match="unknown client 'emacs'; known clients: claude-desktop, claude-code, cursor"):
+        manager.edit("emacs", [STDIO], [], [], [])
     with pytest.raises(InvalidArgument, match="nothing to change"):
         manager.edit("cursor", [], [], [], [])
     with pytest.raises(InvalidArgument, match="needs a command"):

@@ -170,7 +170,7 @@ def test_unknown_stack_lists_supported_ones(tmp_path: Path) -> None:
 
 def test_undetectable_stack_says_what_to_pass(tmp_path: Path) -> None:
     write(tmp_path, {"notes.md": "# notes\n"})
-    with pytest.raises(InvalidArgument, match=r"could not detect the stack.*pass stack= one of"):
+    with pytest.raises(InvalidArgument, match=r"could not detect the stack.*pass type= \(jarvis_project"):
         apply_devops(tmp_path)
 
 

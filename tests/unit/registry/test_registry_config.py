@@ -23,6 +23,16 @@ def backups(config: ConfigFile) -> list[Path]:
     return sorted(config.path.parent.glob("config.json.bak-*"))
 
 
+def test_aggregator_url_defaults_to_the_served_url_until_an_admin_sets_one(tmp_path: Path) -> None:
+    served = ConfigFile(tmp_path / "config.json", {"aggregator_url": "http://127.0.0.1:18765"})
+    value = served.get("aggregator_url")
+    assert (value.value, value.is_default) == ("http://127.0.0.1:18765", True)
+    served.set("aggregator_url", "https://jarvis.team.example")
+    assert served.value("aggregator_url") == "https://jarvis.team.example"
+    assert ConfigFile(tmp_path / "config.json", {"aggregator_url": "http://x:1"}).value(
+        "aggregator_url") == "https://jarvis.team.example"
+
+
 def test_defaults_without_a_file(config: ConfigFile) -> None:
     values = {v.key: v for v in config.list()}
     assert set(values) >= {"aggregator_url", "default_profile", "share.default_expiry_seconds",

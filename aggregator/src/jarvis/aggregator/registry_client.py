@@ -6,6 +6,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
 
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
@@ -81,6 +82,31 @@ class RegistryClient(ServiceClient):
 
 
 
+_64_BIT = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64,
+                     FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64})
+
+
 def to_dict(message: Message) -> dict[str, Any]:
-    """A proto message as the JSON-ready dict MCP results carry (proto field names, defaults shown)."""
-    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    """A proto message as the JSON-ready dict MCP results carry (proto field names, defaults shown).
+
+    Proto3's JSON mapping writes 64-bit integers as strings (for JavaScript); a count an agent reads
+    must be a number, so they are turned back into ints.
+    """
+    data = MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    _numbers(message.DESCRIPTOR, data)
+    return data
+
+
+def _numbers(descriptor: Any, data: dict[str, Any]) -> None:
+    for field in descriptor.fields:
+        value = data.get(field.name)
+        if value is None:
+            continue
+        if field.type in _64_BIT:
+            data[field.name] = [int(v) for v in value] if isinstance(value, list) else int(value)
+        elif field.message_type is not None and not field.message_type.GetOptions().map_entry:
+            if field.message_type.full_name.startswith("google.protobuf."):
+                continue  # well-known types (Timestamp, Struct…) have their own JSON forms
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, dict):
+                    _numbers(field.message_type, item)

@@ -27,9 +27,11 @@ from pydantic import ValidationError
 from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
+from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
+from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.mcp_server import principal_of, text_result
 from jarvis.aggregator.metrics import AggregatorMetrics
@@ -64,6 +66,8 @@ class ProxySurface:
         self.metrics = metrics
         # Sessions that listed tools, by target: they are the ones a list_changed tells something.
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
+        # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
+        self.stdio_target: str | None = None
         self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
                                           on_call_tool=self._call_tool)
         host.subscribe(self._changed)
@@ -112,7 +116,7 @@ class ProxySurface:
 
     def target_of(self, ctx: ServerRequestContext[Any]) -> str:
         request = ctx.request
-        name = getattr(request, "path_params", {}).get("name") if request is not None else None
+        name = getattr(request, "path_params", {}).get("name") if request is not None else self.stdio_target
         if not isinstance(name, str) or not self.exists(name):
             raise MCPError(types.INVALID_PARAMS, f"no {self.kind} named {name!r} on this aggregator")
         return name
@@ -150,6 +154,8 @@ class ProxySurface:
         if exposed is None and (single := self.single_server(target)) is not None:
             # A transparent surface lets the server answer names it did not list, as it would directly.
             exposed = ExposedTool(params.name, single, params.name, {})
+        if exposed is None and (down := self._not_serving(target, params.name)) is not None:
+            return text_result(down, is_error=True)
         if exposed is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}' on {self.kind} '{target}'; "
                                                  "call tools/list for its tools")
@@ -177,6 +183,29 @@ class ProxySurface:
                                            exposed.definition.get("inputSchema"), outcome, exposed.server))
             if self.kind == SHARE:
                 self.shares.count_call(target, outcome == "ok", elapsed * 1000)
+
+    def _not_serving(self, target: str, name: str) -> str | None:
+        """Why `name` is missing when the server it would come from is failing or cannot be hosted.
+
+        A tool of a server that does not start is simply absent from tools/list; a caller asking for
+        it must learn which server is failing, why, and what to do, not that the tool is unknown.
+        """
+        members = self.servers_of(target)
+        server, sep, _ = name.partition(NAMESPACE_SEPARATOR)
+        candidates = [server] if sep and server in members else list(members)
+        reasons = []
+        for member in candidates:
+            host = self.host.hosts.get(member)
+            if host is None:
+                continue
+            snapshot = host.snapshot()
+            if snapshot.state == FAILING or (snapshot.last_error and snapshot.state != RUNNING):
+                reasons.append(f"server '{member}' is failing: {snapshot.last_error or 'it did not start'}")
+        if not reasons:
+            return None
+        return (f"'{name}' is not available on {self.kind} '{target}' because " + "; ".join(reasons)
+                + f". Fix the cause, then jarvis_server action=info name={candidates[0]} shows its state "
+                  f"(jarvis_profile action=restart name={target} retries at once)")
 
     async def _forward(self, ctx: ServerRequestContext[Any], exposed: ExposedTool) -> dict[str, Any]:
         request = dict(ctx.params or {})

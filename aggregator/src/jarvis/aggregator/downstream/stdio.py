@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -25,6 +26,8 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+
+from jarvis.aggregator.downstream import commands
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,9 @@ async def stdio_transport(
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
                          MemoryObjectSendStream[SessionMessage], ChildProcess]]:
     """Spawn the server and bridge its pipes to the SDK's message streams; stop it on exit."""
+    env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
+    command, args = commands.resolve(spec.command, spec.args, env_path)
+    spec = dataclasses.replace(spec, command=command, args=args)
     try:
         _check_command(spec)
         proc = await asyncio.create_subprocess_exec(
@@ -139,7 +145,8 @@ def _check_command(spec: StdioSpec) -> None:
     env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
     if shutil.which(spec.command, path=env_path) is None and not (
             os.sep in spec.command and os.access(Path(spec.cwd or ".", spec.command), os.X_OK)):
-        raise FileNotFoundError(2, f"command '{spec.command}' not found on PATH ({env_path[:200]}) or not executable")
+        raise FileNotFoundError(2, f"command '{spec.command}' not found on PATH ({env_path[:200]}) or not "
+                                   f"executable; fix: {commands.fix_for(spec.command)}")
     if spec.cwd and not Path(spec.cwd).is_dir():
         raise FileNotFoundError(2, f"working directory '{spec.cwd}' does not exist")
 

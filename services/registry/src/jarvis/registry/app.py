@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,17 +28,29 @@ from jarvis.registry.storage.database import Database
 from jarvis.registry.storage.migrate import upgrade_to_head
 
 
+def installed_jarvis() -> str:
+    """The absolute `jarvis` of this install (a venv's is not on PATH), for stdio client entries."""
+    beside = Path(sys.executable).parent / "jarvis"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("jarvis") or "jarvis"
+
+
 class Registry:
     """Use cases over one database, one config file and the user's MCP client configs."""
 
-    def __init__(self, db: Database, data_dir: Path, home: Path, project_roots: Sequence[Path] | None = None) -> None:
+    def __init__(self, db: Database, data_dir: Path, home: Path, project_roots: Sequence[Path] | None = None,
+                 served_url: str = "") -> None:
         self.db = db
         self.project_roots = list(project_roots) if project_roots is not None else [home]
-        self.config = ConfigFile(data_dir / "config.json")
+        # Unless an admin set aggregator_url for the team, it is the URL this instance serves.
+        self.config = ConfigFile(data_dir / "config.json", {"aggregator_url": served_url} if served_url else {})
+        jarvis_command = installed_jarvis()
 
         def client_manager() -> ClientManager:
             # Built per call so a changed aggregator_url applies at once.
-            return ClientManager(data_dir, home, str(self.config.value("aggregator_url")))
+            return ClientManager(data_dir, home, str(self.config.value("aggregator_url")),
+                                 jarvis_command=jarvis_command, jarvis_data_dir=str(data_dir))
 
         self.catalog = Catalog(db)
         self.servers = Servers(db, client_manager)
@@ -51,7 +66,7 @@ class Registry:
         db = Database.from_url(settings.database_url)
         try:
             upgrade_to_head(db.engine)
-            registry = cls(db, settings.data_dir, settings.home, settings.project_roots)
+            registry = cls(db, settings.data_dir, settings.home, settings.project_roots, settings.aggregator_url)
             # A replica starting at the same moment may insert the same bundled entries first.
             with contextlib.suppress(AlreadyExists):
                 registry.catalog.load_bundled()

@@ -162,6 +162,7 @@ def client_to_pb(client: ClientStatus) -> pb.Client:
         custom_path=client.custom_path,
         entries=[pb.ClientEntry(name=e.name, kind=e.kind, managed=e.managed) for e in client.entries],
         error=client.error or "",
+        http_entries=client.http_entries,
     )
 
 

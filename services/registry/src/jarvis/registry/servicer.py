@@ -161,6 +161,8 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
             remove_servers=request.remove_servers,
             add_profiles=request.add_profiles,
             remove_profiles=request.remove_profiles,
+            path=request.path if request.HasField("path") else None,
+            authorization=request.authorization,
         )
         client = next(c for c in self._registry.clients.list() if c.name == result.client)
         return pb.EditClientResponse(

@@ -24,6 +24,8 @@ class RegistrySettings(ProcessSettings):
         description="SQLAlchemy URL; empty means SQLite at <data_dir>/registry.db.",
     )
     listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
+    aggregator_url: str = Field(default="", description="URL the aggregator in front of this registry serves: the "
+                                "default of the aggregator_url setting client configs and shares point at.")
     home: Path = Field(default=Path("~"), description="Home directory whose MCP client configs are managed.")
     project_roots: list[Path] = Field(
         default_factory=list,

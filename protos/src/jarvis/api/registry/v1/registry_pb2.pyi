@@ -1078,8 +1078,9 @@ class Client(_message.Message):
     CUSTOM_PATH_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    HTTP_ENTRIES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """claude-desktop, claude-code, cursor, vscode, windsurf"""
+    """claude-desktop, claude-code, cursor, vscode, windsurf, codex, …"""
     display_name: _builtins.str
     config_path: _builtins.str
     detected: _builtins.bool
@@ -1088,6 +1089,8 @@ class Client(_message.Message):
     custom_path: _builtins.bool
     error: _builtins.str
     """a config file that could not be read"""
+    http_entries: _builtins.bool
+    """profiles are written as URLs (false: the client spawns `jarvis mcp`)"""
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientEntry]: ...
     def __init__(
@@ -1101,10 +1104,11 @@ class Client(_message.Message):
         custom_path: _builtins.bool = ...,
         entries: _abc.Iterable[Global___ClientEntry] | None = ...,
         error: _builtins.str = ...,
+        http_entries: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_exists", b"config_exists", "config_path", b"config_path", "custom_path", b"custom_path", "detected", b"detected", "display_name", b"display_name", "entries", b"entries", "error", b"error", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_exists", b"config_exists", "config_path", b"config_path", "custom_path", b"custom_path", "detected", b"detected", "display_name", b"display_name", "entries", b"entries", "error", b"error", "http_entries", b"http_entries", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1154,7 +1158,13 @@ class EditClientRequest(_message.Message):
     REMOVE_SERVERS_FIELD_NUMBER: _builtins.int
     ADD_PROFILES_FIELD_NUMBER: _builtins.int
     REMOVE_PROFILES_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    AUTHORIZATION_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    path: _builtins.str
+    """another config file of the client's format, for this edit only"""
+    authorization: _builtins.str
+    """Authorization header value HTTP profile entries carry; empty: none"""
     @_builtins.property
     def add_servers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1171,12 +1181,16 @@ class EditClientRequest(_message.Message):
         remove_servers: _abc.Iterable[_builtins.str] | None = ...,
         add_profiles: _abc.Iterable[_builtins.str] | None = ...,
         remove_profiles: _abc.Iterable[_builtins.str] | None = ...,
+        path: _builtins.str | None = ...,
+        authorization: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "path", b"path"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["add_profiles", b"add_profiles", "add_servers", b"add_servers", "name", b"name", "remove_profiles", b"remove_profiles", "remove_servers", b"remove_servers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "add_profiles", b"add_profiles", "add_servers", b"add_servers", "authorization", b"authorization", "name", b"name", "path", b"path", "remove_profiles", b"remove_profiles", "remove_servers", b"remove_servers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
+    _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__path) -> _WhichOneofReturnType__path | None: ...
 
 Global___EditClientRequest: _TypeAlias = EditClientRequest  # noqa: Y015
 

@@ -31,7 +31,8 @@ class ClientLinks:
         return self._manager().config_path(name, path)
 
     def edit(self, name: str, add_servers: Sequence[str] = (), remove_servers: Sequence[str] = (),
-             add_profiles: Sequence[str] = (), remove_profiles: Sequence[str] = ()) -> EditResult:
+             add_profiles: Sequence[str] = (), remove_profiles: Sequence[str] = (), *,
+             path: str | None = None, authorization: str = "") -> EditResult:
         """Add installed servers (as direct launch entries) and profiles (as Jarvis entries) to a client."""
         launches = [client_launch(self._servers.get(s)) for s in add_servers]
         for profile in add_profiles:
@@ -42,6 +43,8 @@ class ClientLinks:
             remove_servers=list(remove_servers),
             add_profiles=[p.strip().lower() for p in add_profiles],
             remove_profiles=list(remove_profiles),
+            path=path,
+            authorization=authorization,
         )
 
     def import_servers(self, name: str) -> Imported:

@@ -91,13 +91,14 @@ class Profiles:
 def find_profile(session: Session, name: str) -> ProfileRow:
     row = session.scalar(select(ProfileRow).where(ProfileRow.name == name.strip().lower()))
     if row is None:
-        raise NotFound(f"profile '{name}' not found; ListProfiles shows the existing profiles")
+        raise NotFound(f"profile '{name}' not found; jarvis_profile action=list shows the existing profiles")
     return row
 
 
 def _ensure_free(session: Session, name: str) -> None:
     if session.scalar(select(ProfileRow.id).where(ProfileRow.name == name)) is not None:
-        raise AlreadyExists(f"profile '{name}' already exists; choose another name or edit it with EditProfile")
+        raise AlreadyExists(f"profile '{name}' already exists; choose another name or edit it with "
+                            "jarvis_profile action=edit")
 
 
 def _servers_named(session: Session, names: Iterable[str]) -> list[ServerRow]:
@@ -109,7 +110,8 @@ def _servers_named(session: Session, names: Iterable[str]) -> list[ServerRow]:
     unknown = [n for n in wanted if n not in rows]
     if unknown:
         raise NotFound(
-            f"server(s) {', '.join(unknown)} not installed; install them first (ListServers shows what is installed)"
+            f"server(s) {', '.join(unknown)} not installed; install them first "
+            "(jarvis_server action=install; jarvis_server action=list shows what is installed)"
         )
     return [rows[n] for n in wanted]
 

@@ -133,7 +133,7 @@ class Servers:
 def _ensure_free(session: Session, name: str) -> None:
     if session.scalar(select(ServerRow.id).where(ServerRow.name == name)) is not None:
         raise AlreadyExists(
-            f"server '{name}' already exists; choose another name, or change it with EditServer"
+            f"server '{name}' already exists; choose another name, or change it with jarvis_server action=edit"
         )
 
 
@@ -162,7 +162,7 @@ def _edited_launch(row: ServerRow, edit: ServerEdit) -> Launch:
 def find_server(session: Session, name: str) -> ServerRow:
     row = session.scalar(select(ServerRow).where(ServerRow.name == name.strip().lower()))
     if row is None:
-        raise NotFound(f"server '{name}' is not installed; ListServers shows the installed servers")
+        raise NotFound(f"server '{name}' is not installed; jarvis_server action=list shows the installed servers")
     return row
 
 

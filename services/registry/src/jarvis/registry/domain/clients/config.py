@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import jsonc
+from jarvis.common.errors import FailedPrecondition
+
+from . import documents, jsonc
 from .files import BOM, read_text
 from .formats import ClientFormat
 
@@ -40,18 +42,38 @@ def load_config(client: ClientFormat, path: Path) -> LoadedConfig:
         return LoadedConfig(path, None, {}, {})
     body = text.removeprefix(BOM)
     root: Any = {}
+    kind = _SYNTAX_NAMES[client.syntax]
     if body.strip():  # an empty file is what some editors create: treat it as an empty config
         try:
-            root = jsonc.parse(body, jsonc=client.jsonc).root.value
-        except jsonc.JsonSyntaxError as exc:
-            kind = "JSON with comments" if client.jsonc else "JSON"
+            if client.syntax in ("json", "jsonc"):
+                root = jsonc.parse(body, jsonc=client.jsonc).root.value
+            else:
+                root = documents.parse(client, body)
+        except (jsonc.JsonSyntaxError, documents.DocumentError) as exc:
             raise ConfigUnreadable(f"{path} is not valid {kind}: {exc}") from exc
+    root = {} if root is None else root
     if not isinstance(root, dict):
-        raise ConfigUnreadable(f"{path}: the top level is not a JSON object")
-    servers = root.get(client.servers_key, {})
-    if not isinstance(servers, dict):
-        raise ConfigUnreadable(f'{path}: "{client.servers_key}" is not a JSON object')
+        raise ConfigUnreadable(f"{path}: the top level is not a {kind} object")
+    found = root.get(client.servers_key)
+    servers = _servers(client, found, path, kind)
     return LoadedConfig(path, text, root, servers)
+
+
+_SYNTAX_NAMES = {"json": "JSON", "jsonc": "JSON with comments", "toml": "TOML", "yaml": "YAML"}
+
+
+def _servers(client: ClientFormat, found: Any, path: Path, kind: str) -> dict[str, Any]:
+    """{entry name: entry}; a list-shaped section (Continue) is keyed by each entry's name."""
+    if found is None:
+        return {}
+    if not client.servers_list:
+        if not isinstance(found, dict):
+            raise ConfigUnreadable(f'{path}: "{client.servers_key}" is not a {kind} object')
+        return found
+    if not isinstance(found, list):
+        raise ConfigUnreadable(f'{path}: "{client.servers_key}" is not a {kind} list')
+    key = client.shape.name_key or "name"
+    return {item[key]: item for item in found if isinstance(item, dict) and isinstance(item.get(key), str)}
 
 
 def render(
@@ -67,15 +89,17 @@ def render(
     data; only if they differ (never seen, but cheap to guard) is the file re-serialised whole,
     which keeps every key and its order but drops comments.
     """
-    expected = copy.deepcopy(loaded.root)
-    servers = expected.setdefault(client.servers_key, {})
-    for name in remove:
-        del servers[name]
-    for name, entry in put:
-        servers[name] = entry
+    expected = _expected(client, loaded, remove, put)
 
     original = (loaded.text or "").removeprefix(BOM)
     bom = BOM if (loaded.text or "").startswith(BOM) else ""
+    if client.syntax in ("toml", "yaml"):
+        # A round-trip parse keeps comments; the result is checked like the JSON text edit is.
+        text = documents.edit(client, original, remove, put)
+        if not _same(documents.parse(client, text), expected):
+            raise FailedPrecondition(f"editing {loaded.path} did not give the expected content; "
+                                     "Jarvis left the file untouched: edit it by hand")
+        return bom + text
     if not original.strip():
         return bom + json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
 
@@ -99,6 +123,29 @@ def render(
         if original.endswith("\n"):
             text += jsonc.newline_of(original)
     return bom + text
+
+
+def _expected(client: ClientFormat, loaded: LoadedConfig, remove: Sequence[str],
+              put: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The parsed content the edited file must have."""
+    expected = copy.deepcopy(loaded.root)
+    if client.servers_list:
+        key = client.shape.name_key or "name"
+        items = expected.setdefault(client.servers_key, [])
+        items[:] = [i for i in items if not (isinstance(i, dict) and i.get(key) in remove)]
+        for name, entry in put:
+            at = next((n for n, i in enumerate(items) if isinstance(i, dict) and i.get(key) == name), None)
+            if at is None:
+                items.append(entry)
+            else:
+                items[at] = entry
+        return expected
+    servers = expected.setdefault(client.servers_key, {})
+    for name in remove:
+        del servers[name]
+    for name, entry in put:
+        servers[name] = entry
+    return expected
 
 
 def _same(left: Any, right: Any) -> bool:

@@ -16,7 +16,7 @@ from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgum
 
 from .config import ConfigUnreadable, LoadedConfig, load_config, render
 from .files import atomic_write, backup
-from .formats import CLIENTS, CLIENTS_BY_NAME, PROFILE_ENTRY_PREFIX, ClientFormat
+from .formats import CLIENTS, CLIENTS_BY_NAME, PROFILE_ENTRY_PREFIX, Access, ClientFormat
 from .models import (
     ClientStatus,
     ConfigEntry,
@@ -60,6 +60,7 @@ class ClientManager:
         platform: str = sys.platform,
         *,
         jarvis_command: str = "jarvis",
+        jarvis_data_dir: str = "",
     ) -> None:
         self._data_dir = data_dir
         self._state = StateStore(data_dir / "clients.json")
@@ -67,6 +68,7 @@ class ClientManager:
         self._aggregator_url = aggregator_url.rstrip("/")
         self._platform = platform
         self._jarvis_command = jarvis_command
+        self._jarvis_data_dir = jarvis_data_dir
         self._paths = ConfigPathPolicy(home, platform, protected=(data_dir,))
         self._lock = threading.RLock()
 
@@ -84,11 +86,18 @@ class ClientManager:
         remove_servers: Sequence[str] = (),
         add_profiles: Sequence[str] = (),
         remove_profiles: Sequence[str] = (),
+        *,
+        path: str | None = None,
+        authorization: str = "",
     ) -> EditResult:
+        """Change one client's config; `path` names another file of the client's format for this edit
+        (a workspace's .vscode/mcp.json), checked by the one path policy; `authorization` is the
+        Authorization header HTTP profile entries carry when the instance requires a token."""
         client = self._client(name)
         if not (add_servers or remove_servers or add_profiles or remove_profiles):
             raise InvalidArgument("nothing to change: give servers or profiles to add or remove")
-        adds = self._planned_adds(client, add_servers, add_profiles)
+        access = Access(self._aggregator_url, self._jarvis_command, self._jarvis_data_dir, authorization)
+        adds = self._planned_adds(client, add_servers, add_profiles, access)
         removes: dict[str, str] = {}  # entry name -> how the caller named it
         for server in remove_servers:
             validate_name(server, "server")
@@ -100,7 +109,7 @@ class ClientManager:
         with self._locked():
             states = self._state.load()
             state = states.setdefault(client.name, ClientState())
-            target = self._target(client, state)
+            target = self._target(client, state) if path is None else self._explicit(client, path)
             loaded = self._load_for_change(target, "edit")
             managed = state.managed_in(target.path)
             for entry, label in removes.items():
@@ -200,6 +209,10 @@ class ClientManager:
             return _Target(client, default, default, False)
         return _Target(client, Path(state.config_path), default, True)
 
+    def _explicit(self, client: ClientFormat, raw: str) -> _Target:
+        """A path given for one edit, confined by the same policy as a custom config path."""
+        return self._file_target(client, self._paths.parse_custom(client, raw) if raw else self._paths.default(client))
+
     def _status(self, client: ClientFormat, state: ClientState) -> ClientStatus:
         target = self._target(client, state)
         exists = target.path.exists()
@@ -229,10 +242,11 @@ class ClientManager:
             custom_path=target.custom,
             entries=entries,
             error=error,
+            http_entries=client.url_key is not None,
         )
 
     def _planned_adds(
-        self, client: ClientFormat, servers: Sequence[ServerLaunch], profiles: Sequence[str]
+        self, client: ClientFormat, servers: Sequence[ServerLaunch], profiles: Sequence[str], access: Access
     ) -> builtins.list[tuple[str, ManagedEntry, dict[str, Any]]]:
         adds: builtins.list[tuple[str, ManagedEntry, dict[str, Any]]] = []
         for server in servers:
@@ -240,7 +254,7 @@ class ClientManager:
             adds.append((server.name, ManagedEntry("server", server.name), client.encode(server)))
         for profile in profiles:
             validate_name(profile, "profile")
-            launch = client.profile_launch(profile, self._aggregator_url, self._jarvis_command)
+            launch = client.profile_launch(profile, access)
             validate_launch(launch)
             adds.append((launch.name, ManagedEntry("profile", profile), client.encode(launch)))
         names = [entry for entry, _, _ in adds]
@@ -315,28 +329,39 @@ class ClientManager:
                 state = states.get(client.name)
                 if state is None:
                     continue
-                target = self._target(client, state)
-                managed = state.managed_in(target.path)
-                entries = [entry for entry, record in managed.items() if record == wanted]
-                if not entries:
-                    continue
-                try:
-                    loaded = load_config(client, target.path)
-                except ConfigUnreadable as exc:
-                    # One broken file must not stop the clean-up of the others; list() reports it.
-                    log.warning(
-                        "cannot remove entries from an unreadable client config",
-                        extra={"client": client.name, "entries": entries, "error": str(exc)},
-                    )
-                    continue
-                present = [entry for entry in entries if entry in loaded.servers]
-                if not present:  # the user already removed them: forget the records
-                    state.set_managed(target.path, {e: r for e, r in managed.items() if e not in entries})
-                    self._state.save(states)
-                    continue
-                self._write(target, state, states, loaded, present, [])
-                changed.append(client.name)
-        return changed
+                for file in builtins.list(state.managed):
+                    if self._remove_in(self._file_target(client, Path(file)), state, states, wanted):
+                        changed.append(client.name)
+        return sorted(set(changed))
+
+    def _file_target(self, client: ClientFormat, path: Path) -> _Target:
+        default = self._paths.default(client)
+        return _Target(client, path, default, path != default)
+
+    def _remove_in(self, target: _Target, state: ClientState, states: dict[str, ClientState],
+                   wanted: ManagedEntry) -> bool:
+        """Remove Jarvis's entries for `wanted` from one file; whether the file changed."""
+        client = target.client
+        managed = state.managed_in(target.path)
+        entries = [entry for entry, record in managed.items() if record == wanted]
+        if not entries:
+            return False
+        try:
+            loaded = load_config(client, target.path)
+        except ConfigUnreadable as exc:
+            # One broken file must not stop the clean-up of the others; list() reports it.
+            log.warning(
+                "cannot remove entries from an unreadable client config",
+                extra={"client": client.name, "entries": entries, "error": str(exc)},
+            )
+            return False
+        present = [entry for entry in entries if entry in loaded.servers]
+        if not present:  # the user already removed them: forget the records
+            state.set_managed(target.path, {e: r for e, r in managed.items() if e not in entries})
+            self._state.save(states)
+            return False
+        self._write(target, state, states, loaded, present, [])
+        return True
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

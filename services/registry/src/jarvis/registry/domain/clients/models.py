@@ -58,6 +58,7 @@ class ClientStatus:
     custom_path: bool
     entries: list[ConfigEntry] = field(default_factory=list)
     error: str | None = None
+    http_entries: bool = True  # profiles are written as URLs; False: as a spawned `jarvis mcp`
 
 
 @dataclass(frozen=True)

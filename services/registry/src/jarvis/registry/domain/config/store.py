@@ -7,6 +7,7 @@ import os
 import secrets
 import shutil
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +37,10 @@ class Migration:
 
 
 class ConfigFile:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, defaults: Mapping[str, Any] | None = None) -> None:
+        """`defaults` replace the built-in default of some keys (aggregator_url: what this instance serves)."""
         self.path = path
+        self._defaults = dict(defaults or {})
         self._lock = threading.Lock()  # serialises read-modify-write cycles within the process
 
     def exists(self) -> bool:
@@ -88,10 +91,10 @@ class ConfigFile:
             backup = self._write(upgraded)
             return Migration(before, CURRENT_VERSION, str(backup or ""), changes)
 
-    @staticmethod
-    def _value(spec: ConfigKey, doc: dict[str, Any]) -> ConfigValue:
+    def _value(self, spec: ConfigKey, doc: dict[str, Any]) -> ConfigValue:
         found, value = get_path(doc, spec.name)
-        return ConfigValue(spec.name, value if found else spec.default, spec.description, not found)
+        default = self._defaults.get(spec.name, spec.default)
+        return ConfigValue(spec.name, value if found else default, spec.description, not found)
 
     def _current(self) -> dict[str, Any]:
         """The document at the current version (upgraded in memory if the file is older)."""

@@ -118,7 +118,8 @@ def apply_devops(path: Path, stack: str | None = None, force: bool = False, dry_
     if chosen is None:
         raise InvalidArgument(
             f"could not detect the stack of {root} (no pyproject.toml, package.json, go.mod or Cargo.toml "
-            f"and no Python, JavaScript, Go or Rust sources); pass stack= one of: {', '.join(SUPPORTED_STACKS)}"
+            f"and no Python, JavaScript, Go or Rust sources); pass type= "
+            f"(jarvis_project action=devops) one of: {', '.join(SUPPORTED_STACKS)}"
         )
     written: list[str] = []
     skipped: list[str] = []
