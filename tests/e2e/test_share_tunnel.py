@@ -60,12 +60,12 @@ async def test_share_through_a_reverse_tunnel(jarvis: RunningJarvis, sshd: Sshd)
         await create_server(admin, "tunnelled", [time_server()])
     remote_port = free_port()
     # An unknown host is never trusted on its word: the answer shows its key for the user to check.
-    refused = error_text(await _share(jarvis, name="tunnelled", tunnel=sshd.url, remote_port=remote_port))
+    refused = error_text(await _share(jarvis, name="tunnelled", tunnel=sshd.url, port=remote_port))
     assert "not a trusted host" in refused
     assert f"host_key='{' '.join(sshd.host_key.split()[:2])}'" in refused
     assert await _listing(jarvis) == []  # no token was issued
     # Trusted explicitly, but Jarvis's key is not authorized there yet: the share starts, the tunnel says why not.
-    started = result_json(await _share(jarvis, name="tunnelled", tunnel=sshd.url, remote_port=remote_port,
+    started = result_json(await _share(jarvis, name="tunnelled", tunnel=sshd.url, port=remote_port,
                                        host_key=sshd.host_key))["started"]
     assert started["state"] in ("failed", "connecting")
     assert "Permission denied" in (await _tunnel_of(jarvis, "tunnelled"))["reason"]
@@ -115,7 +115,7 @@ async def test_a_changed_host_key_fails_the_tunnel(jarvis: RunningJarvis, sshd: 
         await create_server(admin, "spoofed", [time_server()])
     other = tmp_path / "other"
     subprocess.run([required_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
-    started = result_json(await _share(jarvis, name="spoofed", tunnel=sshd.url, remote_port=free_port(),
+    started = result_json(await _share(jarvis, name="spoofed", tunnel=sshd.url, port=free_port(),
                                        host_key=(tmp_path / "other.pub").read_text()))["started"]
     assert started["state"] in ("failed", "connecting")
     failed = await eventually(lambda: _state(jarvis, "spoofed", "failed"), what="the tunnel failed")

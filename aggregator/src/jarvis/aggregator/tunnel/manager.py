@@ -77,7 +77,7 @@ class Tunnels:
         view: dict[str, Any] = {
             "tunnel": str(target), "state": ssh.state,
             "public_url": f"http://{target.url_host}:{ssh.port}{opened.path}" if ssh.port else None,
-            "remote_port": ssh.port, "since": dt.datetime.fromtimestamp(ssh.since, dt.UTC), "restarts": ssh.restarts,
+            "port": ssh.port, "since": dt.datetime.fromtimestamp(ssh.since, dt.UTC), "restarts": ssh.restarts,
         }
         if ssh.reason:
             view["reason"] = ssh.reason

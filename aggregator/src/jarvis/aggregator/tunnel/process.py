@@ -34,7 +34,7 @@ _HINTS = (
     ("Host key verification failed", "the host's key is not the one trusted for it: if the host was "
                                      "reinstalled, start the share again with its new host_key"),
     ("remote port forwarding failed", "the far side would not listen on that port (in use, below 1024, or "
-                                      "AllowTcpForwarding is off there): pick another remote_port"),
+                                      "AllowTcpForwarding is off there): start the share with another port"),
 )
 
 

@@ -77,7 +77,7 @@ def check_remote_port(port: int | None) -> int:
     if port is None:
         return 0
     if not 0 <= port <= 65535:
-        raise InvalidArgument("remote_port must be 0 (the far side chooses) or a port number 1-65535")
+        raise InvalidArgument("port must be 0 (the far side chooses) or a port number 1-65535")
     return port
 
 

@@ -21,7 +21,7 @@ def build(ctx: ToolContext) -> Tool:
 
     async def start(a: dict[str, Any], _: Principal) -> Any:
         return {"started": await shares().start(a["name"].strip().lower(), a.get("expires_in"),
-                                                a.get("tunnel") or "none", a.get("remote_port"), a.get("host_key"))}
+                                                a.get("tunnel") or "none", a.get("port"), a.get("host_key"))}
 
     async def stop(a: dict[str, Any], _: Principal) -> Any:
         return await shares().stop(a["name"].strip().lower())
@@ -34,9 +34,9 @@ def build(ctx: ToolContext) -> Tool:
         description="Share a server: start|stop|list",
         properties={
             "name": s.string(), "expires_in": s.integer("seconds", minimum=60),
-            "tunnel": s.string("none|ssh://user@host:port"),
-            "remote_port": s.integer("far port; 0: any", minimum=0, maximum=65535),
-            "host_key": s.string("far host's public key"),
+            "tunnel": s.string(),
+            "port": s.integer(),  # the tunnel's port on the far host
+            "host_key": s.string(),
         },
         actions=[
             Action("start", start, required=("name",), admin=True),
