@@ -64,3 +64,14 @@ async def grpc_health(channel: grpc.aio.Channel, service: str) -> dict[str, Any]
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
     return {"ok": status == "SERVING", "detail": status,
             "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+
+
+async def wait_serving(target: str, service: str, timeout: float) -> dict[str, Any]:
+    """Poll the gRPC health of `service` at `target` until it serves or `timeout` passes; the last answer."""
+    deadline = time.monotonic() + timeout
+    async with grpc.aio.insecure_channel(target) as channel:
+        while True:
+            health = await grpc_health(channel, service)
+            if health["ok"] or time.monotonic() >= deadline:
+                return health
+            await asyncio.sleep(0.1)

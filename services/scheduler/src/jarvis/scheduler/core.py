@@ -51,3 +51,4 @@ class SchedulerCore:
         if isinstance(self.runtime, GrpcRuntime):
             self.runtime.close()
         self.db.close()
+        self.metrics.close()
