@@ -139,6 +139,27 @@ async def test_bad_tunnels_are_refused(jarvis: RunningJarvis) -> None:
     assert all(s["server"] != "argv-check" for s in await _listing(jarvis))
 
 
+async def test_the_tunnel_dies_with_a_killed_jarvis(sshd: Sshd, tmp_path: Path) -> None:
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as admin:
+            await create_server(admin, "orphan-check", [time_server()])
+        remote_port = free_port()
+        started = result_json(await _share(running, name="orphan-check", tunnel=sshd.url, port=remote_port,
+                                           host_key=sshd.host_key))["started"]
+        sshd.authorize(started["authorize"]["authorized_keys_line"])
+        await eventually(lambda: _state(running, "orphan-check", "up"), timeout=20, what="the tunnel is up")
+        running.process.kill()  # no shutdown hook runs
+        running.process.wait(10)
+
+        async def closed() -> bool:
+            return not port_open(remote_port)
+
+        await eventually(closed, timeout=10, what="the far port closed with Jarvis")
+    finally:
+        running.stop()
+
+
 async def _state(jarvis: RunningJarvis, server: str, state: str) -> dict[str, Any] | None:
     tunnel = await _tunnel_of(jarvis, server)
     return tunnel if tunnel["state"] == state else None

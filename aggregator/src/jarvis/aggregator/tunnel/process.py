@@ -2,9 +2,9 @@
 
 The ssh client runs from an argv (no shell), ignores every user and system ssh config (`-F /dev/null`),
 authenticates only with Jarvis's tunnel key, checks the host strictly against Jarvis's own known_hosts,
-and exits when the forward cannot be set up, so a failure shows as a state with its reason instead of a
-tunnel that is connected but forwards nothing. It is told at debug level, where OpenSSH reports
-that the forward was accepted; that is how `up` is known.
+dies with Jarvis even when Jarvis is killed, and exits when the forward cannot be set up, so a failure
+shows as a state with its reason instead of a tunnel that is connected but forwards nothing. It logs
+at debug level, where OpenSSH reports that the forward was accepted; that is how `up` is known.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from jarvis.aggregator.downstream.stdio import dies_with_jarvis
 from jarvis.aggregator.tunnel.keys import TunnelKeys, openssh_tool
 from jarvis.aggregator.tunnel.spec import SshTarget
 
@@ -129,7 +130,7 @@ class SshTunnel:
         """Run ssh until it exits; why it exited, in words a user can act on."""
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *self.argv(), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                *dies_with_jarvis(self.argv()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             return f"ssh could not start: {exc.strerror}"
