@@ -68,7 +68,10 @@ async def test_share_through_a_reverse_tunnel(jarvis: RunningJarvis, sshd: Sshd)
     started = result_json(await _share(jarvis, name="tunnelled", tunnel=sshd.url, port=remote_port,
                                        host_key=sshd.host_key))["started"]
     assert started["state"] in ("failed", "connecting")
-    assert "Permission denied" in (await _tunnel_of(jarvis, "tunnelled"))["reason"]
+    refused_login = await _tunnel_of(jarvis, "tunnelled")
+    assert "Permission denied" in refused_login["reason"]
+    assert "authorized_keys" in refused_login["reason"]
+    assert refused_login["authorize"] == started["authorize"]  # list shows what to authorize, too
     authorize = started["authorize"]
     assert authorize["public_key"].startswith("ssh-ed25519 ")
     assert authorize["authorized_keys_line"] == f'restrict,port-forwarding,permitlisten="{remote_port}" ' \

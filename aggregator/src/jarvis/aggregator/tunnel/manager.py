@@ -27,6 +27,7 @@ class _Open:
     path: str
     listener: ShareListener
     ssh: SshTunnel
+    authorize: dict[str, str]  # what the far side needs to let Jarvis's key in (public, so shown in list too)
 
 
 class Tunnels:
@@ -60,9 +61,9 @@ class Tunnels:
         await listener.start()
         ssh = SshTunnel(TunnelPlan(target, remote_port, listener.port), self.keys)
         ssh.start()
-        self._open[server] = _Open(path, listener, ssh)
+        self._open[server] = _Open(path, listener, ssh, _authorize(public_key, target, remote_port))
         await ssh.settled(UP_WAIT_SECONDS)
-        return {**self.view(server), "authorize": _authorize(public_key, target, remote_port)}
+        return self.view(server)
 
     def servers(self) -> list[str]:
         return list(self._open)
@@ -78,6 +79,7 @@ class Tunnels:
             "tunnel": str(target), "state": ssh.state,
             "public_url": f"http://{target.url_host}:{ssh.port}{opened.path}" if ssh.port else None,
             "port": ssh.port, "since": dt.datetime.fromtimestamp(ssh.since, dt.UTC), "restarts": ssh.restarts,
+            "authorize": opened.authorize,
         }
         if ssh.reason:
             view["reason"] = ssh.reason
