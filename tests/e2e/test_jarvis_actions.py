@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -291,8 +292,42 @@ async def test_system_bootstrap_and_restart_infra(jarvis: RunningJarvis) -> None
         assert boot["catalog_entries"] > 0
         assert set(boot["infrastructure"]) == {"docker", "redis", "celery"}
         infra = result_json(await client.call_tool("jarvis_system", {"action": "restart_infra"}))
-        assert infra["restarted"][0]["component"] == "registry"
-        assert infra["restarted"][0]["healthy"] is True
-        # The registry answers again after its restart, with its data intact.
+        # Every service embedded Jarvis runs is restarted on its own address and serves again.
+        assert [r["component"] for r in infra["restarted"]] == ["registry", "debug", "runtime", "scheduler"]
+        assert all(r["healthy"] is True and r["health"] == "SERVING" for r in infra["restarted"]), infra
+        assert infra["healthy"] is True
+        assert set(infra["not_managed"]) == {"docker", "redis", "celery"}
+        # Each answers again after its restart, with its data intact.
         listing = result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         assert listing["count"] >= 1
+        status = result_json(await client.call_tool("jarvis_check_status", {}))
+        assert all(status["services"][name]["ok"] is True for name in ("registry", "debug", "runtime", "scheduler"))
+    async with mcp_client(jarvis.url("/mcp/orchestrator")) as orchestrator:
+        assert "schedules" in result_json(await orchestrator.call_tool("schedule", {"action": "list"}))
+    async with mcp_client(jarvis.url("/mcp/debug")) as debug:
+        assert not (await debug.call_tool("debug", {})).is_error
+
+
+async def _core_servers(client: Any) -> set[str]:
+    profiles = result_json(await client.call_tool("jarvis_profile", {"action": "list"}))["profiles"]
+    return set(next(p for p in profiles if p["name"] == "core")["servers"])
+
+
+async def test_bootstrap_keeps_removals_and_restores_defaults_on_request(jarvis: RunningJarvis) -> None:
+    async with mcp_client(jarvis.url()) as client:
+        assert {"time", "sequential-thinking"} <= await _core_servers(client)
+        result_json(await client.call_tool("jarvis_profile", {"action": "edit", "name": "core", "remove": ["time"]}))
+        result_json(await client.call_tool("jarvis_server", {"action": "uninstall", "name": "sequential-thinking"}))
+        kept = result_json(await client.call_tool("jarvis_system", {"action": "bootstrap"}))
+        # Repeating bootstrap does not undo the user's removals; it names them and the way back.
+        assert kept["missing_defaults"] == ["time", "sequential-thinking"]
+        assert any("restore=true" in step for step in kept["steps"])
+        assert not {"time", "sequential-thinking"} & await _core_servers(client)
+        restored = result_json(await client.call_tool("jarvis_system", {"action": "bootstrap", "restore": True}))
+        assert restored["restored"] == ["time", "sequential-thinking"]
+        assert {"time", "sequential-thinking"} <= await _core_servers(client)
+        info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "sequential-thinking"}))
+        assert info["name"] == "sequential-thinking"
+        again = result_json(await client.call_tool("jarvis_system", {"action": "bootstrap", "restore": True}))
+        assert again.get("restored", []) == []
+        assert again.get("missing_defaults", []) == []

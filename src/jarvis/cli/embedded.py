@@ -14,7 +14,10 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.aggregator import probes
+from jarvis.aggregator.debug_client import DEBUG_SERVICE
 from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
+from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
+from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.grpc_server import RunningServer, create_server
@@ -32,6 +35,10 @@ from jarvis.scheduler.server import RunningScheduler, serve_scheduler
 from jarvis.scheduler.settings import SchedulerSettings
 
 log = logging.getLogger(__name__)
+
+# What `jarvis_system action=restart_infra` restarts, in an order where each finds what it needs.
+RESTART_ORDER = ("registry", "debug", "runtime", "scheduler")
+READY_SECONDS = 15.0  # how long a restarted service may take to serve before it is reported unhealthy
 
 
 class EmbeddedSettings(ProcessSettings):
@@ -81,6 +88,7 @@ class EmbeddedSettings(ProcessSettings):
             host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
             require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
             runtime_target=runtime_target, scheduler_target=scheduler_target, **self.plane_values,
+            tunnel_dir=self.resolved_data_dir / "tunnel",
         )
 
     def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:
@@ -212,9 +220,9 @@ class EmbeddedStack:
         assert self.client is not None, "the runner sets the registry client before serving"
         return self.client
 
-    async def bootstrap(self) -> dict[str, Any]:
+    async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
         client = self._client()
-        result = to_dict(await client.call(client.registry.Bootstrap, pb.BootstrapRequest()))
+        result = to_dict(await client.call(client.registry.Bootstrap, pb.BootstrapRequest(restore=restore)))
         result["data_dir"] = str(self.settings.resolved_data_dir)
         result["infrastructure"] = await self.infra_status()
         return result
@@ -229,20 +237,50 @@ class EmbeddedStack:
                 "detail": "in-flight calls finish, then Jarvis re-executes itself on the same address"}
 
     async def restart_infra(self) -> dict[str, Any]:
-        """Restart what embedded Jarvis manages (the registry service) and check its health."""
-        assert self.registry_server is not None
-        port = self.registry_server.port
+        """Restart each service embedded Jarvis runs, on its own address, and wait (bounded) until it serves again.
+
+        Docker and Redis are the user's, not Jarvis's, under `jarvis up`: they are reported, not restarted.
+        """
+        restarted = [await self._restart(component) for component in RESTART_ORDER]
+        return {"restarted": restarted, "healthy": all(r["healthy"] for r in restarted),
+                "not_managed": await self.infra_status()}
+
+    async def _restart(self, component: str) -> dict[str, Any]:
         started = time.perf_counter()
-        await asyncio.to_thread(self.registry_server.stop, 5.0)
-        self.registry_server = await asyncio.to_thread(
-            start_registry, self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
-        health = await probes.grpc_health(self._client(), REGISTRY_SERVICE)
-        return {
-            "restarted": [{"component": "registry", "address": self.registry_target, "healthy": health["ok"],
-                           "health": health["detail"],
-                           "seconds": round(time.perf_counter() - started, 3)}],
-            "not_managed": await self.infra_status(),
-        }
+        port, service = await asyncio.to_thread(self._restart_now, component)
+        health = await probes.wait_serving(f"127.0.0.1:{port}", service, READY_SECONDS,
+                                           self.settings.internal_plane())
+        return {"component": component, "address": f"127.0.0.1:{port}", "healthy": health["ok"],
+                "health": health["detail"], "seconds": round(time.perf_counter() - started, 3)}
+
+    def _restart_now(self, component: str) -> tuple[int, str]:
+        """Stop one service and start it again on the same port (the aggregator's channels keep working)."""
+        if component == "registry":
+            assert self.registry_server is not None
+            port = self.registry_server.port
+            self.registry_server.stop(5.0)
+            self.registry_server = start_registry(self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
+            return port, REGISTRY_SERVICE
+        if component == "debug":
+            assert self.debug_server is not None
+            port = self.debug_server.port
+            self.debug_server.stop(5.0)
+            self.debug_server = start_debug(self.settings.debug_settings(), self.grpc_metrics, f"127.0.0.1:{port}")
+            return port, DEBUG_SERVICE
+        if component == "runtime":
+            assert self.runtime is not None
+            runtime, server = self.runtime
+            port = server.port
+            server.stop(5.0)
+            runtime.close()
+            self.runtime = serve_runtime(self.settings.runtime_settings(), self.grpc_metrics, f"127.0.0.1:{port}")
+            return port, RUNTIME_SERVICE
+        assert self.scheduler is not None
+        port = self.scheduler.port
+        self.scheduler.stop(5.0)
+        self.scheduler = serve_scheduler(self.settings.scheduler_settings(self.runtime_target), self.metrics_registry,
+                                         self.grpc_metrics, f"127.0.0.1:{port}")
+        return port, SCHEDULER_SERVICE
 
     async def infra_status(self) -> dict[str, Any]:
         aggregator = self.settings.aggregator_settings(self.registry_target if self.registry_server else "")

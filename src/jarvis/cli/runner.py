@@ -12,8 +12,11 @@ from mcp.server.stdio import stdio_server
 from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator.app import Aggregator
+from jarvis.aggregator.debug_client import DEBUG_SERVICE
 from jarvis.aggregator.downstream.proxy import PROFILE
-from jarvis.aggregator.registry_client import RegistryClient, to_dict
+from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
+from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
+from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
@@ -30,9 +33,9 @@ class RemoteControl:
         self.client: RegistryClient | None = None
         self.stop_serving: Any = None
 
-    async def bootstrap(self) -> dict[str, Any]:
+    async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
         assert self.client is not None
-        return to_dict(await self.client.call(self.client.registry.Bootstrap, pb.BootstrapRequest()))
+        return to_dict(await self.client.call(self.client.registry.Bootstrap, pb.BootstrapRequest(restore=restore)))
 
     async def request_restart(self) -> dict[str, Any]:
         if self.stop_serving is None:
@@ -43,10 +46,21 @@ class RemoteControl:
                 "detail": "in-flight calls finish, then this replica exits for its supervisor to restart it"}
 
     async def restart_infra(self) -> dict[str, Any]:
-        raise FailedPrecondition(
-            "in distributed mode the services are managed by your orchestrator: restart them there "
-            "(`docker compose restart`, `kubectl rollout restart`)"
-        )
+        """Nothing here is this process's to restart: say so for each service, with its health now."""
+        from jarvis.aggregator import probes
+
+        why = ("a separate process run by your orchestrator, which restarts it: `docker compose restart {name}` "
+               "or `kubectl rollout restart deployment/jarvis-{name}`")
+        services = {"registry": (self.settings.registry_target, REGISTRY_SERVICE),
+                    "debug": (self.settings.debug_target, DEBUG_SERVICE),
+                    "runtime": (self.settings.runtime_target, RUNTIME_SERVICE),
+                    "scheduler": (self.settings.scheduler_target, SCHEDULER_SERVICE)}
+        not_restarted = [
+            {"component": name, "address": target, "why": why.format(name=name),
+             "health": await probes.wait_serving(target, service, 0, self.settings.internal_plane()) if target else
+             {"ok": None, "detail": "not deployed (no target configured)"}}
+            for name, (target, service) in services.items()]
+        return {"restarted": [], "not_restarted": not_restarted}
 
 
 async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:

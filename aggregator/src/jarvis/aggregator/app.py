@@ -98,6 +98,7 @@ class Aggregator:
         self.downstream_routes = build_downstream(self.downstream, self.shares, self.usage, self.metrics, settings,
                                                   VERSION, self.sessions)
         self.app = self._build_app()
+        self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
     def _build_app(self) -> Any:
         routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
@@ -133,6 +134,7 @@ class Aggregator:
             try:
                 yield
             finally:
+                await self.shares.tunnels.close_all()  # nor does a tunnel's ssh client
                 await self.downstream.stop()  # no downstream process outlives the aggregator
                 await self.usage.stop()
 

@@ -17,6 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.internal_plane import InternalPlane
 
 if TYPE_CHECKING:
     from jarvis.aggregator.runtime_client import RuntimeClient
@@ -120,3 +121,19 @@ async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, A
         return {"ok": None, "detail": f"not needed: {status.workers_detail}"}
     return {"ok": status.workers > 0, "detail": status.workers_detail, "workers": status.workers,
             "queue_depth": status.queue_depth, "via": "scheduler"}
+
+
+async def wait_serving(target: str, service: str, timeout: float, plane: InternalPlane | None = None) -> dict[str, Any]:
+    """Poll the gRPC health of `service` at `target` until it serves or `timeout` passes; the last answer."""
+    from jarvis.aggregator.service_client import ServiceClient
+
+    client = ServiceClient(target, {}, plane)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            health = await grpc_health(client, service)
+            if health["ok"] or time.monotonic() >= deadline:
+                return health
+            await asyncio.sleep(0.1)
+    finally:
+        await client.close()

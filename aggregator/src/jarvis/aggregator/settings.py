@@ -68,6 +68,8 @@ class AggregatorSettings(ProcessSettings):
     rate_limit_concurrent: int = 8
     rate_limit_tools: dict[str, RateLimitSetting] = Field(default_factory=dict)
     project_root: Path = Field(default_factory=Path.cwd)
+    # Where share tunnels keep Jarvis's own SSH key and the host keys a user trusted (`jarvis up`: <data dir>/tunnel).
+    tunnel_dir: Path = Path("~/.jarvis/tunnel")
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
     docker_host: str = Field(default="unix:///var/run/docker.sock",
                              validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST"))

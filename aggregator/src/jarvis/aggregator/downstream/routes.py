@@ -25,6 +25,7 @@ from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.tunnel.manager import Tunnels
 from jarvis.aggregator.usage import UsageRecorder
 
 PROFILE_PATH = re.compile(r"^/mcp/profile/([^/]+)$")
@@ -145,4 +146,4 @@ def create_host(registry: RegistryClient, settings: AggregatorSettings, usage: U
                           watch_seconds=settings.downstream_watch_seconds, runtime=runtime)
     bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
     shown = f"[{bind}]" if ":" in bind else bind
-    return host, Shares(registry, usage, f"http://{shown}:{settings.port}")
+    return host, Shares(registry, usage, f"http://{shown}:{settings.port}", Tunnels(settings.tunnel_dir.expanduser()))

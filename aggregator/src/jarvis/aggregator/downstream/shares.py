@@ -8,6 +8,9 @@ stops working here immediately rather than after the token cache expires.
 Use counts go through the usage pipeline under the pseudo-tool `share:<token id>` (actions
 `request` and `tools/call`): every replica ships its counts to the registry, so `list` shows the
 uses a share had on all replicas, and a share started again (a new token) starts from zero.
+
+A share may also be published through a tunnel (`tunnel=ssh://user@host:port`) when Jarvis's own
+listener cannot be reached from outside: see `jarvis.aggregator.tunnel`. The token is required there too.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.tunnel.manager import Tunnels
+from jarvis.aggregator.tunnel.spec import check_remote_port, parse_target
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
@@ -49,10 +54,11 @@ def _time(stamp: Any, present: bool) -> datetime | None:
 
 
 class Shares:
-    def __init__(self, registry: RegistryClient, usage: UsageRecorder, base_url: str) -> None:
+    def __init__(self, registry: RegistryClient, usage: UsageRecorder, base_url: str, tunnels: Tunnels) -> None:
         self.registry = registry
         self.usage = usage
         self.fallback_base_url = base_url
+        self.tunnels = tunnels
         self._active: dict[str, Share] = {}
         self._refreshed = 0.0
 
@@ -84,6 +90,9 @@ class Shares:
             if not share.expired():
                 active[server] = share
         self._active, self._refreshed = active, time.monotonic()
+        for server in self.tunnels.servers():
+            if server not in active:  # expired, or stopped on another replica: nothing to forward to
+                await self.tunnels.close(server)
 
     async def active(self, server: str) -> Share | None:
         await self.refresh()
@@ -110,13 +119,17 @@ class Shares:
             uses[share.token_id] = {"requests": calls.get(REQUEST, 0), "tool_calls": calls.get(TOOL_CALL, 0)}
         return uses
 
-    async def start(self, server: str, expires_in: int | None) -> dict[str, Any]:
+    async def start(self, server: str, expires_in: int | None, tunnel: str = "none", remote_port: int | None = None,
+                    host_key: str | None = None) -> dict[str, Any]:
+        target, port = parse_target(tunnel), check_remote_port(remote_port)
         reg = self.registry
         await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=server))  # a typo gets "not installed"
         await self.refresh(force=True)
         if server in self._active:
             raise FailedPrecondition(f"'{server}' is already shared (token {self._active[server].token_id}); "
                                      "stop it first to issue a new token")
+        if target is not None:
+            await self.tunnels.check_trust(target, host_key)  # before any token exists
         if expires_in is None:
             entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="share.default_expiry_seconds"))
             expires_in = int(json.loads(entry.value_json))
@@ -126,19 +139,28 @@ class Shares:
         self._active[server] = Share(server, token.id, _time(token.created_at, True),
                                      _time(token.expires_at, token.HasField("expires_at")))
         share = self._active[server]
-        return {"url": self.url(server, await self.base_url()), "token": created.secret,
-                "token_id": token.id, "expires_at": share.expires_at,
-                "header": "Authorization: Bearer <token>",
-                "note": "the token is shown once and only reaches this share; jarvis_share action=stop revokes it"}
+        started = {"url": self.url(server, await self.base_url()), "token": created.secret,
+                   "token_id": token.id, "expires_at": share.expires_at,
+                   "header": "Authorization: Bearer <token>",
+                   "note": "the token is shown once and only reaches this share; jarvis_share action=stop revokes it"}
+        if target is None:
+            return started
+        try:
+            return {**started, **(await self.tunnels.open(server, SHARE_PATH.format(server=server), target, port))}
+        except BaseException:
+            await self.stop(server)  # no token outlives a tunnel that could not be set up
+            raise
 
     async def stop(self, server: str) -> dict[str, Any]:
         await self.refresh(force=True)
         share = self._active.pop(server, None)
         if share is None:
             raise NotFound(f"'{server}' is not shared; jarvis_share action=list shows the active shares")
+        closed = await self.tunnels.close(server)
         reg = self.registry
         await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=share.token_id))
-        return {"stopped": server, "revoked_token": share.token_id, **(await self._uses([share]))[share.token_id]}
+        return {"stopped": server, "revoked_token": share.token_id, "tunnel_closed": closed,
+                **(await self._uses([share]))[share.token_id]}
 
     async def listing(self) -> list[dict[str, Any]]:
         await self.refresh(force=True)
@@ -146,4 +168,5 @@ class Shares:
         shares = sorted(self._active.values(), key=lambda s: s.server)
         uses = await self._uses(shares)
         return [{"server": s.server, "url": self.url(s.server, base), "created_at": s.created_at,
-                 "expires_at": s.expires_at, "token_id": s.token_id, **uses[s.token_id]} for s in shares]
+                 "expires_at": s.expires_at, "token_id": s.token_id, **uses[s.token_id],
+                 **self.tunnels.view(s.server)} for s in shares]

@@ -95,11 +95,16 @@ _DIE_WITH_PARENT = (
 )
 
 
+def dies_with_jarvis(argv: list[str]) -> list[str]:
+    """`argv` behind the die-with-Jarvis step on Linux, for any child Jarvis supervises (servers, tunnels)."""
+    if not sys.platform.startswith("linux"):
+        return argv  # elsewhere: own process group + stop on shutdown only
+    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+
+
 def argv_of(spec: StdioSpec) -> list[str]:
     """The command line to spawn: the server's own argv, behind the die-with-Jarvis step on Linux."""
-    if not sys.platform.startswith("linux"):
-        return [spec.command, *spec.args]  # elsewhere: own process group + stop on shutdown only
-    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), spec.command, *spec.args]
+    return dies_with_jarvis([spec.command, *spec.args])
 
 
 @contextlib.asynccontextmanager

@@ -92,8 +92,8 @@ class Registry:
             [c.name for c in self.clients.list() if c.detected], allowed_roots=self.project_roots,
         )
 
-    def bootstrap(self) -> BootstrapResult:
-        return bootstrap(self.db, self.catalog, self.servers, self.profiles, self.config)
+    def bootstrap(self, restore: bool = False) -> BootstrapResult:
+        return bootstrap(self.db, self.catalog, self.servers, self.profiles, self.config, restore)
 
     def doctor(self) -> list[Check]:
         return doctor(self.db, self.catalog, self.config)

@@ -242,9 +242,10 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     # ------------------------------------------------------------ operations
 
     def Bootstrap(self, request: pb.BootstrapRequest, context: grpc.ServicerContext) -> pb.BootstrapResponse:
-        done = self._registry.bootstrap()
+        done = self._registry.bootstrap(request.restore)
         return pb.BootstrapResponse(
-            steps=done.steps, catalog_entries=done.catalog_entries, profiles_created=done.profiles_created
+            steps=done.steps, catalog_entries=done.catalog_entries, profiles_created=done.profiles_created,
+            restored=done.restored, missing_defaults=done.missing_defaults,
         )
 
     def Doctor(self, request: pb.DoctorRequest, context: grpc.ServicerContext) -> pb.DoctorResponse:

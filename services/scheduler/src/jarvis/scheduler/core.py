@@ -52,3 +52,4 @@ class SchedulerCore:
         if isinstance(self.runtime, GrpcRuntime):
             self.runtime.close()
         self.db.close()
+        self.metrics.close()

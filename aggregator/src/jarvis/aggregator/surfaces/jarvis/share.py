@@ -20,7 +20,8 @@ def build(ctx: ToolContext) -> Tool:
         return ctx.shares
 
     async def start(a: dict[str, Any], _: Principal) -> Any:
-        return {"started": await shares().start(a["name"].strip().lower(), a.get("expires_in"))}
+        return {"started": await shares().start(a["name"].strip().lower(), a.get("expires_in"),
+                                                a.get("tunnel") or "none", a.get("port"), a.get("host_key"))}
 
     async def stop(a: dict[str, Any], _: Principal) -> Any:
         return await shares().stop(a["name"].strip().lower())
@@ -31,7 +32,12 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_share",
         description="Share a server: start|stop|list",
-        properties={"name": s.string(), "expires_in": s.integer("seconds", minimum=60)},
+        properties={
+            "name": s.string(), "expires_in": s.integer("seconds", minimum=60),
+            "tunnel": s.string(),
+            "port": s.integer(),  # the tunnel's port on the far host
+            "host_key": s.string(),
+        },
         actions=[
             Action("start", start, required=("name",), admin=True),
             Action("stop", stop, destructive=True, required=("name",)),

@@ -6,12 +6,13 @@ from typing import Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Action, Tool
 
 
 def build(ctx: ToolContext) -> Tool:
-    async def bootstrap(_: dict[str, Any], __: Principal) -> Any:
-        return await ctx.system.bootstrap()
+    async def bootstrap(a: dict[str, Any], _: Principal) -> Any:
+        return await ctx.system.bootstrap(bool(a.get("restore", False)))
 
     async def restart(_: dict[str, Any], __: Principal) -> Any:
         return await ctx.system.request_restart()
@@ -22,6 +23,7 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_system",
         description="System: bootstrap|restart|restart_infra",
+        properties={"restore": s.boolean()},
         actions=[
             Action("bootstrap", bootstrap, idempotent=True, admin=True),
             Action("restart", restart, admin=True),

@@ -1920,12 +1920,17 @@ class BootstrapRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    RESTORE_FIELD_NUMBER: _builtins.int
+    restore: _builtins.bool
+    """put back default servers the user removed from the core profile"""
     def __init__(
         self,
+        *,
+        restore: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["restore", b"restore"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1938,6 +1943,8 @@ class BootstrapResponse(_message.Message):
     STEPS_FIELD_NUMBER: _builtins.int
     CATALOG_ENTRIES_FIELD_NUMBER: _builtins.int
     PROFILES_CREATED_FIELD_NUMBER: _builtins.int
+    RESTORED_FIELD_NUMBER: _builtins.int
+    MISSING_DEFAULTS_FIELD_NUMBER: _builtins.int
     catalog_entries: _builtins.int
     @_builtins.property
     def steps(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1945,16 +1952,26 @@ class BootstrapResponse(_message.Message):
 
     @_builtins.property
     def profiles_created(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def restored(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """default servers put back (restore=true)"""
+
+    @_builtins.property
+    def missing_defaults(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """default servers the user removed, left out (restore=false)"""
+
     def __init__(
         self,
         *,
         steps: _abc.Iterable[_builtins.str] | None = ...,
         catalog_entries: _builtins.int = ...,
         profiles_created: _abc.Iterable[_builtins.str] | None = ...,
+        restored: _abc.Iterable[_builtins.str] | None = ...,
+        missing_defaults: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_entries", b"catalog_entries", "profiles_created", b"profiles_created", "steps", b"steps"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_entries", b"catalog_entries", "missing_defaults", b"missing_defaults", "profiles_created", b"profiles_created", "restored", b"restored", "steps", b"steps"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

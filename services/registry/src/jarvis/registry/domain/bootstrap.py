@@ -1,4 +1,8 @@
-"""First-run setup, safe to repeat: schema, bundled catalog, default servers and profiles, config file."""
+"""First-run setup, safe to repeat: schema, bundled catalog, default servers and profiles, config file.
+
+Repeating it never undoes a user's choice: a default server the user uninstalled or took out of the
+core profile stays out (and is named in the result) unless `restore` asks to put it back.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +29,12 @@ class BootstrapResult:
     steps: list[str] = field(default_factory=list)
     catalog_entries: int = 0
     profiles_created: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    missing_defaults: list[str] = field(default_factory=list)
 
 
 def bootstrap(db: Database, catalog: Catalog, servers: Servers, profiles: Profiles,
-              config: ConfigFile) -> BootstrapResult:
+              config: ConfigFile, restore: bool = False) -> BootstrapResult:
     result = BootstrapResult()
     before, after = upgrade_to_head(db.engine)
     result.steps.append(
@@ -44,6 +50,8 @@ def bootstrap(db: Database, catalog: Catalog, servers: Servers, profiles: Profil
     for name, description in DEFAULT_PROFILES.items():
         if profiles.exists(name):
             result.steps.append(f"profile '{name}' exists")
+            if name == "core":
+                _check_core(catalog, servers, profiles, result, restore)
             continue
         members = _install_core(catalog, servers, result) if name == "core" else []
         profiles.create(name, description, members)
@@ -56,10 +64,30 @@ def bootstrap(db: Database, catalog: Catalog, servers: Servers, profiles: Profil
     return result
 
 
-def _install_core(catalog: Catalog, servers: Servers, result: BootstrapResult) -> list[str]:
+def _check_core(catalog: Catalog, servers: Servers, profiles: Profiles, result: BootstrapResult,
+                restore: bool) -> None:
+    """Default servers missing from an existing core profile: restored on request, else named."""
+    members = set(profiles.get("core").servers)
+    absent = [name for name in CORE_SERVERS if name not in members]
+    if not absent:
+        return
+    if not restore:
+        result.missing_defaults = absent
+        result.steps.append(f"default server(s) {', '.join(absent)} not in profile 'core' (removed by a user); "
+                            "jarvis_system action=bootstrap restore=true puts them back")
+        return
+    installed = _install_core(catalog, servers, result, absent)
+    if installed:
+        profiles.edit("core", add_servers=installed)
+        result.restored = installed
+        result.steps.append(f"profile 'core': {', '.join(installed)} restored")
+
+
+def _install_core(catalog: Catalog, servers: Servers, result: BootstrapResult,
+                  names: tuple[str, ...] | list[str] = CORE_SERVERS) -> list[str]:
     installed = {s.name for s in servers.list()}
     members = []
-    for name in CORE_SERVERS:
+    for name in names:
         if name not in installed:
             try:
                 catalog.get(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -32,6 +33,13 @@ class SchedulerMetrics:
                                  registry=registry)
         self.leader = Gauge("jarvis_scheduler_beat_leader", "1 while this beat holds the leader lock.",
                             registry=registry)
+        self._registry = registry
+
+    def close(self) -> None:
+        """Take these metrics out of the registry, so a scheduler restarted in the same process can add its own."""
+        for collector in (self.runs, self.start_latency, self.beat_lag, self.queue_depth, self.leader):
+            with contextlib.suppress(KeyError):  # closed before
+                self._registry.unregister(collector)
 
     def run_finished(self, state: str) -> None:
         self.runs.labels(outcome=state).inc()
