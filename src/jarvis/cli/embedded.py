@@ -62,6 +62,7 @@ class EmbeddedSettings(ProcessSettings):
             host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
             require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
             runtime_target=runtime_target, scheduler_target=scheduler_target,
+            discovery_cache_dir=self.resolved_data_dir / "discovery",
         )
 
     def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:

@@ -53,6 +53,11 @@ class AggregatorSettings(ProcessSettings):
     downstream_watch_seconds: float = 2.0
     token_cache_seconds: float = 5.0
     project_root: Path = Field(default_factory=Path.cwd)
+    # tool_find's dense retrieval: where tool vectors are kept (default ~/.cache/jarvis/discovery; the
+    # built model graph goes to JARVIS_MODEL_CACHE, default ~/.cache/jarvis/models) and a switch to rank
+    # lexically only.
+    discovery_cache_dir: Path | None = None
+    discovery_dense: bool = True
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
     docker_host: str = Field(default="unix:///var/run/docker.sock",
                              validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST"))
