@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.discovery_quality import Doc, PlainTfIdf, evaluate, metatool
 from jarvis.aggregator.discovery.dense import DenseIndex, dense_text
 from jarvis.aggregator.discovery.embedding import Embedder, ModelUnavailable, Vectors
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
+from tests.support.retrieval_data import Doc, PlainTfIdf, evaluate, metatool
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@ When the model cannot load, `status` says why and search stays lexical for good.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -30,16 +32,20 @@ BATCH = 16
 # A description past this says nothing the model would read (it keeps 128 tokens); cut before tokenising.
 MAX_TEXT_CHARS = 1500
 QUERY_CACHE = 1024
+CONTEXT_CHARS = 200
 
 
 def dense_text(entry: ToolEntry) -> str:
-    """What the model reads for a tool: its name in words, its owner, what it does, what it takes."""
+    """What the model reads for a tool: its name in words, its owner, what it does, what it takes, and
+    the start of its owner's description (worth +0.01 to +0.02 recall@5 on LiveMCPBench's tasks)."""
     params, _ = schema_terms(entry.input_schema)
     name = " ".join(words(entry.tool))
     owner = " ".join(words(entry.source))
     text = f"{name} ({owner}): {entry.description.strip()}" if owner else f"{name}: {entry.description.strip()}"
     if params:
         text += " Parameters: " + ", ".join(" ".join(words(p)) for p in dict.fromkeys(params))
+    if entry.context.strip():
+        text += " " + entry.context.strip()[:CONTEXT_CHARS]
     return text[:MAX_TEXT_CHARS]
 
 
@@ -174,6 +180,10 @@ class DenseIndex:
     # ------------------------------------------------------------ the worker
 
     def _run(self) -> None:
+        # The lowest CPU priority for this thread only (Linux threads have their own nice value): embedding
+        # a catalog must never slow requests, start-up, or the rest of the machine.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             started = time.perf_counter()
             model = self._loader()
@@ -238,7 +248,5 @@ class DenseIndex:
 
 def default_cache() -> Path:
     """Where tool vectors go when no data directory is configured."""
-    import os
-
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "jarvis" / "discovery"

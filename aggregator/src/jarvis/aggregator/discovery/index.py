@@ -64,8 +64,8 @@ KEEP = 256
 MAX_TERMS = 32
 # A query that is exactly a tool's name ("jarvis_server") wants that tool first.
 EXACT_NAME_BONUS = 100.0
-LEXICAL_WEIGHT = 0.3
-DENSE_WEIGHT = 0.7
+LEXICAL_WEIGHT = 0.25
+DENSE_WEIGHT = 0.75
 CANDIDATES = 200
 # A tool that matches no query word needs at least this cosine to be found by meaning alone: below it
 # MiniLM sees unrelated text, and "zzqxv" should find nothing rather than the least unlike tools.
