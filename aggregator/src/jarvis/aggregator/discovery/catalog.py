@@ -129,12 +129,13 @@ class Catalog:
     async def changed(self) -> None:
         """Called after a write that adds or removes servers; never fails the write that called it."""
         try:
-            await self.refresh()
+            await self.refresh(debug=False)  # servers changed, the debug service's tools did not
         except Exception:  # the periodic refresh retries; the write itself succeeded
             log.exception("discovery catalog refresh after a write failed")
 
-    async def refresh(self) -> bool:
-        """Re-read the registry and apply the difference; False when it was unreachable or unchanged."""
+    async def refresh(self, *, debug: bool = True) -> bool:
+        """Re-read the registry (and the debug gateway's tools unless `debug` is false) and apply the
+        difference; False when the registry was unreachable or nothing changed."""
         async with self._lock:
             try:
                 # A short deadline: at start the registry may not be up yet, and the next refresh retries.
@@ -144,7 +145,8 @@ class Catalog:
             except JarvisError as exc:
                 log.warning("discovery catalog not refreshed: %s", exc)
                 return False
-            await self._read_debug()
+            if debug:
+                await self._read_debug()
             digest = hashlib.sha256(
                 servers.SerializeToString(deterministic=True) + b"\0" + catalog.SerializeToString(deterministic=True)
                 + b"\0" + host_fingerprint(servers.servers, self._host)
@@ -169,7 +171,8 @@ class Catalog:
                 return json.loads(response.result_json)
 
             categories = (await listing("list")).get("categories") or []
-            self._debug_listing = [await listing(f"list:{c['category']}") for c in categories if c.get("category")]
+            self._debug_listing = list(await asyncio.gather(
+                *(listing(f"list:{c['category']}") for c in categories if c.get("category"))))
         except (JarvisError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("debug tools not indexed this time: %s", exc)
 
