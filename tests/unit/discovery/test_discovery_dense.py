@@ -5,6 +5,7 @@ quality on real queries against plain TF-IDF measured in the same test."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,3 +170,10 @@ def test_hybrid_beats_plain_tfidf_and_lexical_on_real_queries(dense: DenseIndex)
     both = _recall_at_5(lambda q: [h.entry.name for h in hybrid.search(q, 10)], docs, sample)
     assert both > words_only > tfidf, (both, words_only, tfidf)
     assert both >= 0.75, both
+
+
+def test_a_gigantic_description_is_indexed_in_bounded_time() -> None:
+    started = time.process_time()
+    index = ToolIndex([entry("huge__blob", "tokens of text " * 500_000), *TOOLS])
+    assert time.process_time() - started < 2.0
+    assert index.search("calendar meeting", 1)[0].entry.name == "cal__create_event"
