@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp_types import TextContent
 
 from tests.support.discovery import call, discovery_client, names
-from tests.support.downstream import FAST_ENV, create_toy, eventually, time_server
+from tests.support.downstream import FAST_ENV, TOY, create_toy, eventually, time_server
 from tests.support.stack import error_text, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
@@ -56,6 +57,23 @@ async def test_downstream_tools_are_found_called_and_scoped(tmp_path: Path) -> N
 
             await eventually(echo_found, what="toy__echo in tool_find")
             echoed = await client.call_tool("tool_call", {"name": "toy__echo", "arguments": {"text": "hello"}})
+            # The server breaks: its tools stay findable, but not callable, and say why.
+            async with mcp_client(running.url(), admin) as jarvis:
+                result_json(await jarvis.call_tool("jarvis_server", {"action": "edit", "name": "toy",
+                                                                     "args": [str(TOY), "exit"]}))
+            await client.call_tool("tool_call", {"name": "toy__echo", "arguments": {"text": "again"}})
+
+            async def echo_not_callable() -> Any:
+                results = (await call(client, "tool_find", {"query": "echo text back"}))["results"]
+                hit: dict[str, Any] = next((r for r in results if r["name"] == "toy__echo"), {})
+                return hit if hit.get("callable") is False else None
+
+            broken = await eventually(echo_not_callable, what="toy__echo not callable once failing")
+            refused = error_text(await client.call_tool("tool_call", {"name": "toy__echo",
+                                                                      "arguments": {"text": "again"}}))
+        assert "failing" in broken["install_hint"]
+        assert "jarvis_server action=info name=toy" in broken["install_hint"]
+        assert "failing" in refused
         echoed_block = echoed.content[0]
         assert isinstance(echoed_block, TextContent), echoed_block
         assert "hello" in echoed_block.text

@@ -8,7 +8,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.support.discovery import Recorder, call, discovery_client, names
-from tests.support.stack import RunningJarvis, error_text
+from tests.support.downstream import eventually
+from tests.support.stack import RunningJarvis, error_text, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
 
@@ -209,3 +210,52 @@ async def _wait_for(condition: object, timeout: float = 5.0) -> None:
     with anyio.fail_after(timeout):
         while not condition():  # type: ignore[operator]
             await anyio.sleep(0.05)
+
+
+async def test_find_honours_the_configured_default_limit(jarvis: RunningJarvis) -> None:
+    async with mcp_client(jarvis.url()) as admin, discovery_client(jarvis.url("/mcp")) as client:
+        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
+                                                            "value": 3}))
+        try:
+            async def three() -> bool:
+                return len((await call(client, "tool_find", {"query": "server profile token file"}))["results"]) == 3
+
+            await eventually(three, what="tool_find answering 3 results")
+            assert len((await call(client, "tool_find", {"query": "server profile", "limit": 7}))["results"]) == 7
+        finally:
+            result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
+                                                                "value": 5}))
+
+
+async def test_debug_gateway_tools_are_found_with_their_exact_call(jarvis: RunningJarvis) -> None:
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        async def indexed() -> bool:
+            found = (await call(client, "tool_find", {"query": "cloudwatch", "limit": 10}))["results"]
+            return any(r["name"].startswith("debug__cloudwatch") for r in found)
+
+        await eventually(indexed, what="the debug gateway's tools in tool_find")
+        found = (await call(client, "tool_find", {"query": "show cloudwatch logs for a lambda"}))["results"]
+        jira = (await call(client, "tool_find", {"query": "search jira issues with jql"}))["results"]
+        described = await call(client, "tool_describe", {"name": jira[0]["name"]})
+        # Through tool_call, a sub-tool runs as the debug gateway runs it: Jira is not configured here.
+        ran = error_text(await client.call_tool("tool_call", {"name": jira[0]["name"],
+                                                              "arguments": {"jql": "project = PAY"}}))
+    assert found[0]["name"].startswith("debug__cloudwatch"), found[:3]
+    assert found[0]["call"].startswith(f'debug(tool="{found[0]["name"].removeprefix("debug__")}"')
+    assert jira[0]["name"] == "debug__jira_search", jira[:3]
+    assert jira[0]["call"].startswith('debug(tool="jira_search", arguments=')
+    assert "jql" in described["input_schema"]["properties"]
+    assert 'debug(tool="jira_search"' in described["call"]
+    assert "JIRA" in ran
+
+
+async def test_status_says_how_tool_find_ranks(jarvis: RunningJarvis) -> None:
+    async with mcp_client(jarvis.url()) as admin:
+        async def hybrid() -> bool:
+            status = result_json(await admin.call_tool("jarvis_check_status", {}))
+            return bool(status["discovery"]["search"] == "hybrid")
+
+        await eventually(hybrid, what="hybrid search in jarvis_check_status", timeout=120)
+        status = result_json(await admin.call_tool("jarvis_check_status", {}))["discovery"]
+    assert status["model"] == "ready"
+    assert status["embedded"] == status["tools"] > 30

@@ -18,6 +18,8 @@ from typing import Any
 import httpx2
 from mcp import Client
 
+from jarvis.aggregator.discovery.embedding import model_cache
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -82,7 +84,8 @@ def start_jarvis(data_dir: Path, *extra_args: str, env: dict[str, str] | None = 
     port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "jarvis-up.log"
-    full_env = {**os.environ, **(env or {})}
+    # The embedding model's built graph is shared by every test's Jarvis, whatever HOME a test gives it.
+    full_env = {"JARVIS_MODEL_CACHE": str(model_cache()), **os.environ, **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "jarvis.cli", "--data-dir", str(data_dir), "up", "--port", str(port), *extra_args],
         stdout=log_path.open("w"), stderr=subprocess.STDOUT, text=True, env=full_env,

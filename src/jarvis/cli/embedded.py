@@ -89,6 +89,7 @@ class EmbeddedSettings(ProcessSettings):
             require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
             runtime_target=runtime_target, scheduler_target=scheduler_target, **self.plane_values,
             tunnel_dir=self.resolved_data_dir / "tunnel",
+            discovery_cache_dir=self.resolved_data_dir / "discovery",
         )
 
     def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:

@@ -74,6 +74,7 @@ class Aggregator:
             scheduler=SchedulerClient(settings.scheduler_target, plane) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream, shares=self.shares,
+            discovery_cache=settings.discovery_cache_dir, discovery_dense=settings.discovery_dense,
         )
         self.surfaces = build_surfaces(self.context)
         self.context.surfaces = tuple(s.path for s in self.surfaces)

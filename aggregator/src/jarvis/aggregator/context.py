@@ -33,6 +33,10 @@ async def _unchanged() -> None:
     return None
 
 
+def _no_discovery() -> dict[str, Any]:
+    return {"search": "not served"}
+
+
 @dataclass
 class ToolContext:
     registry: RegistryClient
@@ -54,3 +58,8 @@ class ToolContext:
     # Awaited after a write that adds or removes servers (install, uninstall, create, edit, client
     # import), so discovery finds their tools at once. It never raises.
     catalog_changed: Callable[[], Awaitable[None]] = _unchanged
+    # Discovery's dense retrieval: where the built model graph and the tool vectors are kept (None: the
+    # user's cache directory), whether it runs at all, and how it stands (set by the discovery surface).
+    discovery_cache: Path | None = None
+    discovery_dense: bool = True
+    discovery_status: Callable[[], dict[str, Any]] = _no_discovery

@@ -70,6 +70,11 @@ class AggregatorSettings(ProcessSettings):
     project_root: Path = Field(default_factory=Path.cwd)
     # Where share tunnels keep Jarvis's own SSH key and the host keys a user trusted (`jarvis up`: <data dir>/tunnel).
     tunnel_dir: Path = Path("~/.jarvis/tunnel")
+    # tool_find's dense retrieval: where tool vectors are kept (default ~/.cache/jarvis/discovery; the
+    # built model graph goes to JARVIS_MODEL_CACHE, default ~/.cache/jarvis/models) and a switch to rank
+    # lexically only.
+    discovery_cache_dir: Path | None = None
+    discovery_dense: bool = True
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
     docker_host: str = Field(default="unix:///var/run/docker.sock",
                              validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST"))

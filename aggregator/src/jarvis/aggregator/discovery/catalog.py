@@ -13,16 +13,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
+from jarvis.aggregator.debug_client import DebugClient
+from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
-from jarvis.aggregator.discovery.sources import catalog_entries, host_fingerprint, server_entries, surface_entries
+from jarvis.aggregator.discovery.sources import (
+    catalog_entries,
+    gateway_entries,
+    host_fingerprint,
+    server_entries,
+    surface_entries,
+)
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.surfaces.base import Surface, Tool
+from jarvis.api.debug.v1 import debug_pb2
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError
 
@@ -36,10 +46,14 @@ class Catalog:
     """The index plus what it takes to call what it finds."""
 
     def __init__(self, registry: RegistryClient, *, host: DownstreamHost | None = None,
-                 refresh_seconds: float = REFRESH_SECONDS) -> None:
-        self.index = ToolIndex()
+                 debug: DebugClient | None = None, refresh_seconds: float = REFRESH_SECONDS,
+                 dense: DenseIndex | None = None) -> None:
+        self.dense = dense
+        self.index = ToolIndex(dense=dense)
         self._registry = registry
         self._host = host
+        self._debug = debug
+        self._debug_listing: list[dict[str, Any]] = []
         self._pending: set[asyncio.Task[None]] = set()
         self._asked_to_learn: set[str] = set()
         self._refresh_seconds = refresh_seconds
@@ -50,8 +64,13 @@ class Catalog:
         self._task: asyncio.Task[None] | None = None
 
     def route(self, name: str) -> tuple[str, Tool] | None:
-        """The surface and Tool behind a Jarvis tool's catalog name."""
-        return self._routes.get(name)
+        """The surface and Tool behind a Jarvis tool's catalog name (the gateway, for a gateway's sub-tool)."""
+        found = self._routes.get(name)
+        if found is None:
+            entry = self.index.get(name)
+            if entry is not None and entry.gateway:
+                found = self._routes.get(entry.gateway)
+        return found
 
     def add_surfaces(self, surfaces: Iterable[Surface], skip: str) -> None:
         surfaces = list(surfaces)
@@ -63,6 +82,8 @@ class Catalog:
     async def start(self, surfaces: Iterable[Surface], skip: str) -> None:
         """Index the surfaces and the registry, then keep refreshing in the background."""
         self.add_surfaces(surfaces, skip)
+        if self.dense is not None:
+            self.dense.start()
         await self.refresh()
         if self._host is not None:
             self._host.subscribe(self._host_changed)
@@ -102,16 +123,19 @@ class Catalog:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self.dense is not None:
+            await asyncio.to_thread(self.dense.stop)
 
     async def changed(self) -> None:
         """Called after a write that adds or removes servers; never fails the write that called it."""
         try:
-            await self.refresh()
+            await self.refresh(debug=False)  # servers changed, the debug service's tools did not
         except Exception:  # the periodic refresh retries; the write itself succeeded
             log.exception("discovery catalog refresh after a write failed")
 
-    async def refresh(self) -> bool:
-        """Re-read the registry and apply the difference; False when it was unreachable or unchanged."""
+    async def refresh(self, *, debug: bool = True) -> bool:
+        """Re-read the registry (and the debug gateway's tools unless `debug` is false) and apply the
+        difference; False when the registry was unreachable or nothing changed."""
         async with self._lock:
             try:
                 # A short deadline: at start the registry may not be up yet, and the next refresh retries.
@@ -121,9 +145,12 @@ class Catalog:
             except JarvisError as exc:
                 log.warning("discovery catalog not refreshed: %s", exc)
                 return False
+            if debug:
+                await self._read_debug()
             digest = hashlib.sha256(
                 servers.SerializeToString(deterministic=True) + b"\0" + catalog.SerializeToString(deterministic=True)
                 + b"\0" + host_fingerprint(servers.servers, self._host)
+                + b"\0" + json.dumps(self._debug_listing, sort_keys=True).encode()
             ).hexdigest()
             if digest == self._digest:
                 return False
@@ -131,6 +158,23 @@ class Catalog:
             self._digest = digest
             self._learn_unknown_tools(servers.servers)
             return True
+
+    async def _read_debug(self) -> None:
+        """The debug gateway's tools, category by category; an unreachable service keeps the last ones."""
+        if self._debug is None or "debug" not in self._routes:
+            return
+        client = self._debug
+        try:
+            async def listing(tool: str) -> Any:
+                request = debug_pb2.InvokeRequest(tool=tool, arguments_json="{}")
+                response = await client.call(client.debug.Invoke, request, timeout=10.0)
+                return json.loads(response.result_json)
+
+            categories = (await listing("list")).get("categories") or []
+            self._debug_listing = list(await asyncio.gather(
+                *(listing(f"list:{c['category']}") for c in categories if c.get("category"))))
+        except (JarvisError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning("debug tools not indexed this time: %s", exc)
 
     async def _read_catalog(self) -> pb.ListCatalogResponse:
         """The whole catalog, read in pages: with tool schemas, an imported catalog gets large."""
@@ -148,7 +192,8 @@ class Catalog:
         categories = {entry.name: entry.category for entry in catalog.entries}
         entries: dict[str, ToolEntry] = {}
         # Installed servers first: a catalog entry's tools never shadow an installed server's.
-        for entry in [*server_entries(servers.servers, categories, self._host),
+        for entry in [*gateway_entries(self._debug_listing),
+                      *server_entries(servers.servers, categories, self._host),
                       *catalog_entries(catalog.entries)]:
             if entry.name in self._routes:
                 continue  # a Jarvis tool's name is never taken by a downstream one

@@ -33,12 +33,16 @@ class ToolEntry:
     callable: bool = True
     install_hint: str = ""
     context: str = ""
+    # A gateway's sub-tool (the debug tool's `jira_search`): `gateway` is the Jarvis tool that runs it,
+    # `call` the exact call that does, e.g. debug(tool="jira_search", arguments='{"jql": "..."}').
+    gateway: str = ""
+    call: str = ""
 
     def digest(self) -> str:
         """A fingerprint of everything searchable or shown, to tell a changed entry from an unchanged one."""
         payload = json.dumps(
             [self.name, self.description, self.source, self.kind, self.tool, self.category, list(self.keywords),
-             self.input_schema, self.callable, self.install_hint, self.context],
+             self.input_schema, self.callable, self.install_hint, self.context, self.gateway, self.call],
             sort_keys=True, separators=(",", ":"), default=str,
         )
         return hashlib.sha256(payload.encode()).hexdigest()

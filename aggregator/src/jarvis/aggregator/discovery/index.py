@@ -16,6 +16,11 @@ terms are added up in full until `FULL_POSTINGS` postings have been read, and th
 common terms only add to the `KEEP` best documents so far that the caller may see (Moffat & Zobel's
 "continue" strategy). Only documents that match nothing but common words can be missed; a query
 keeps its `MAX_TERMS` rarest terms.
+
+With a `DenseIndex` whose vectors are ready, a search is hybrid: both scores are min-max normalised
+over the catalog and added with the weights `LEXICAL_WEIGHT` and `DENSE_WEIGHT` (chosen on the
+MetaTool dev queries and the LiveMCPBench task questions: docs/decisions.md). Only the best
+`CANDIDATES` of each side are fused; a caller whose filter rejects them all gets every tool fused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
+import numpy as np
+
+from jarvis.aggregator.discovery.dense import DenseIndex, DenseScores
 from jarvis.aggregator.discovery.entry import Hit, ToolEntry, schema_terms
 from jarvis.aggregator.discovery.text import analyze, normalize_name
 
@@ -56,6 +64,16 @@ KEEP = 256
 MAX_TERMS = 32
 # A query that is exactly a tool's name ("jarvis_server") wants that tool first.
 EXACT_NAME_BONUS = 100.0
+# A catalog entry's description past this is not indexed: no tool needs a book to say what it does,
+# and a megabyte of it would cost seconds of every refresh.
+MAX_INDEXED_CHARS = 20_000
+LEXICAL_WEIGHT = 0.25
+DENSE_WEIGHT = 0.75
+CANDIDATES = 200
+# When no word of the query is in the catalog, a tool needs at least this cosine to be found by meaning
+# alone: below it MiniLM sees unrelated text, and "zzqxv" should find nothing rather than the least
+# unlike tools. (Applied to every tool, it cost 0.003 recall@5 on MetaTool.)
+DENSE_FLOOR = 0.2
 
 
 def _field_counts(entry: ToolEntry, shared: dict[str, Counter[str]]) -> list[Counter[str]]:
@@ -65,7 +83,7 @@ def _field_counts(entry: ToolEntry, shared: dict[str, Counter[str]]) -> list[Cou
     context = f"{entry.source} {entry.context}"
     own = (
         entry.name,  # a downstream tool's is `<server>__<tool>`: both say what it is
-        entry.description,
+        entry.description[:MAX_INDEXED_CHARS],
         " ".join(params),
         " ".join(enums),
     )
@@ -86,7 +104,8 @@ class _Doc:
 class ToolIndex:
     """An inverted index of ToolEntry documents: `upsert`, `remove`, `search`."""
 
-    def __init__(self, entries: Iterable[ToolEntry] = ()) -> None:
+    def __init__(self, entries: Iterable[ToolEntry] = (), dense: DenseIndex | None = None) -> None:
+        self.dense = dense
         self._ids: dict[str, int] = {}
         self._docs: dict[int, _Doc] = {}
         self._free: list[int] = []
@@ -128,6 +147,8 @@ class ToolIndex:
                 continue
             self._drop(entry.name)
             added.append(self._add(entry, shared))
+        if added and self.dense is not None:
+            self.dense.upsert(self._docs[doc].entry for doc in added)
         if added:
             self.version += 1
             if not self._renormalise_if_drifted():
@@ -137,7 +158,10 @@ class ToolIndex:
 
     def remove(self, names: Iterable[str]) -> int:
         """Remove entries by name; unknown names are ignored. Returns how many were removed."""
-        removed = sum(1 for name in names if self._drop(name))
+        gone = [name for name in names if self._drop(name)]
+        removed = len(gone)
+        if gone and self.dense is not None:
+            self.dense.remove(gone)
         if removed:
             self.version += 1
             self._renormalise_if_drifted()
@@ -207,11 +231,47 @@ class ToolIndex:
                allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
         """The best `limit` entries for `query` that `allowed` accepts, highest score first."""
         scores = self._scores(self._query_terms(query), allowed)
+        dense = self.dense.scores(query) if self.dense is not None and self._docs else None
+        if dense is not None:
+            fused = self._fuse(scores, dense, CANDIDATES)
+            if allowed is not None and sum(1 for doc in fused if allowed(self._docs[doc].entry)) < limit:
+                fused = self._fuse(scores, dense, None)
+            scores = fused
         exact = self.lookup(query.strip())
         if exact is not None:
             doc = self._ids[exact.name]
             scores[doc] = scores.get(doc, 0.0) + EXACT_NAME_BONUS
         return self._top(scores, limit, allowed)
+
+    def _fuse(self, lexical: dict[int, float], dense: DenseScores, candidates: int | None) -> dict[int, float]:
+        """Min-max normalised lexical and dense scores, weighted and added, for the best `candidates`
+        documents of each side (None: every document)."""
+        values = dense.values
+        low, high = float(values.min()), float(values.max())
+        normal = (values - low) / (high - low or 1.0)
+        top_lexical = max(lexical.values(), default=0.0)
+        lexical_scale = LEXICAL_WEIGHT / top_lexical if top_lexical > 0 else 0.0
+        ids, rows = self._ids, dense.rows
+        if candidates is None or candidates >= len(values):
+            picked = range(len(values))
+            lexical_picked: Iterable[int] = lexical
+        else:
+            picked = np.argpartition(-normal, candidates - 1)[:candidates].tolist()
+            lexical_picked = heapq.nlargest(candidates, lexical, key=lexical.__getitem__)
+        fused: dict[int, float] = {}
+        names = dense.names
+        floor = DENSE_FLOOR if not lexical else -1.0
+        for row in picked:
+            doc = ids.get(names[row])
+            if doc is not None and values[row] >= floor:
+                fused[doc] = DENSE_WEIGHT * float(normal[row]) + lexical_scale * lexical.get(doc, 0.0)
+        docs = self._docs
+        for doc in lexical_picked:
+            if doc not in fused:
+                known = rows.get(docs[doc].entry.name)
+                fused[doc] = (DENSE_WEIGHT * float(normal[known]) if known is not None else 0.0) + \
+                    lexical_scale * lexical[doc]
+        return fused
 
     def _query_terms(self, query: str) -> list[tuple[float, dict[int, float]]]:
         """(idf, postings) of the query's known terms, rarest first, at most MAX_TERMS of them."""

