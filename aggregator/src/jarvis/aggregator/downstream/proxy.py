@@ -30,6 +30,7 @@ from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
+from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.mcp_server import principal_of, text_result
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
@@ -64,7 +65,7 @@ class ProxySurface:
         # Sessions that listed tools, by target: they are the ones a list_changed tells something.
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
         self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
-                                          on_call_tool=self._call_tool)
+                                          on_call_tool=self._call_tool, cache_hints=CACHE_HINTS)
         host.subscribe(self._changed)
         transparent.install(self)
 
@@ -151,7 +152,7 @@ class ProxySurface:
                                is_error=True)
         started, outcome = time.perf_counter(), "ok"
         try:
-            result = await self._forward(ctx, exposed)
+            result = for_caller(await self._forward(ctx, exposed), ctx.protocol_version)
             outcome = "error" if result.get("isError") else "ok"
             return result
         except MCPError:

@@ -16,6 +16,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
+from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
@@ -48,14 +49,14 @@ def _forwarder(surface: ProxySurface, method: str, mixed: dict[str, Any] | None
         server = surface.single_server(target)
         if server is None:
             if mixed is not None:
-                return dict(mixed)
+                return for_caller(dict(mixed), ctx.protocol_version)
             raise MCPError(types.METHOD_NOT_FOUND, f"{method} is not served by {surface.kind} '{target}': it "
                            "holds several servers, so it serves their tools only (an unprefixed one-server "
                            "profile or a share passes everything through)")
         raw = dict(ctx.params or {})
         raw.pop("_meta", None)  # the caller's envelope, not the server's
         try:
-            return await surface.host.forward(server, method, raw or None)
+            return for_caller(await surface.host.forward(server, method, raw or None), ctx.protocol_version)
         except JarvisError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
 
