@@ -43,7 +43,7 @@ REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 # starts passing through Jarvis, so this list only shrinks.
 _MRTR = "input-required results (requestState, multi-round) not relayed: Jarvis's session to the server is 2025-era"
 JARVIS_GAPS: dict[str, dict[str, str]] = {
-    "2025-11-25": {"tools-call-with-logging": "logging notifications not relayed"},
+    "2025-11-25": {},
     "2026-07-28": {
         **{f"input-required-result-{name}": _MRTR for name in (
             "basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",

@@ -107,7 +107,7 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
                   relay: CallerRelay | None = None) -> AsyncIterator[Connection]:
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
-    With a `relay` the server is offered sampling and elicitation, and its requests go to the relay.
+    With a `relay` the server is offered sampling and elicitation, and its requests and log messages go to the relay.
     """
     async with contextlib.AsyncExitStack() as stack:
         child: ChildProcess | None = None
@@ -125,7 +125,9 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
         holder: list[Connection] = []
 
         async def on_message(message: IncomingMessage) -> None:
-            if isinstance(message, types.ServerNotification):
+            if isinstance(message, types.LoggingMessageNotification) and relay is not None:
+                await relay.log(message.params)
+            elif isinstance(message, types.ServerNotification):
                 await on_notification(message.method)
             elif isinstance(message, Exception) and holder:
                 holder[0].lost.set()
