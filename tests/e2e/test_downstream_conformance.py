@@ -41,16 +41,7 @@ REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 }
 # Scenarios the server passes directly and Jarvis does not, yet (issue 13, "Transparent"). The test fails when one
 # starts passing through Jarvis, so this list only shrinks.
-_MRTR = "input-required results (requestState, multi-round) not relayed: Jarvis's session to the server is 2025-era"
-JARVIS_GAPS: dict[str, dict[str, str]] = {
-    "2025-11-25": {},
-    "2026-07-28": {
-        **{f"input-required-result-{name}": _MRTR for name in (
-            "basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
-            "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state")},
-        "server-stateless": "server/discover and _meta validation not answered from the server's capabilities",
-    },
-}
+JARVIS_GAPS: dict[str, dict[str, str]] = {"2025-11-25": {}, "2026-07-28": {}}
 _SUMMARY = re.compile(r"^[✓✗] (\S+): (\d+) passed, (\d+) failed")
 
 
