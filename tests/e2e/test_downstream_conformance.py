@@ -5,6 +5,7 @@ streamable HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -64,18 +65,24 @@ def failing(results: dict[str, tuple[int, int]]) -> set[str]:
     return {name for name, (_, failed) in results.items() if failed}
 
 
+@contextlib.contextmanager
+def _reference(workdir: Path, *mode: str) -> Iterator[str]:
+    port = free_port()
+    with (workdir / "server.log").open("w") as log:
+        process = subprocess.Popen([sys.executable, str(REFERENCE), str(port), *mode], stdout=log,
+                                   stderr=subprocess.STDOUT)
+        try:
+            _wait_listening(port, process)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
 @pytest.fixture(scope="module")
 def reference_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log = (tmp_path_factory.mktemp("reference") / "server.log").open("w")
-    process = subprocess.Popen([sys.executable, str(REFERENCE), str(port)], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_listening(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
-        log.close()
+    with _reference(tmp_path_factory.mktemp("reference")) as url:
+        yield url
 
 
 def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -97,17 +104,24 @@ def transparent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJar
     running.stop()
 
 
+async def _mirror(jarvis: RunningJarvis, server: str, url: str) -> str:
+    """A one-server, unprefixed profile named after `server`, which is interactive; its surface's URL."""
+    async with mcp_client(jarvis.url()) as admin:
+        result_json(await admin.call_tool("jarvis_server", {"action": "create", "name": server,
+                                                            "type": "streamable-http", "url": url}))
+        await create_profile(admin, server, server)
+        for key in ("servers.unprefixed_profiles", "servers.interactive"):
+            current = result_json(await admin.call_tool("jarvis_config", {"action": "get", "key": key}))
+            value = [*(current.get("value") or []), server]
+            result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": key, "value": value}))
+    return jarvis.url(f"/mcp/profile/{server}")
+
+
 async def test_conformance_through_a_transparent_profile_matches_the_server(
         transparent: RunningJarvis, reference_url: str, tmp_path: Path) -> None:
-    async with mcp_client(transparent.url()) as admin:
-        result_json(await admin.call_tool("jarvis_server", {"action": "create", "name": "reference",
-                                                            "type": "streamable-http", "url": reference_url}))
-        await create_profile(admin, "mirror", "reference")
-        for key in ("servers.unprefixed_profiles", "servers.interactive"):
-            value = ["mirror"] if key == "servers.unprefixed_profiles" else ["reference"]
-            result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": key, "value": value}))
+    mirror = await _mirror(transparent, "reference", reference_url)
     results = {requirements: (conformance(reference_url, requirements, tmp_path),
-                              conformance(transparent.url("/mcp/profile/mirror"), requirements, tmp_path))
+                              conformance(mirror, requirements, tmp_path))
                for requirements in REQUIREMENT_SETS}
     for requirements, (direct, through) in results.items():
         print(f"{requirements}: direct {len(direct) - len(failing(direct))}/{len(direct)} pass, through Jarvis "
@@ -121,3 +135,22 @@ async def test_conformance_through_a_transparent_profile_matches_the_server(
         assert not regressions, (requirements, {name: (direct[name], through[name]) for name in regressions})
         fixed = set(JARVIS_GAPS[requirements]) - failing(through)
         assert not fixed, f"{requirements}: {sorted(fixed)} pass through Jarvis now: drop them from JARVIS_GAPS"
+
+
+# What a 2026-07-28 client gets from a 2025-era server through Jarvis, which restates its answers: everything that
+# needs no 2026-only feature of the server itself (input-required results, server/discover, header checks).
+BRIDGED = {"completion-complete", "tools-list", "tools-call-simple-text", "tools-call-image", "tools-call-audio",
+           "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
+           "resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+           "prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
+           "prompts-get-with-image", "caching", "http-header-validation"}
+
+
+async def test_a_2025_server_serves_a_2026_client_through_jarvis(transparent: RunningJarvis, tmp_path: Path) -> None:
+    with _reference(tmp_path, "legacy") as legacy_url:
+        mirror = await _mirror(transparent, "legacy", legacy_url)
+        direct = conformance(legacy_url, "2026-07-28", tmp_path)
+        through = conformance(mirror, "2026-07-28", tmp_path)
+        assert failing(direct) >= BRIDGED  # the server alone cannot serve a 2026-07-28 client
+        assert not BRIDGED & failing(through), {name: through[name] for name in BRIDGED & failing(through)}
+        assert "tools-call-with-logging" not in failing(conformance(mirror, "2025-11-25", tmp_path))

@@ -1,7 +1,8 @@
 """A reference downstream for the conformance tests: what the official conformance suite's server scenarios
 require, built on the mcp SDK, so one server speaks both 2025-11-25 and 2026-07-28.
 
-Run: `python tests/support/reference_server.py PORT` serves streamable HTTP at http://127.0.0.1:PORT/mcp.
+Run: `python tests/support/reference_server.py PORT [legacy]` serves streamable HTTP at http://127.0.0.1:PORT/mcp;
+with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would.
 The fixtures' names, texts and shapes are the ones `conformance server --help`/the scenarios' descriptions ask
 for; what the SDK does itself (request-state sealing, `_meta` validation, header checks) is left to it, since
 that is what a real downstream does. REFERENCE_EXPECTED_FAILURES in tests/e2e/test_downstream_conformance.py
@@ -17,11 +18,13 @@ import sys
 from typing import Annotated, Any
 
 from mcp.server.caching import CacheHint
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INVALID_REQUEST,
     AudioContent,
     CompleteRequestParams,
     CompleteResult,
@@ -44,6 +47,7 @@ from mcp_types import (
     TextResourceContents,
     UnsubscribeRequestParams,
 )
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
 # A 1x1 PNG and a minimal WAV, the suite only checks the shape of image/audio content.
@@ -52,8 +56,18 @@ AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 # Cacheable results carry freshness hints (SEP-2549); private so a proxy never shares them across tokens.
 HINT = CacheHint(ttl_ms=60_000, scope="private")
 
+
+
+async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """`legacy` mode: a server from before 2026-07-28, which answers no 2026-era request (server/discover included)."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(INVALID_REQUEST, f"this server speaks {LATEST_HANDSHAKE_VERSION} only")
+    return await call_next(ctx)
+
+
+LEGACY = sys.argv[2:] == ["legacy"]
 server = MCPServer(
-    name="jarvis-reference-server", version="1.0.0",
+    name="jarvis-reference-server", version="1.0.0", middleware=[_handshake_only] if LEGACY else [],
     cache_hints={method: HINT for method in ("tools/list", "prompts/list", "resources/list",
                                              "resources/templates/list", "resources/read")},
 )
