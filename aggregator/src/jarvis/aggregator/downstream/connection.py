@@ -24,17 +24,19 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
+from mcp_types.version import LATEST_MODERN_VERSION
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
 from jarvis.aggregator.downstream.relay import CallerRelay
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
+from jarvis.aggregator.downstream.wire import headers_for
 
 JsonObject = dict[str, Any]
 CLIENT_INFO = types.Implementation(name="jarvis", version="1")
 _AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
+_DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
 _MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 
 
@@ -60,6 +62,8 @@ class Connection:
         self._dispatcher = dispatcher
         self._session = session
         self.lost = anyio.Event()  # set when the transport closes under us (crash, network)
+        # 2026-era versions the server also answers (server/discover), besides the session's own.
+        self.modern_versions: tuple[str, ...] = ()
 
     @property
     def protocol_version(self) -> str:
@@ -73,19 +77,24 @@ class Connection:
     def capabilities(self) -> types.ServerCapabilities | None:
         return self._session.server_capabilities
 
-    def _options(self, timeout: float | None, progress: ProgressFnT | None = None) -> CallOptions:
-        # The handshake stamp the SDK session would add: HTTP servers route on this header.
-        opts: CallOptions = {"headers": {MCP_PROTOCOL_VERSION_HEADER: self.protocol_version}}
+    def version_for(self, caller_version: str | None) -> str:
+        """The version to send a caller's request in: the caller's own when the server speaks it (a 2026-era
+        request is self-describing), else the session's (the caller's answer is bridged back, versions.py)."""
+        return caller_version if caller_version in self.modern_versions else self.protocol_version
+
+    async def request(self, method: str, params: JsonObject | None, timeout: float | None,
+                      progress: ProgressFnT | None = None, *, version: str | None = None,
+                      input_schema: JsonObject | None = None) -> JsonObject:
+        """A raw request; MCPError carries the server's error, a timeout or a closed connection.
+
+        `version` (default: the session's) sets the headers the SDK session would add; HTTP servers route on them.
+        """
+        opts: CallOptions = {"headers": headers_for(version or self.protocol_version, method, params, input_schema)}
         if timeout is not None:
             opts["timeout"] = timeout
         if progress is not None:
             opts["on_progress"] = progress
-        return opts
-
-    async def request(self, method: str, params: JsonObject | None, timeout: float | None,
-                      progress: ProgressFnT | None = None) -> JsonObject:
-        """A raw request; MCPError carries the server's error, a timeout or a closed connection."""
-        return await self._dispatcher.send_raw_request(method, params, self._options(timeout, progress))
+        return await self._dispatcher.send_raw_request(method, params, opts)
 
     async def list_tools(self, timeout: float) -> list[JsonObject]:
         """Every tool the server lists, across pages, as the raw dicts it sent."""
@@ -107,7 +116,7 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
                   relay: CallerRelay | None = None) -> AsyncIterator[Connection]:
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
-    With a `relay` the server is offered sampling and elicitation, and its requests go to the relay.
+    With a `relay` the server is offered sampling and elicitation, and its requests and log messages go to the relay.
     """
     async with contextlib.AsyncExitStack() as stack:
         child: ChildProcess | None = None
@@ -125,7 +134,9 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
         holder: list[Connection] = []
 
         async def on_message(message: IncomingMessage) -> None:
-            if isinstance(message, types.ServerNotification):
+            if isinstance(message, types.LoggingMessageNotification) and relay is not None:
+                await relay.log(message.params)
+            elif isinstance(message, types.ServerNotification):
                 await on_notification(message.method)
             elif isinstance(message, Exception) and holder:
                 holder[0].lost.set()
@@ -145,7 +156,21 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
         except TimeoutError:
             raise ConnectionError(f"did not answer initialize within {init_timeout:g} s"
                                   f"{child.context() if child else ''}") from None
+        connection.modern_versions = await _modern_versions(connection, init_timeout)
         yield connection
+
+
+async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:
+    """The 2026-era versions the server answers, from `server/discover`; a 2025-only server answers an error."""
+    meta = {types.PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION, types.CLIENT_CAPABILITIES_META_KEY: {},
+            types.CLIENT_INFO_META_KEY: CLIENT_INFO.model_dump(exclude_none=True)}
+    try:
+        result = await connection.request("server/discover", {"_meta": meta}, min(timeout, _DISCOVER_TIMEOUT),
+                                          version=LATEST_MODERN_VERSION)
+    except (MCPError, TimeoutError):
+        return ()
+    versions = result.get("supportedVersions")
+    return tuple(v for v in versions if isinstance(v, str)) if isinstance(versions, list) else ()
 
 
 async def refuse_forbidden_address(url: str) -> None:

@@ -304,7 +304,8 @@ class DownstreamHost:
         return not (profile in self.config.unprefixed_profiles and len(self.profiles.get(profile, ())) == 1)
 
     async def call_tool(self, server: str, params: dict[str, Any], progress: ProgressFnT | None = None,
-                        caller: Caller | None = None) -> dict[str, Any]:
+                        caller: Caller | None = None, *, caller_version: str | None = None,
+                        input_schema: dict[str, Any] | None = None) -> dict[str, Any]:
         """`tools/call` on a hosted server (params as MCP sends them, with the server's own tool name).
 
         The raw result comes back as the server sent it; a quarantined tool, a server that cannot
@@ -317,11 +318,13 @@ class DownstreamHost:
         tool = str(params.get("name", ""))
         if tool in host.tools.quarantined:
             raise FailedPrecondition(quarantine_message(server, tool))
-        return await host.call("tools/call", params, None, progress, caller)
+        return await host.call("tools/call", params, None, progress, caller, caller_version=caller_version,
+                               input_schema=input_schema)
 
-    async def forward(self, server: str, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    async def forward(self, server: str, method: str, params: dict[str, Any] | None,
+                      caller_version: str | None = None) -> dict[str, Any]:
         """Any other request to a hosted server, raw (resources, prompts, completions: transparency)."""
-        return await self.host(server).call(method, params, None)
+        return await self.host(server).call(method, params, None, caller_version=caller_version)
 
     async def learn_tools(self, servers: tuple[str, ...]) -> None:
         """Start the servers never seen before (their tools are unknown); failures are left to status."""

@@ -21,6 +21,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -33,6 +34,7 @@ from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
+from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.mcp_server import principal_of, text_result
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
@@ -69,7 +71,7 @@ class ProxySurface:
         # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
         self.stdio_target: str | None = None
         self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
-                                          on_call_tool=self._call_tool)
+                                          on_call_tool=self._call_tool, cache_hints=CACHE_HINTS)
         host.subscribe(self._changed)
         transparent.install(self)
 
@@ -166,7 +168,7 @@ class ProxySurface:
                                is_error=True)
         started, outcome = time.perf_counter(), "ok"
         try:
-            result = await self._forward(ctx, exposed)
+            result = for_caller(await self._forward(ctx, exposed), ctx.protocol_version)
             outcome = "error" if result.get("isError") else "ok"
             return result
         except MCPError:
@@ -223,9 +225,14 @@ class ProxySurface:
         # Progress is asked of the server only when the caller asked for it (it has a token).
         wanted = cast(ProgressFnT, progress) if caller_meta.get("progressToken") is not None else None
         caller = Caller(ctx.session, ctx.request_id) if ctx.request_id is not None else None
-        result = await self.host.call_tool(exposed.server, request, wanted, caller)
+        schema = exposed.definition.get("inputSchema")
+        result = await self.host.call_tool(exposed.server, request, wanted, caller, caller_version=ctx.protocol_version,
+                                           input_schema=schema if isinstance(schema, dict) else None)
+        # An input-required result (2026-07-28) is relayed as the server sent it, `requestState` untouched: the
+        # caller retries with its answers, and the retry names the same tool, so it reaches the same server.
+        shape = types.InputRequiredResult if is_input_required(result) else types.CallToolResult
         try:
-            types.CallToolResult.model_validate(result, by_name=False)
+            shape.model_validate(result, by_name=False)
         except ValidationError as exc:
             raise JarvisError(f"server '{exposed.server}' returned an invalid tool result "
                               f"({exc.errors()[0]['msg'] if exc.errors() else exc})") from None

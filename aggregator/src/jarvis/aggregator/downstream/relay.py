@@ -6,13 +6,15 @@ belongs to (over stdio nothing on the wire ties them). Guessing could hand one a
 another, so relaying is opt-in per server (`servers.interactive`): Jarvis then offers the server the
 sampling and elicitation capabilities, runs its tool calls one at a time, and hands each request to
 the caller of the call under way, on that call's own response stream. Servers not listed see a client
-without those capabilities, as before.
+without those capabilities, as before. Log messages (`notifications/message`) a server sends during a
+call go the same way, so the caller sees them as it would from the server directly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import warnings
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -20,7 +22,7 @@ from typing import TypeVar
 import mcp_types as types
 from mcp.client.context import ClientRequestContext
 from mcp.server.session import ServerSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
@@ -78,6 +80,18 @@ class CallerRelay:
         if isinstance(caller, types.ErrorData):
             return caller
         return await _relay(caller, types.ElicitRequest(params=params), types.ElicitResult)
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Relay a log message to the caller of the call under way; with none, nobody asked to hear it."""
+        caller = self._caller
+        if caller is None:
+            return
+        # Deprecated for 2026-07-28, where the SDK sends it only to a caller that opted in on its request
+        # (and at that level): exactly the filtering a relayed log line must go through.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await caller.session.send_log_message(params.level, params.data, params.logger,
+                                                  related_request_id=caller.request_id)
 
     def _caller_for(self, what: str, capability: str) -> Caller | types.ErrorData:
         caller = self._caller

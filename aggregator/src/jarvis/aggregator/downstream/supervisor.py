@@ -151,10 +151,12 @@ class ServerHost:
     # ------------------------------------------------------------ calls
 
     async def call(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                   progress: ProgressFnT | None = None, caller: Caller | None = None) -> dict[str, Any]:
+                   progress: ProgressFnT | None = None, caller: Caller | None = None, *,
+                   caller_version: str | None = None, input_schema: dict[str, Any] | None = None) -> dict[str, Any]:
         """A request to the server; a crash mid-call becomes an Unavailable naming the server and why.
 
         On an interactive server a tool call waits its turn, and what the server asks meanwhile goes to `caller`.
+        It goes in the caller's protocol version (`caller_version`) when the server speaks it.
         """
         connection = await self.ensure_running(self.options.init_timeout)
         self.calls += 1
@@ -163,7 +165,9 @@ class ServerHost:
             else contextlib.nullcontext()
         try:
             async with turn:
-                return await connection.request(method, params, timeout or self.options.call_timeout, progress)
+                return await connection.request(method, params, timeout or self.options.call_timeout, progress,
+                                                version=connection.version_for(caller_version),
+                                                input_schema=input_schema)
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED or self._exited(connection):
                 if connection.child is not None:  # stdout closes first; give the exit status a moment to arrive

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
@@ -48,14 +50,19 @@ def _forwarder(surface: ProxySurface, method: str, mixed: dict[str, Any] | None
         server = surface.single_server(target)
         if server is None:
             if mixed is not None:
-                return dict(mixed)
+                return for_caller(dict(mixed), ctx.protocol_version)
             raise MCPError(types.METHOD_NOT_FOUND, f"{method} is not served by {surface.kind} '{target}': it "
                            "holds several servers, so it serves their tools only (an unprefixed one-server "
                            "profile or a share passes everything through)")
         raw = dict(ctx.params or {})
-        raw.pop("_meta", None)  # the caller's envelope, not the server's
+        meta = raw.pop("_meta", None) or {}
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # A 2026-era request describes its caller in `_meta` (version, capabilities): the server needs it.
+            # The progress token is the caller's; the dispatcher gives the server's request its own.
+            raw["_meta"] = {key: value for key, value in meta.items() if key != "progressToken"}
         try:
-            return await surface.host.forward(server, method, raw or None)
+            result = await surface.host.forward(server, method, raw or None, ctx.protocol_version)
+            return for_caller(result, ctx.protocol_version)
         except JarvisError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
 

@@ -1,0 +1,407 @@
+"""A reference downstream for the conformance tests: what the official conformance suite's server scenarios
+require, built on the mcp SDK, so one server speaks both 2025-11-25 and 2026-07-28.
+
+Run: `python tests/support/reference_server.py PORT [legacy]` serves streamable HTTP at http://127.0.0.1:PORT/mcp;
+with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would.
+The fixtures' names, texts and shapes are the ones `conformance server --help`/the scenarios' descriptions ask
+for; what the SDK does itself (request-state sealing, `_meta` validation, header checks) is left to it, since
+that is what a real downstream does. REFERENCE_EXPECTED_FAILURES in tests/e2e/test_downstream_conformance.py
+lists the scenarios this server does not pass directly, with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import sys
+from typing import Annotated, Any
+
+from mcp.server.caching import CacheHint
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_REQUEST,
+    AudioContent,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    EmbeddedResource,
+    EmptyResult,
+    ImageContent,
+    InputRequest,
+    InputRequiredResult,
+    ListRootsRequest,
+    SamplingMessage,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    TextContent,
+    TextResourceContents,
+    UnsubscribeRequestParams,
+)
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, Field
+
+# A 1x1 PNG and a minimal WAV, the suite only checks the shape of image/audio content.
+IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+# Cacheable results carry freshness hints (SEP-2549); private so a proxy never shares them across tokens.
+HINT = CacheHint(ttl_ms=60_000, scope="private")
+
+
+
+async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """`legacy` mode: a server from before 2026-07-28, which answers no 2026-era request (server/discover included)."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(INVALID_REQUEST, f"this server speaks {LATEST_HANDSHAKE_VERSION} only")
+    return await call_next(ctx)
+
+
+LEGACY = sys.argv[2:] == ["legacy"]
+server = MCPServer(
+    name="jarvis-reference-server", version="1.0.0", middleware=[_handshake_only] if LEGACY else [],
+    cache_hints={method: HINT for method in ("tools/list", "prompts/list", "resources/list",
+                                             "resources/templates/list", "resources/read")},
+)
+subscriptions: set[str] = set()
+
+
+# --- tools: content shapes -----------------------------------------------------------------------------------
+@server.tool(description="Returns one text block")
+def test_simple_text() -> str:
+    return "This is a simple text response for testing."
+
+
+@server.tool(description="Returns one image block")
+def test_image_content() -> list[ImageContent]:
+    return [ImageContent(type="image", data=IMAGE, mime_type="image/png")]
+
+
+@server.tool(description="Returns one audio block")
+def test_audio_content() -> list[AudioContent]:
+    return [AudioContent(type="audio", data=AUDIO, mime_type="audio/wav")]
+
+
+def _embedded(uri: str, text: str, mime: str = "text/plain") -> EmbeddedResource:
+    return EmbeddedResource(type="resource", resource=TextResourceContents(uri=uri, mime_type=mime, text=text))
+
+
+@server.tool(description="Returns an embedded resource")
+def test_embedded_resource() -> list[EmbeddedResource]:
+    return [_embedded("test://embedded-resource", "This is an embedded resource content.")]
+
+
+@server.tool(description="Returns text, image and resource blocks")
+def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
+    return [TextContent(type="text", text="Multiple content types test:"),
+            ImageContent(type="image", data=IMAGE, mime_type="image/png"),
+            _embedded("test://mixed-content-resource", '{"test": "data", "value": 123}', "application/json")]
+
+
+@server.tool(description="Always fails")
+def test_error_handling() -> str:
+    raise RuntimeError("This tool intentionally returns an error for testing")
+
+
+# --- tools: notifications during a call ----------------------------------------------------------------------
+@server.tool(description="Logs three info messages while it runs")
+async def test_tool_with_logging(ctx: Context) -> str:
+    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.info(message)
+        await asyncio.sleep(0.05)
+    return "Tool with logging executed successfully"
+
+
+@server.tool(description="Reports progress 0, 50 and 100 of 100")
+async def test_tool_with_progress(ctx: Context) -> str:
+    for step in (0, 50, 100):
+        await ctx.report_progress(progress=step, total=100, message=f"Completed step {step} of 100")
+        await asyncio.sleep(0.05)
+    return "Tool with progress executed successfully"
+
+
+# --- tools: 2025-11-25 server-to-client requests -------------------------------------------------------------
+@server.tool(description="Asks the client's LLM the given prompt")
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=100)
+    content = result.content
+    return f"LLM response: {content.text if isinstance(content, TextContent) else 'No response'}"
+
+
+class UserResponse(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+@server.tool(description="Asks the user the given message")
+async def test_elicitation(message: str, ctx: Context) -> str:
+    result = await ctx.elicit(message=message, schema=UserResponse)
+    content = result.data.model_dump_json() if result.action == "accept" else "{}"
+    return f"User response: action={result.action}, content={content}"
+
+
+class Defaults(BaseModel):
+    name: str = Field(default="John Doe", description="User name")
+    age: int = Field(default=30, description="User age")
+    score: float = Field(default=95.5, description="User score")
+    status: str = Field(default="active", description="User status",
+                        json_schema_extra={"enum": ["active", "inactive", "pending"]})
+    verified: bool = Field(default=True, description="Verification status")
+
+
+@server.tool(description="Elicits a form whose fields all have defaults (SEP-1034)")
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    result = await ctx.elicit(message="Please provide user information", schema=Defaults)
+    content = result.data.model_dump_json() if result.action == "accept" else "{}"
+    return f"Elicitation completed: action={result.action}, content={content}"
+
+
+class Enums(BaseModel):
+    untitledSingle: str = Field(description="Simple enum without titles",
+                                json_schema_extra={"enum": ["active", "inactive", "pending"]})
+    titledSingle: str = Field(description="Enum with titled options (oneOf)", json_schema_extra={
+        "oneOf": [{"const": "low", "title": "Low Priority"}, {"const": "medium", "title": "Medium Priority"},
+                  {"const": "high", "title": "High Priority"}]})
+    untitledMulti: list[str] = Field(description="Multi-select without titles", json_schema_extra={
+        "items": {"type": "string", "enum": ["read", "write", "execute"]}})
+    titledMulti: list[str] = Field(description="Multi-select with titled options", json_schema_extra={
+        "items": {"anyOf": [{"const": "feature", "title": "New Feature"}, {"const": "bug", "title": "Bug Fix"},
+                            {"const": "docs", "title": "Documentation"}]}})
+    legacyEnum: str = Field(description="Legacy enum with enumNames", json_schema_extra={
+        "enum": ["small", "medium", "large"], "enumNames": ["Small Size", "Medium Size", "Large Size"]})
+
+
+@server.tool(description="Elicits every enum schema variant (SEP-1330)")
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    result = await ctx.elicit(message="Please select values using different enum schema types", schema=Enums)
+    content = result.data.model_dump_json() if result.action == "accept" else "{}"
+    return f"Elicitation completed: action={result.action}, content={content}"
+
+
+# --- tools: 2026-07-28 input-required results (SEP-2322) ------------------------------------------------------
+def _ask(message: str, field: str, kind: str = "string") -> ElicitRequest:
+    schema = {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}
+    return ElicitRequest(method="elicitation/create",
+                         params=ElicitRequestFormParams(message=message, requested_schema=schema))
+
+
+def _sample(text: str, max_tokens: int) -> CreateMessageRequest:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=text))
+    return CreateMessageRequest(method="sampling/createMessage",
+                                params=CreateMessageRequestParams(messages=[message], max_tokens=max_tokens))
+
+
+ROOTS = ListRootsRequest(method="roots/list")
+
+
+def _answers(ctx: Context, *keys: str) -> dict[str, Any] | None:
+    """The client's responses when all of `keys` are there (extra keys are ignored), else None."""
+    responses = ctx.input_responses or {}
+    if not all(key in responses for key in keys):
+        return None
+    return {key: _plain(responses[key]) for key in keys}
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(by_alias=True, exclude_none=True) if isinstance(value, BaseModel) else value
+
+
+def _needs(requests: dict[str, InputRequest], state: str | None = None) -> InputRequiredResult:
+    return InputRequiredResult(input_requests=requests, request_state=state)
+
+
+def _form(answer: dict[str, Any], field: str) -> str:
+    return str((answer.get("content") or {}).get(field, ""))
+
+
+@server.tool(description="Asks the user's name through an input-required result")
+def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "user_name")
+    if answers is None or not isinstance(answers["user_name"], dict):
+        return _needs({"user_name": _ask("What is your name?", "name")})
+    return f"Hello, {_form(answers['user_name'], 'name')}!"
+
+
+@server.tool(description="Samples the client's LLM through an input-required result")
+def test_input_required_result_sampling(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "capital_question")
+    if answers is None:
+        return _needs({"capital_question": _sample("What is the capital of France?", 100)})
+    content = answers["capital_question"].get("content") or {}
+    return f"LLM response: {content.get('text', '') if isinstance(content, dict) else ''}"
+
+
+@server.tool(description="Lists the client's roots through an input-required result")
+def test_input_required_result_list_roots(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "client_roots")
+    if answers is None:
+        return _needs({"client_roots": ROOTS})
+    roots = [root.get("uri", "") for root in answers["client_roots"].get("roots", [])]
+    return f"Client roots: {', '.join(roots)}"
+
+
+@server.tool(description="Round-trips a requestState")
+def test_input_required_result_request_state(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "confirm")
+    if answers is None or ctx.request_state != "confirm-pending":
+        return _needs({"confirm": _ask("Please confirm", "ok", "boolean")}, "confirm-pending")
+    return "state-ok: confirmed"
+
+
+@server.tool(description="Asks for elicitation, sampling and roots at once")
+def test_input_required_result_multiple_inputs(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "user_name", "greeting", "client_roots")
+    if answers is None or ctx.request_state != "all-pending":
+        return _needs({"user_name": _ask("What is your name?", "name"),
+                       "greeting": _sample("Generate a greeting", 50), "client_roots": ROOTS}, "all-pending")
+    return f"All inputs received for {_form(answers['user_name'], 'name')}"
+
+
+@server.tool(description="Two rounds of questions with an evolving requestState")
+def test_input_required_result_multi_round(ctx: Context) -> str | InputRequiredResult:
+    state = ctx.request_state
+    if state and state.startswith("round-2:") and (answers := _answers(ctx, "step2")) is not None:
+        return f"Done: {state.removeprefix('round-2:')} likes {_form(answers['step2'], 'color')}"
+    if state == "round-1" and (answers := _answers(ctx, "step1")) is not None:
+        return _needs({"step2": _ask("Step 2: What is your favorite color?", "color")},
+                      f"round-2:{_form(answers['step1'], 'name')}")
+    return _needs({"step1": _ask("Step 1: What is your name?", "name")}, "round-1")
+
+
+@server.tool(description="Issues a requestState the SDK seals; a tampered echo is rejected")
+def test_input_required_result_tampered_state(ctx: Context) -> str | InputRequiredResult:
+    if ctx.request_state == "sealed" and _answers(ctx, "confirm") is not None:
+        return "state-ok"
+    return _needs({"confirm": _ask("Please confirm", "ok", "boolean")}, "sealed")
+
+
+@server.tool(description="Only asks for what the client declared it supports")
+def test_input_required_result_capabilities(ctx: Context) -> str | InputRequiredResult:
+    capabilities = ctx.client_capabilities
+    requests: dict[str, InputRequest] = {}
+    if capabilities is not None and capabilities.sampling is not None:
+        requests["greeting"] = _sample("Generate a greeting", 50)
+    if capabilities is not None and capabilities.elicitation is not None:
+        requests["user_name"] = _ask("What is your name?", "name")
+    if not requests or _answers(ctx, *requests) is not None:
+        return "Capabilities respected"
+    return _needs(requests)
+
+
+def _greeting_sample() -> Sample:
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text="Say hello"))], max_tokens=20)
+
+
+@server.tool(description="Needs sampling: a client that did not declare it gets -32021 (SEP-2575)")
+def test_missing_capability(sampled: Annotated[CreateMessageResult, Resolve(_greeting_sample)]) -> str:
+    content = sampled.content
+    return f"Sampled: {content.text if isinstance(content, TextContent) else ''}"
+
+
+@server.tool(description="Carries its region argument as the Mcp-Param-Region header (SEP-2243)")
+def test_custom_header(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+                       query: str = "") -> str:  # noqa: PT028 - a served tool, not a pytest test
+    return f"region={region} query={query}"
+
+
+# --- resources ------------------------------------------------------------------------------------------------
+@server.resource("test://static-text", description="A static text resource", mime_type="text/plain")
+def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", description="A static binary resource", mime_type="image/png")
+def static_binary() -> bytes:
+    return base64.b64decode(IMAGE)
+
+
+@server.resource("test://template/{id}/data", description="A resource template", mime_type="application/json")
+def template(id: str) -> str:
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.resource("test://watched-resource", description="A resource to subscribe to", mime_type="text/plain")
+def watched() -> str:
+    return "Watched resource content"
+
+
+# --- prompts --------------------------------------------------------------------------------------------------
+@server.prompt(description="A prompt without arguments")
+def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@server.prompt(description="A prompt with two required arguments")
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt(description="A prompt embedding a resource")
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": _embedded(resourceUri, "Embedded resource content for testing.")},
+            {"role": "user", "content": TextContent(type="text", text="Please process the embedded resource above.")}]
+
+
+@server.prompt(description="A prompt with an image")
+def test_prompt_with_image() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": ImageContent(type="image", data=IMAGE, mime_type="image/png")},
+            {"role": "user", "content": TextContent(type="text", text="Please analyze the image above.")}]
+
+
+@server.prompt(description="A prompt that asks the user for context first")
+def test_input_required_result_prompt(ctx: Context) -> str | InputRequiredResult:
+    answers = _answers(ctx, "user_context")
+    if answers is None:
+        return _needs({"user_context": _ask("What context should the prompt use?", "context")})
+    return f"Use this context: {_form(answers['user_context'], 'context')}"
+
+
+async def _complete(ctx: ServerRequestContext[Any], params: CompleteRequestParams) -> CompleteResult:
+    values = [value for value in ("paris", "park", "party") if value.startswith(params.argument.value)]
+    return CompleteResult(completion=Completion(values=values, total=len(values), has_more=False))
+
+
+# --- 2025-11-25 session features: log level, subscriptions ------------------------------------------------------
+async def _set_level(ctx: ServerRequestContext[Any], params: SetLevelRequestParams) -> EmptyResult:
+    return EmptyResult()
+
+
+async def _subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
+    subscriptions.add(str(params.uri))
+    return EmptyResult()
+
+
+async def _unsubscribe(ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
+    subscriptions.discard(str(params.uri))
+    return EmptyResult()
+
+
+_lowlevel: Annotated[Any, "the SDK exposes no public hook for these 2025-era handlers"] = server._lowlevel_server
+# MCPServer.completion() is an untyped decorator, so completions go through the low-level registry too.
+_lowlevel.add_request_handler("completion/complete", CompleteRequestParams, _complete)
+_lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
+_lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
+_lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _unsubscribe)
+
+
+def main() -> None:
+    port = int(sys.argv[1])
+    # DNS-rebinding protection: only loopback Host/Origin values are served.
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+    server.run("streamable-http", host="127.0.0.1", port=port, transport_security=security)
+
+
+if __name__ == "__main__":
+    main()
