@@ -49,6 +49,16 @@ async def test_downstream_tools_are_found_called_and_scoped(tmp_path: Path) -> N
         assert "parameter 'timezone'" in wrong
         assert "'timezone' is a required property" in missing
         assert "not found" in hidden
+        async with mcp_client(running.url(), admin) as jarvis:
+            # The downstream call made through discovery's tool_call is in the audit log: who, what, which server.
+            async def audited() -> bool:
+                entries = result_json(await jarvis.call_tool("jarvis_server", {
+                    "action": "usage", "audit": True, "query": "clock-only"}))["audit"]
+                return any(e["surface"] == "discovery" and e["tool"] == "time__get_current_time"
+                           and e["target"] == "time" and e["arguments"] == {"timezone": "UTC"}
+                           and e["outcome"] == "ok" for e in entries)
+
+            await eventually(audited, what="the discovery pass-through call in the audit log")
         async with discovery_client(running.url("/mcp"), token=admin) as client:
             # A server created by hand declares no tools: the host starts it once and discovery learns them.
             async def echo_found() -> bool:

@@ -10,10 +10,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from jarvis.aggregator import audit
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
 
 SURFACE = "discovery"
@@ -32,8 +34,8 @@ def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
 
 
 async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None,
-                          binding: Binding) -> types.CallToolResult:
-    """Forward a tools/call to the server that owns `entry`, starting it if needed."""
+                          binding: Binding, principal: Principal) -> types.CallToolResult:
+    """Forward `principal`'s tools/call to the server that owns `entry`, starting it if needed (audited)."""
     args = dict(arguments or {})
     check_arguments(entry, args)
     server = host.host(entry.source)
@@ -53,4 +55,7 @@ async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dic
         elapsed = time.perf_counter() - started
         # Bounded labels: every downstream tool counts under one tool name, and under its installed server.
         binding.metrics.downstream_call(SURFACE, host.server_label(entry.source), outcome, elapsed)
-        binding.usage.record(entry.name, "", outcome == "ok", elapsed * 1000)
+        # The server's own schema once it has started: a catalogued tool's entry may not know its parameters yet.
+        schema = server.tools.tools.get(entry.tool, {}).get("inputSchema") or entry.input_schema
+        binding.usage.record(entry.name, "", outcome == "ok", elapsed * 1000,
+                             audit.fields(principal, SURFACE, args, schema, outcome, entry.source))

@@ -188,7 +188,7 @@ class Discovery:
             return await self.binding.run(tool, arguments, principal, surface)
         if entry.kind == "server" and self.ctx.downstream is not None:
             # Visibility already checked the caller's `servers` scopes for this tool.
-            return await call_downstream(self.ctx.downstream, entry, arguments, self.binding)
+            return await call_downstream(self.ctx.downstream, entry, arguments, self.binding, principal)
         raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint or 'no route to it'}")
 
 
