@@ -20,6 +20,7 @@ import grpc.aio
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
+from pydantic import SecretStr
 
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.api.debug.v1 import debug_pb2, debug_pb2_grpc
@@ -81,7 +82,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
                               "127.0.0.1:0")
     runtime, runtime_server = serve_runtime(
         RuntimeSettings(data_dir=tmp / "runtime", listen="127.0.0.1:0", docker_host="unix:///nonexistent/docker.sock",
-                        internal_token=SECRET, secrets_key=TEST_SECRETS_KEY), None)
+                        internal_token=SECRET, secrets_key=SecretStr(TEST_SECRETS_KEY)), None)
     scheduler = serve_scheduler(
         SchedulerSettings(data_dir=tmp / "scheduler", listen="127.0.0.1:0", redis_url="",
                           database_url=f"sqlite:///{tmp / 'scheduler.db'}", internal_token=SECRET),
