@@ -1,0 +1,166 @@
+"""The real Claude Code CLI, in the real agent image, does a task in a session against a scripted fake of the
+Anthropic Messages API that it reaches only through the runtime's egress proxy.
+
+The fake listens on the host's loopback; the project allows `api.anthropic.test:PORT`, a name the runtime's
+test hooks resolve to 127.0.0.1 (`egress_resolve`) and allow to be internal (`egress_internal_hosts`). The
+container has no network: its only way out is the bridge to the proxy. The key and base URL are project
+secrets, as a user stores them with `project action=secret_set`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import grpc
+import pytest
+
+from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
+from jarvis.runtime.server import serve_runtime
+from tests.integration.runtime.conftest import REQUESTS
+from tests.support import anthropic_fake
+from tests.support.anthropic_fake import AnthropicFake
+from tests.support.docker_env import remove_instance
+from tests.support.http_fake import serve_app
+from tests.support.runtime_service import runtime_settings
+
+IMAGE = "jarvis-agent:latest"  # built by tests/e2e/test_agent_image.py (or `jarvis image build`)
+API_HOST = "api.anthropic.test"
+KEY = "sk-ant-test-0123456789abcdefSECRET"
+
+
+@dataclass
+class Agent:
+    stub: pb_grpc.RuntimeServiceStub
+    fake: AnthropicFake
+    port: int
+    data_dir: Path
+
+    def call(self, method: str, **fields: Any) -> Any:
+        return getattr(self.stub, method)(REQUESTS[method](**fields), timeout=120)
+
+
+@pytest.fixture
+def agent(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Agent]:
+    engine.images.get(IMAGE)
+    fake = AnthropicFake()
+    with serve_app(fake.app()) as url:
+        port = int(url.rsplit(":", 1)[1])
+        settings = runtime_settings(tmp_path / "runtime", IMAGE, memory="1g", pids=256,
+                                    egress_resolve={API_HOST: ["127.0.0.1"], "elsewhere.test": ["127.0.0.1"]},
+                                    egress_internal_hosts=[API_HOST])
+        runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+        try:
+            yield Agent(pb_grpc.RuntimeServiceStub(channel), fake, port, settings.data_dir)
+        finally:
+            channel.close()
+            server.stop(1)
+            runtime.close()
+            remove_instance(engine, settings.instance)
+
+
+def source_repo(root: Path) -> Path:
+    root.mkdir()
+    (root / "README.md").write_text("a project an agent works on\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": str(root)}
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
+        subprocess.run(argv, cwd=root, env=env, check=True)
+    return root
+
+
+def events_from(agent: Agent, project_id: str, session_id: str, until: Any, after: int = 0,
+                timeout: float = 120) -> list[Any]:
+    """Events read page by page from a cursor, as a client does, until one satisfies `until`."""
+    seen: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        page = agent.call("SessionEvents", project_id=project_id, session_id=session_id, after=after, limit=3,
+                          wait_seconds=2)
+        seen += page.events
+        assert page.next_cursor >= after
+        after = page.next_cursor
+        if any(until(e) for e in page.events):
+            return seen
+    raise AssertionError(f"no expected event in {timeout}s; saw {[(e.seq, e.type, e.payload_json[:300]) for e in seen]}"
+                         f"; the fake saw {[r.path for r in agent.fake.requests]}")
+
+
+def claude_project(agent: Agent, name: str, source: Path) -> str:
+    """A project running Claude Code, allowed the fake's name and port, with its key and base URL as secrets."""
+    project = agent.call("CreateProject", name=name, agent="claude", source_url=str(source_repo(source)),
+                         egress_allow=[f"{API_HOST}:{agent.port}"])
+    for secret, value in (("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", f"http://{API_HOST}:{agent.port}")):
+        agent.stub.SetSecret(pb.SetSecretRequest(project_id=project.id, name=secret, value=value), timeout=60)
+    return str(project.id)
+
+
+def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events: list[Any]) -> None:
+    """Claude Code's turn as the fake scripted it, the edit in the workspace, the key sent and kept secret."""
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))  # in order, none lost or repeated
+    kinds = [e.type for e in events]
+    assert kinds[:3] == ["session_start", "input", "system"], kinds
+    tool_use = next(i for i, e in enumerate(events) if e.type == "assistant" and '"tool_use"' in e.payload_json)
+    tool_result = next(i for i, e in enumerate(events) if e.type == "user" and '"tool_result"' in e.payload_json)
+    final = next(i for i, e in enumerate(events) if anthropic_fake.FINAL in e.payload_json and e.type == "assistant")
+    result = next(i for i, e in enumerate(events) if e.type == "result")
+    assert tool_use < tool_result < final < result, kinds
+    assert json.loads(events[result].payload_json)["is_error"] is False
+    assert "File created successfully" in events[tool_result].payload_json
+
+    session = agent.call("GetSession", project_id=project_id, session_id=session_id)
+    # "ended": its input was closed on request (by the test, or the scheduler after the result), then it exited 0.
+    assert (session.state, session.exit_code) == ("ended", 0), session.detail
+    assert "the agent exited" in session.detail
+    changes = agent.call("ProjectChanges", project_id=project_id, session_id=session_id)
+    assert f"?? {anthropic_fake.FILE}" in changes.status, changes.status
+    assert anthropic_fake.CONTENT.strip() in agent.call(
+        "Exec", project_id=project_id, workspace_id=session.workspace_id, argv=["cat", anthropic_fake.FILE]).stdout
+
+    # The key reached the model API, in the header Claude Code sends it in ...
+    assert agent.fake.keys() == {KEY}
+    assert {r.path for r in agent.fake.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}
+    # ... and nowhere else: no event, container log, or byte the runtime stored.
+    assert KEY not in " ".join(e.payload_json for e in events)
+    assert KEY not in agent.call("ContainerLogs", project_id=project_id).logs
+    for path in agent.data_dir.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def check_nothing_else_is_reachable(agent: Agent, project_id: str) -> None:
+    """Any other host, or the model API's host on another port, is refused by the proxy."""
+    probe = "curl -sS -o /dev/null -w '%{http_code}' "
+    for url in ("http://elsewhere.test/", f"http://{API_HOST}:1/v1/messages"):
+        refused = agent.call("Exec", project_id=project_id, command=probe + url)
+        assert refused.stdout == "403", (url, refused.stdout, refused.stderr)
+    tunnel = agent.call("Exec", project_id=project_id, command="curl -sS https://elsewhere.test/")
+    assert tunnel.exit_code != 0
+    assert "CONNECT tunnel failed, response 403" in tunnel.stderr
+
+
+def test_claude_code_edits_its_workspace_through_the_egress_proxy(
+        agent: Agent, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    project = claude_project(agent, "real-claude", tmp_path / "src")
+    session = agent.call("SpawnSession", project_id=project, prompt="Write HELLO.md, please.")
+    assert session.state == "running"
+    events = events_from(agent, project, session.id, lambda e: e.type == "result")
+    # A stream-json agent waits for its next message; ending the session closes its input and it exits.
+    agent.call("EndSession", project_id=project, session_id=session.id)
+    events += events_from(agent, project, session.id, lambda e: e.type == "exit", after=events[-1].seq)
+    check_the_agents_work(agent, project, session.id, events)
+    check_nothing_else_is_reachable(agent, project)
+    assert KEY not in caplog.text
+    refusals = [r for r in caplog.records if r.getMessage() == "egress refused"]
+    assert {getattr(r, "host", "") for r in refusals} >= {"elsewhere.test"}
+    assert {getattr(r, "project", "") for r in refusals} == {project}
