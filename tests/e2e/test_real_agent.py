@@ -24,12 +24,15 @@ import pytest
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
+from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from jarvis.runtime.server import serve_runtime
 from tests.integration.runtime.conftest import REQUESTS
+from tests.integration.scheduler.conftest import Scheduler, base_values
 from tests.support import anthropic_fake
 from tests.support.anthropic_fake import AnthropicFake
 from tests.support.docker_env import remove_instance
 from tests.support.http_fake import serve_app
+from tests.support.redis_server import RedisServer
 from tests.support.runtime_service import runtime_settings
 
 IMAGE = "jarvis-agent:latest"  # built by tests/e2e/test_agent_image.py (or `jarvis image build`)
@@ -43,6 +46,7 @@ class Agent:
     fake: AnthropicFake
     port: int
     data_dir: Path
+    target: str  # the runtime's gRPC address
 
     def call(self, method: str, **fields: Any) -> Any:
         return getattr(self.stub, method)(REQUESTS[method](**fields), timeout=120)
@@ -60,7 +64,8 @@ def agent(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Agent]:
         runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
         channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
         try:
-            yield Agent(pb_grpc.RuntimeServiceStub(channel), fake, port, settings.data_dir)
+            yield Agent(pb_grpc.RuntimeServiceStub(channel), fake, port, settings.data_dir,
+                        f"127.0.0.1:{server.port}")
         finally:
             channel.close()
             server.stop(1)
@@ -164,3 +169,28 @@ def test_claude_code_edits_its_workspace_through_the_egress_proxy(
     refusals = [r for r in caplog.records if r.getMessage() == "egress refused"]
     assert {getattr(r, "host", "") for r in refusals} >= {"elsewhere.test"}
     assert {getattr(r, "project", "") for r in refusals} == {project}
+
+
+def test_a_scheduled_run_on_celery_runs_claude_code_the_same_way(agent: Agent, tmp_path: Path) -> None:
+    """A schedule's trigger queues the run on Redis; a Celery worker process spawns the session, reads its
+    events to the result, ends it and records success."""
+    project = claude_project(agent, "scheduled-claude", tmp_path / "src")
+    redis = RedisServer(tmp_path / "redis")
+    redis.start()
+    scheduler = Scheduler(tmp_path, base_values(tmp_path, agent.target, redis.url, run_timeout_seconds=120,
+                                                  visibility_timeout_seconds=180), redis)
+    try:
+        scheduler.serve()
+        schedule = scheduler.create([project], prompt="Write HELLO.md, please.")
+        scheduler.celery("worker")
+        assert scheduler.stub is not None
+        (run,) = scheduler.stub.TriggerSchedule(spb.ScheduleRef(schedule_id=schedule.id), timeout=30).runs
+        done = scheduler.wait_run(schedule.id, run.id, timeout=150)
+        assert done.state == "succeeded", done.error + scheduler.logs()
+        events = events_from(agent, project, done.session_id, lambda e: e.type == "exit")
+        check_the_agents_work(agent, project, done.session_id, events)
+        assert KEY not in scheduler.logs()
+    finally:
+        scheduler.close()
+        redis.stop()
+    check_nothing_else_is_reachable(agent, project)
