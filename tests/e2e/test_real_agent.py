@@ -11,76 +11,25 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
-import grpc
 import pytest
 
-from jarvis.api.runtime.v1 import runtime_pb2 as pb
-from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
-from jarvis.runtime.server import serve_runtime
-from tests.integration.runtime.conftest import REQUESTS
 from tests.integration.scheduler.conftest import Scheduler, base_values
 from tests.support import anthropic_fake
-from tests.support.anthropic_fake import AnthropicFake
-from tests.support.docker_env import remove_instance
-from tests.support.http_fake import serve_app
+from tests.support.real_agent import API_HOST, KEY, Agent, agent_runtime, claude_project
 from tests.support.redis_server import RedisServer
-from tests.support.runtime_service import runtime_settings
-
-IMAGE = "jarvis-agent:latest"  # built by tests/e2e/test_agent_image.py (or `jarvis image build`)
-API_HOST = "api.anthropic.test"
-KEY = "sk-ant-test-0123456789abcdefSECRET"
-
-
-@dataclass
-class Agent:
-    stub: pb_grpc.RuntimeServiceStub
-    fake: AnthropicFake
-    port: int
-    data_dir: Path
-    target: str  # the runtime's gRPC address
-
-    def call(self, method: str, **fields: Any) -> Any:
-        return getattr(self.stub, method)(REQUESTS[method](**fields), timeout=120)
 
 
 @pytest.fixture
 def agent(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Agent]:
-    engine.images.get(IMAGE)
-    fake = AnthropicFake()
-    with serve_app(fake.app()) as url:
-        port = int(url.rsplit(":", 1)[1])
-        settings = runtime_settings(tmp_path / "runtime", IMAGE, memory="1g", pids=256,
-                                    egress_resolve={API_HOST: ["127.0.0.1"], "elsewhere.test": ["127.0.0.1"]},
-                                    egress_internal_hosts=[API_HOST])
-        runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
-        channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
-        try:
-            yield Agent(pb_grpc.RuntimeServiceStub(channel), fake, port, settings.data_dir,
-                        f"127.0.0.1:{server.port}")
-        finally:
-            channel.close()
-            server.stop(1)
-            runtime.close()
-            remove_instance(engine, settings.instance)
-
-
-def source_repo(root: Path) -> Path:
-    root.mkdir()
-    (root / "README.md").write_text("a project an agent works on\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": str(root)}
-    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
-        subprocess.run(argv, cwd=root, env=env, check=True)
-    return root
+    with agent_runtime(tmp_path / "runtime", engine) as running:
+        yield running
 
 
 def events_from(agent: Agent, project_id: str, session_id: str, until: Any, after: int = 0,
@@ -98,15 +47,6 @@ def events_from(agent: Agent, project_id: str, session_id: str, until: Any, afte
             return seen
     raise AssertionError(f"no expected event in {timeout}s; saw {[(e.seq, e.type, e.payload_json[:300]) for e in seen]}"
                          f"; the fake saw {[r.path for r in agent.fake.requests]}")
-
-
-def claude_project(agent: Agent, name: str, source: Path) -> str:
-    """A project running Claude Code, allowed the fake's name and port, with its key and base URL as secrets."""
-    project = agent.call("CreateProject", name=name, agent="claude", source_url=str(source_repo(source)),
-                         egress_allow=[f"{API_HOST}:{agent.port}"])
-    for secret, value in (("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", f"http://{API_HOST}:{agent.port}")):
-        agent.stub.SetSecret(pb.SetSecretRequest(project_id=project.id, name=secret, value=value), timeout=60)
-    return str(project.id)
 
 
 def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events: list[Any]) -> None:
@@ -167,7 +107,8 @@ def test_claude_code_edits_its_workspace_through_the_egress_proxy(
     check_nothing_else_is_reachable(agent, project)
     assert KEY not in caplog.text
     refusals = [r for r in caplog.records if r.getMessage() == "egress refused"]
-    assert {getattr(r, "host", "") for r in refusals} >= {"elsewhere.test"}
+    # Only the probes were refused: Claude Code asked for nothing but its base URL (not its real API host).
+    assert {getattr(r, "host", "") for r in refusals} == {"elsewhere.test", API_HOST}
     assert {getattr(r, "project", "") for r in refusals} == {project}
 
 
