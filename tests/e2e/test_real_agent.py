@@ -19,10 +19,12 @@ from typing import Any
 import docker
 import pytest
 
+from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from tests.integration.scheduler.conftest import Scheduler, base_values
 from tests.support import anthropic_fake
-from tests.support.real_agent import API_HOST, KEY, Agent, agent_runtime, claude_project
+from tests.support.openai_fake import OpenAIFake
+from tests.support.real_agent import API_HOST, KEY, OPENAI_HOST, Agent, agent_runtime, claude_project, source_repo
 from tests.support.redis_server import RedisServer
 
 
@@ -66,6 +68,13 @@ def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events
     # "ended": its input was closed on request (by the test, or the scheduler after the result), then it exited 0.
     assert (session.state, session.exit_code) == ("ended", 0), session.detail
     assert "the agent exited" in session.detail
+    assert {r.path for r in agent.fake.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}
+    check_the_edit_and_the_key(agent, project_id, session, events)
+
+
+def check_the_edit_and_the_key(agent: Agent, project_id: str, session: Any, events: list[Any]) -> None:
+    """The file the fake asked for is in the session's workspace; the key reached the fake and nothing else."""
+    session_id = session.id
     changes = agent.call("ProjectChanges", project_id=project_id, session_id=session_id)
     assert f"?? {anthropic_fake.FILE}" in changes.status, changes.status
     assert anthropic_fake.CONTENT.strip() in agent.call(
@@ -73,7 +82,6 @@ def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events
 
     # The key reached the model API, in the header Claude Code sends it in ...
     assert agent.fake.keys() == {KEY}
-    assert {r.path for r in agent.fake.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}
     # ... and nowhere else: no event, container log, or byte the runtime stored.
     assert KEY not in " ".join(e.payload_json for e in events)
     assert KEY not in agent.call("ContainerLogs", project_id=project_id).logs
@@ -85,7 +93,7 @@ def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events
 def check_nothing_else_is_reachable(agent: Agent, project_id: str) -> None:
     """Any other host, or the model API's host on another port, is refused by the proxy."""
     probe = "curl -sS -o /dev/null -w '%{http_code}' "
-    for url in ("http://elsewhere.test/", f"http://{API_HOST}:1/v1/messages"):
+    for url in ("http://elsewhere.test/", f"http://{API_HOST}:1/v1/messages"):  # (API_HOST is never allowed port 1)
         refused = agent.call("Exec", project_id=project_id, command=probe + url)
         assert refused.stdout == "403", (url, refused.stdout, refused.stderr)
     tunnel = agent.call("Exec", project_id=project_id, command="curl -sS https://elsewhere.test/")
@@ -135,3 +143,29 @@ def test_a_scheduled_run_on_celery_runs_claude_code_the_same_way(agent: Agent, t
         scheduler.close()
         redis.stop()
     check_nothing_else_is_reachable(agent, project)
+
+
+def test_aider_edits_its_workspace_through_the_egress_proxy(
+        tmp_path: Path, engine: docker.DockerClient, caplog: pytest.LogCaptureFixture) -> None:
+    """A second preset, a one-shot CLI on an OpenAI-compatible base URL: Aider's edit block applied to the file."""
+    caplog.set_level(logging.INFO)
+    with agent_runtime(tmp_path / "runtime", engine, OpenAIFake()) as agent:
+        project = agent.call("CreateProject", name="real-aider", agent="aider",
+                             source_url=str(source_repo(tmp_path / "src")),
+                             egress_allow=[f"{OPENAI_HOST}:{agent.port}"]).id
+        for secret, value in (("OPENAI_API_KEY", KEY), ("OPENAI_API_BASE", f"http://{OPENAI_HOST}:{agent.port}/v1")):
+            agent.stub.SetSecret(pb.SetSecretRequest(project_id=project, name=secret, value=value), timeout=60)
+        session = agent.call("SpawnSession", project_id=project, prompt="Write HELLO.md, please.")
+        events = events_from(agent, project, session.id, lambda e: e.type == "exit")
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        lines = [json.loads(e.payload_json).get("text", "") for e in events if e.type == "text"]
+        assert "Applied edit to HELLO.md" in lines, lines
+        final = agent.call("GetSession", project_id=project, session_id=session.id)
+        assert (final.state, final.exit_code) == ("exited", 0), final.detail
+        assert {r.path for r in agent.fake.requests} == {"/v1/chat/completions"}
+        check_the_edit_and_the_key(agent, project, final, events)
+        check_nothing_else_is_reachable(agent, project)
+    assert KEY not in caplog.text
+    # Besides the probes, only Aider's own download of its model price list was refused (it goes on without).
+    refused = [getattr(r, "host", "") for r in caplog.records if r.getMessage() == "egress refused"]
+    assert set(refused) == {"elsewhere.test", API_HOST, "raw.githubusercontent.com"}

@@ -34,9 +34,13 @@ class Recorded:
 
 
 @dataclass
-class AnthropicFake:
+class RecordingFake:
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, request: Recorded) -> None:
+        with self.lock:
+            self.requests.append(request)
 
     def keys(self) -> set[str]:
         """The API keys the agent sent (x-api-key or a bearer token)."""
@@ -50,10 +54,14 @@ class AnthropicFake:
         return found
 
     def app(self) -> Starlette:
+        raise NotImplementedError
+
+
+class AnthropicFake(RecordingFake):
+    def app(self) -> Starlette:
         async def messages(request: Request) -> Response:
             body = await request.json()
-            with self.lock:
-                self.requests.append(Recorded(request.url.path, dict(request.headers), body))
+            self.record(Recorded(request.url.path, dict(request.headers), body))
             if request.url.path.endswith("/count_tokens"):
                 return JSONResponse({"input_tokens": 42})
             blocks = reply(body)

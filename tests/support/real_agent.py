@@ -15,23 +15,26 @@ import grpc
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
+from jarvis.runtime.domain.presets import PRESETS
 from jarvis.runtime.server import serve_runtime
 from tests.integration.runtime.conftest import REQUESTS
-from tests.support.anthropic_fake import AnthropicFake
+from tests.support.anthropic_fake import AnthropicFake, RecordingFake
 from tests.support.docker_env import remove_instance
 from tests.support.http_fake import serve_app
 from tests.support.runtime_service import runtime_settings
 
 IMAGE = "jarvis-agent:latest"  # built by tests/e2e/test_agent_image.py (or `jarvis image build`)
 API_HOST = "api.anthropic.test"
-REAL_HOST = "api.anthropic.com"  # in the claude preset's hosts
+OPENAI_HOST = "api.openai.test"
+# The presets' real hosts are allowed too: pinned to loopback, which they may not reach, so nothing leaves.
+REAL_HOSTS = sorted({host for p in PRESETS.values() for host in p.hosts})
 KEY = "sk-ant-test-0123456789abcdefSECRET"
 
 
 @dataclass
 class Agent:
     stub: pb_grpc.RuntimeServiceStub
-    fake: AnthropicFake
+    fake: RecordingFake
     port: int
     data_dir: Path
     target: str  # the runtime's gRPC address
@@ -41,15 +44,15 @@ class Agent:
 
 
 @contextmanager
-def agent_runtime(data_dir: Path, engine: docker.DockerClient, **overrides: Any) -> Iterator[Agent]:
+def agent_runtime(data_dir: Path, engine: docker.DockerClient, fake: RecordingFake | None = None,
+                  **overrides: Any) -> Iterator[Agent]:
     """The fake API on loopback, and a runtime over gRPC that resolves API_HOST (and elsewhere.test) to it."""
     engine.images.get(IMAGE)
-    fake = AnthropicFake()
+    fake = fake or AnthropicFake()
     with serve_app(fake.app()) as url:
         port = int(url.rsplit(":", 1)[1])
-        # The preset's real host is allowed too: pin it to loopback, which it may not reach, so nothing leaves.
-        resolve = {API_HOST: ["127.0.0.1"], "elsewhere.test": ["127.0.0.1"], REAL_HOST: ["127.0.0.1"]}
-        values: dict[str, Any] = {"memory": "1g", "pids": 256, "egress_internal_hosts": [API_HOST],
+        resolve = {name: ["127.0.0.1"] for name in (API_HOST, OPENAI_HOST, "elsewhere.test", *REAL_HOSTS)}
+        values: dict[str, Any] = {"memory": "1g", "pids": 256, "egress_internal_hosts": [API_HOST, OPENAI_HOST],
                                   "egress_resolve": resolve}
         settings = runtime_settings(data_dir, IMAGE, **{**values, **overrides})
         runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
