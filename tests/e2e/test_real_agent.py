@@ -21,11 +21,26 @@ import pytest
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
+from tests.e2e.orchestrator.conftest import runtime_env
 from tests.integration.scheduler.conftest import Scheduler, base_values
 from tests.support import anthropic_fake
+from tests.support.anthropic_fake import AnthropicFake
+from tests.support.docker_env import remove_managed
+from tests.support.http_fake import serve_app
 from tests.support.openai_fake import OpenAIFake
-from tests.support.real_agent import API_HOST, KEY, OPENAI_HOST, Agent, agent_runtime, claude_project, source_repo
+from tests.support.real_agent import (
+    API_HOST,
+    IMAGE,
+    KEY,
+    OPENAI_HOST,
+    REAL_HOSTS,
+    Agent,
+    agent_runtime,
+    claude_project,
+    source_repo,
+)
 from tests.support.redis_server import RedisServer
+from tests.support.stack import mcp_client, result_json, start_jarvis
 
 
 @pytest.fixture
@@ -169,3 +184,56 @@ def test_aider_edits_its_workspace_through_the_egress_proxy(
     # Besides the probes, only Aider's own download of its model price list was refused (it goes on without).
     refused = [getattr(r, "host", "") for r in caplog.records if r.getMessage() == "egress refused"]
     assert set(refused) == {"elsewhere.test", API_HOST, "raw.githubusercontent.com"}
+
+
+@pytest.mark.anyio
+async def test_claude_code_through_the_orchestrators_mcp_surface(tmp_path: Path, engine: docker.DockerClient) -> None:
+    """The same task driven as a user drives it: an MCP client on `jarvis up`'s orchestrator surface."""
+    fake = AnthropicFake()
+    data = tmp_path / "data"
+    with serve_app(fake.app()) as url:
+        port = int(url.rsplit(":", 1)[1])
+        resolve = {name: ["127.0.0.1"] for name in (API_HOST, "elsewhere.test", *REAL_HOSTS)}
+        env = runtime_env(IMAGE, tmp_path / "home", JARVIS_RUNTIME_MEMORY="1g", JARVIS_RUNTIME_PIDS="256",
+                          JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps(resolve),
+                          JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]))
+        running = start_jarvis(data, env=env)
+        try:
+            async with mcp_client(running.url("/mcp/orchestrator")) as client:
+                async def call(tool: str, **args: Any) -> Any:
+                    return result_json(await client.call_tool(tool, args))
+
+                pid = (await call("project", action="create", name="mcp-claude", agent="claude",
+                                  source_url=str(source_repo(tmp_path / "src")),
+                                  egress_allow=[f"{API_HOST}:{port}"]))["created"]["id"]
+                for name, value in (("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", f"http://{API_HOST}:{port}")):
+                    assert KEY not in json.dumps(await call("project", action="secret_set", project_id=pid,
+                                                            name=name, value=value))
+                sid = (await call("session", action="spawn", project_id=pid,
+                                  prompt="Write HELLO.md, please."))["session"]["id"]
+                events: list[dict[str, Any]] = []
+                after, deadline = 0, time.monotonic() + 120
+                while not any(e["type"] == "exit" for e in events) and time.monotonic() < deadline:
+                    page = await call("session", action="events", project_id=pid, session_id=sid, after=after,
+                                      wait=2)
+                    events += page["events"]
+                    after = page["next_cursor"]
+                    if any(e["type"] == "result" for e in page["events"]):
+                        await call("session", action="end", project_id=pid, session_id=sid)
+                assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+                kinds = [e["type"] for e in events]
+                assert kinds.index("result") < kinds.index("exit"), kinds
+                assert anthropic_fake.FINAL in json.dumps(events)
+                session = await call("session", action="get", project_id=pid, session_id=sid)
+                assert (session["state"], session["exit_code"]) == ("ended", 0), session
+                changes = await call("project_changes", project_id=pid, session_id=sid)
+                assert f"?? {anthropic_fake.FILE}" in changes["status"], changes
+                assert KEY not in json.dumps(events)
+        finally:
+            running.stop()
+            remove_managed(engine, data)
+    assert fake.keys() == {KEY}
+    for path in data.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            # jarvis-up.log, and registry.db whose audit log kept secret_set's value before it was redacted
+            assert KEY.encode() not in path.read_bytes(), path
