@@ -37,6 +37,7 @@ from tests.support.real_agent import (
     Agent,
     agent_runtime,
     claude_project,
+    require_agent_image,
     source_repo,
 )
 from tests.support.redis_server import RedisServer
@@ -189,6 +190,7 @@ def test_aider_edits_its_workspace_through_the_egress_proxy(
 @pytest.mark.anyio
 async def test_claude_code_through_the_orchestrators_mcp_surface(tmp_path: Path, engine: docker.DockerClient) -> None:
     """The same task driven as a user drives it: an MCP client on `jarvis up`'s orchestrator surface."""
+    require_agent_image(engine)
     fake = AnthropicFake()
     data = tmp_path / "data"
     with serve_app(fake.app()) as url:

@@ -12,6 +12,7 @@ from typing import Any
 
 import docker
 import grpc
+import pytest
 
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
@@ -43,11 +44,19 @@ class Agent:
         return getattr(self.stub, method)(REQUESTS[method](**fields), timeout=120)
 
 
+def require_agent_image(engine: docker.DockerClient) -> None:
+    try:
+        engine.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.fail(f"{IMAGE} is not on the test engine: tests/e2e/test_agent_image.py builds it (it runs first in "
+                    "the suite), or build it with scripts/agent-image")
+
+
 @contextmanager
 def agent_runtime(data_dir: Path, engine: docker.DockerClient, fake: RecordingFake | None = None,
                   **overrides: Any) -> Iterator[Agent]:
     """The fake API on loopback, and a runtime over gRPC that resolves API_HOST (and elsewhere.test) to it."""
-    engine.images.get(IMAGE)
+    require_agent_image(engine)
     fake = fake or AnthropicFake()
     with serve_app(fake.app()) as url:
         port = int(url.rsplit(":", 1)[1])
