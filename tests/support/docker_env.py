@@ -162,9 +162,10 @@ PRESETS_DIR = Path(__file__).with_name("fake_presets")
 def preset_image(client: docker.DockerClient) -> str:
     """The fake-agent image plus a fake of each preset's CLI (claude, codex, gemini, opencode, aider) on PATH.
 
-    Each fake checks its command line and its API key variable, then prints that CLI's own events.
+    Each fake checks its command line and its API key variable, then prints that CLI's own events. It has the
+    egress bridge (socat): a preset's model hosts are on its project's allowlist, so its container runs one.
     """
-    base = agent_image(client)
+    base = egress_agent_image(client)
     scripts = {p.name: p.read_bytes() for p in sorted(PRESETS_DIR.iterdir())}
     dockerfile = f"FROM {base}\nCOPY bin/ /bin/\n".encode()
     digest = hashlib.sha256(dockerfile + b"".join(n.encode() + s for n, s in scripts.items())).hexdigest()[:12]

@@ -100,3 +100,13 @@ def test_a_response_after_its_session_ended_does_not_bring_the_owner_back() -> N
     ledger.opened("s", "a")  # a late response of a request that was in flight
     assert ledger.owner("s") is None
     assert not ledger.at_limit("a")
+
+
+def test_audit_keeps_no_field_but_the_target_of_a_secret_action() -> None:
+    """`project action=secret_set` carries the secret in `value`, a name no rule marks as secret."""
+    schema: dict[str, Any] = {"properties": {n: {} for n in ("action", "project_id", "name", "value", "limit")}}
+    kept = redact({"action": "secret_set", "project_id": "p1", "name": "ANTHROPIC_API_KEY",
+                   "value": "sk-ant-0123456789", "limit": 3}, schema)
+    assert kept == {"action": "secret_set", "project_id": "p1", "name": "ANTHROPIC_API_KEY",
+                    "value": "[redacted]", "limit": "[redacted]"}
+    assert redact({"action": "create", "value": "plain"}, schema) == {"action": "create", "value": "plain"}

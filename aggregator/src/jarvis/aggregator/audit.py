@@ -2,7 +2,9 @@
 
 Arguments are kept only where the tool's input schema names them (unknown fields are dropped),
 never for fields named like a secret (secret, token, password, key, env, credential, auth, ...),
-and only as scalars (strings cut to 200 characters); a list or object is kept as its size, since
+nor, in a call whose action is named like one (`project action=secret_set`), for any field but the
+action and what it acts on (the secret's value is a field called `value`), and only as scalars
+(strings cut to 200 characters); a list or object is kept as its size, since
 it can carry anything (a command line, an environment). The entries travel with the usage events
 (`jarvis.aggregator.usage`), so every replica's calls land in the registry.
 """
@@ -40,10 +42,12 @@ def redact(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> di
     properties = (schema or {}).get("properties")
     known = properties if isinstance(properties, Mapping) else {}
     kept: dict[str, Any] = {}
+    action = arguments.get("action")
+    secret_action = isinstance(action, str) and bool(SECRET_NAME.search(action))
     for name, value in arguments.items():
         if name not in known:
             continue
-        if SECRET_NAME.search(name):
+        if SECRET_NAME.search(name) or (secret_action and name not in ("action", *_TARGETS)):
             kept[name] = "[redacted]"
         elif isinstance(value, str):
             kept[name] = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "…"

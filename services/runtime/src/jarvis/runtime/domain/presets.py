@@ -79,7 +79,9 @@ PRESETS: dict[str, AgentPreset] = {p.name: p for p in (
     ),
     AgentPreset(
         name="aider", prompt=ARGV, protocol="text",
-        command=("aider", "--yes-always", "--no-pretty", "--no-stream", "--no-auto-commits", "--no-check-update",
+        # --no-git: a workspace's .git is read-only (the host runs git there), and Aider's git setup writes the
+        # repository's config first, so it would crash before its first edit; it edits the files in place instead.
+        command=("aider", "--yes-always", "--no-pretty", "--no-stream", "--no-git", "--no-check-update",
                  "--analytics-disable", "--message", PROMPT_PLACEHOLDER),
         key_env=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"), base_url_env=("OPENAI_API_BASE", "ANTHROPIC_BASE_URL"),
         hosts=("api.openai.com", "api.anthropic.com"),
