@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from jarvis.common.internal_plane import TOKEN_FILE_NAME
 from tests.support.downstream import FAST_ENV, create_server, eventually, text_of, time_server
 from tests.support.stack import RunningJarvis, free_port, mcp_client, result_json, start_jarvis, wait_for_url
 
@@ -37,7 +38,9 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
     second = subprocess.Popen(
         [sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], stdout=log.open("w"), stderr=subprocess.STDOUT,
         env={**os.environ, "HOME": str(home), **FAST_ENV,
-             "JARVIS_AGGREGATOR_PORT": str(port), "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}"})
+             "JARVIS_AGGREGATOR_PORT": str(port), "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
+             # The registry of `jarvis up` checks the internal plane's credential it made in its data dir.
+             "JARVIS_INTERNAL_TOKEN_FILE": str(first.data_dir / TOKEN_FILE_NAME)})
     try:
         wait_for_url(f"http://127.0.0.1:{port}/healthz")
         yield Replicas(first, f"http://127.0.0.1:{port}")

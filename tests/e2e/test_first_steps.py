@@ -16,7 +16,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.shared.exceptions import MCPError
 
 from tests.support.downstream import FAST_ENV, create_profile, create_server, text_of
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
@@ -98,8 +97,10 @@ async def test_connect_three_clients_and_call_a_default_server_through_a_profile
     entry = desktop["mcpServers"]["jarvis-walk"]
     assert os.path.isabs(entry["command"])
     assert entry["args"] == ["--data-dir", str(team.data_dir), "mcp", "--surface", "profile/walk"]
+    # `jarvis mcp` relays to this running `jarvis up`, which requires a token: the entry carries its own.
+    assert entry["env"]["JARVIS_TOKEN"].startswith("jv_")
     params = StdioServerParameters(command=entry["command"], args=entry["args"],
-                                   env={"HOME": str(home), "PATH": BARE_PATH})
+                                   env={"HOME": str(home), "PATH": BARE_PATH, **entry["env"]})
     async with Client(params, mode="legacy") as stdio:
         _time_answer(await stdio.call_tool(*TIME_CALL))
 
@@ -139,9 +140,11 @@ async def test_a_non_admin_cannot_pick_the_file_nor_mint_a_token_beyond_its_scop
     target = tmp_path / "mcp.json"
     async with mcp_client(team.url(), user) as jarvis:
         # Attack: write a client entry into a file of the caller's choosing.
-        with pytest.raises(MCPError):  # the gate refuses (HTTP 403: admin only) before any tool runs
-            await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
-                                                     "add": ["profile:secret-walk"], "path": str(target)})
+        # The gate refuses (admin only) before any tool runs, as an MCP error the agent can read.
+        chosen = await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
+                                                          "add": ["profile:secret-walk"], "path": str(target)})
+        assert chosen.is_error
+        assert "admin" in text_of(chosen)
         # Attack: have Jarvis mint a token for a profile this token cannot reach.
         minted = await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
                                                           "add": ["profile:secret-walk"]})

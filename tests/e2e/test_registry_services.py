@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -35,8 +36,10 @@ def services_of(target: str, timeout: float = 30) -> set[str]:
 
 def test_serve_registry_binds_every_service_that_up_binds(tmp_path: Path) -> None:
     port = free_port()
+    repo = Path(__file__).resolve().parents[2]  # the project the deployed ProjectService analyzes
     env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING",
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "served"), "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{port}"}
+           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "served"), "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{port}",
+           "JARVIS_PROJECT_ROOTS": json.dumps([str(repo)])}
     served = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env)
     embedded = start_registry(EmbeddedSettings(data_dir=tmp_path / "up").registry_settings(), None, "127.0.0.1:0")
     try:
@@ -46,7 +49,7 @@ def test_serve_registry_binds_every_service_that_up_binds(tmp_path: Path) -> Non
         # Bound, not just listed: jarvis_project's backend answers in the deployed registry.
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             report = project_pb2_grpc.ProjectServiceStub(channel).Analyze(
-                project_pb2.AnalyzeRequest(path=str(Path(__file__).resolve().parents[2])), timeout=30)
+                project_pb2.AnalyzeRequest(path=str(repo)), timeout=30)
         assert "python" in [language.lower() for language in report.languages]
     finally:
         embedded.stop(1.0)

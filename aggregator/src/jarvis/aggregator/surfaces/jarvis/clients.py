@@ -25,7 +25,8 @@ def _split(names: list[str]) -> tuple[list[str], list[str]]:
 
 async def _authorization(ctx: ToolContext, client: str, profiles: list[str],
                          principal: Principal) -> tuple[str, str]:
-    """The Authorization header a client's HTTP profile entries need and its token's id, or ("", "").
+    """The bearer a client's profile entries need (an HTTP header, or a stdio entry's JARVIS_TOKEN) and its
+    token's id, or ("", "").
 
     When this instance requires tokens, a token scoped to exactly those profiles is made for the
     entry (named after the client, so `token list` shows where it lives and `token revoke` ends it).
@@ -34,10 +35,8 @@ async def _authorization(ctx: ToolContext, client: str, profiles: list[str],
     """
     if ctx.auth_mode != "token required" or not profiles:
         return "", ""
+    # Stdio entries need it too: their `jarvis mcp` relays to this instance, which checks it (JARVIS_TOKEN).
     reg = ctx.registry
-    clients = (await reg.call(reg.registry.ListClients, pb.ListClientsRequest())).clients
-    if not any(c.name == client and c.http_entries for c in clients):
-        return "", ""  # a stdio entry runs `jarvis mcp` as the local user: no token to carry
     missing = [p for p in profiles if not principal.may("profile", p, "", read_only=False, admin=False)]
     if missing:
         raise PermissionDenied(

@@ -111,9 +111,13 @@ class ClientFormat:
         if self.shape.url_key is None:
             # A stdio-only client spawns Jarvis itself: the absolute command of the running install
             # (a venv's `jarvis` is not on PATH) and its data dir, so it sees the same registry.
+            # When a `jarvis up` serves that data dir, `jarvis mcp` relays to it over HTTP: a Jarvis that
+            # requires tokens gets the entry's own (JARVIS_TOKEN, the bearer the relay sends).
             data = ("--data-dir", access.data_dir) if access.data_dir else ()
             args = (*data, "mcp", "--surface", PROFILE_SURFACE_PREFIX + profile)
-            return ServerLaunch(name=name, transport="stdio", command=access.jarvis_command, args=args)
+            token = access.authorization.removeprefix("Bearer ")
+            env = {"JARVIS_TOKEN": token} if token else {}
+            return ServerLaunch(name=name, transport="stdio", command=access.jarvis_command, args=args, env=env)
         url = f"{access.aggregator_url}/mcp/{PROFILE_SURFACE_PREFIX}{quote(profile, safe='')}"
         headers = {"Authorization": access.authorization} if access.authorization else {}
         return ServerLaunch(name=name, transport="streamable-http", url=url, headers=headers)
