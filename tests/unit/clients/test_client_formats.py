@@ -22,7 +22,7 @@ STDIO_ARGS = ["--data-dir", DATA, "mcp", "--surface", "profile/walk"]
 
 # The profile entry each client documents for a token-protected streamable-HTTP server.
 PROFILE_ENTRIES: dict[str, dict[str, Any]] = {
-    "claude-desktop": {"command": JARVIS, "args": STDIO_ARGS},
+    "claude-desktop": {"command": JARVIS, "args": STDIO_ARGS, "env": {"JARVIS_TOKEN": "jv_example"}},
     "claude-code": {"type": "http", "url": PROFILE_URL, "headers": {"Authorization": TOKEN}},
     "cursor": {"url": PROFILE_URL, "headers": {"Authorization": TOKEN}},
     "vscode": {"type": "http", "url": PROFILE_URL, "headers": {"Authorization": TOKEN}},
@@ -151,7 +151,8 @@ def test_stdio_only_client_gets_the_absolute_command_and_data_dir(venv_manager: 
     path = install("claude-desktop")
     venv_manager.edit("claude-desktop", add_profiles=["walk"], authorization=TOKEN)
     entry = load_config(CLIENTS_BY_NAME["claude-desktop"], path).servers["jarvis-walk"]
-    assert entry == {"command": JARVIS, "args": STDIO_ARGS}  # no token: the stdio surface is the local user
+    # Its `jarvis mcp` relays to the running `jarvis up`, which checks the token it is given.
+    assert entry == {"command": JARVIS, "args": STDIO_ARGS, "env": {"JARVIS_TOKEN": "jv_example"}}
 
 
 def test_edit_honours_path_for_a_vscode_workspace(venv_manager: ClientManager, tmp_path: Path) -> None:
