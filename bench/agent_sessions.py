@@ -48,8 +48,10 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 def line(label: str, samples: list[float]) -> str:
-    return (f"{label:<52} p50 {percentile(samples, 0.5) * 1000:8.1f} ms   p99 {percentile(samples, 0.99) * 1000:8.1f}"
-            f" ms   (n={len(samples)})")
+    return (
+        f"{label:<52} p50 {percentile(samples, 0.5) * 1000:8.1f} ms   p99 {percentile(samples, 0.99) * 1000:8.1f}"
+        f" ms   (n={len(samples)})"
+    )
 
 
 def spawn_timed(agent: Agent, project: str) -> tuple[str, float, float]:
@@ -79,27 +81,53 @@ def bare_env() -> dict[str, str]:
     Without a base URL Claude Code spends about 18 s before its first line in a container with no network
     (it waits on its API host, which no name server answers); a session's base URL answers, so the bare run
     gets one that refuses at once (nothing listens on port 9)."""
-    return {**PRESETS["claude"].env, "HOME": "/tmp", "ANTHROPIC_API_KEY": "sk-bench",
-            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    return {
+        **PRESETS["claude"].env,
+        "HOME": "/tmp",
+        "ANTHROPIC_API_KEY": "sk-bench",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+    }
 
 
 def bare_run_first_line() -> float:
     """`docker run` of Claude Code in the same image, to its first line of output."""
     name = f"bench-bare-{os.getpid()}-{time.monotonic_ns()}"
     env = [part for key, value in bare_env().items() for part in ("-e", f"{key}={value}")]
-    argv = ["docker", "run", "-i", "--rm", "--name", name, "--network", "none", "--tmpfs", "/tmp", *env, IMAGE,
-            *PRESETS["claude"].command]
+    argv = [
+        "docker",
+        "run",
+        "-i",
+        "--rm",
+        "--name",
+        name,
+        "--network",
+        "none",
+        "--tmpfs",
+        "/tmp",
+        *env,
+        IMAGE,
+        *PRESETS["claude"].command,
+    ]
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env={"DOCKER_HOST": docker_host(), "PATH": os.environ["PATH"]})
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"DOCKER_HOST": docker_host(), "PATH": os.environ["PATH"]},
+    )
     assert process.stdin is not None
     assert process.stdout is not None
     process.stdin.write(MESSAGE.encode())
     process.stdin.flush()
     process.stdout.readline()
     elapsed = time.perf_counter() - started
-    subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False,
-                   env={"DOCKER_HOST": docker_host(), "PATH": os.environ["PATH"]})
+    subprocess.run(
+        ["docker", "rm", "-f", name],
+        capture_output=True,
+        check=False,
+        env={"DOCKER_HOST": docker_host(), "PATH": os.environ["PATH"]},
+    )
     process.wait()
     return elapsed
 
@@ -113,8 +141,15 @@ def memory_bytes(container: Any) -> int:
 
 def bare_idle_memory(engine: Any) -> int:
     """One bare container of the same image with Claude Code idle on its input after starting."""
-    container = engine.containers.run(IMAGE, list(PRESETS["claude"].command), detach=True, stdin_open=True,
-                                      network_mode="none", tmpfs={"/tmp": ""}, environment=bare_env())
+    container = engine.containers.run(
+        IMAGE,
+        list(PRESETS["claude"].command),
+        detach=True,
+        stdin_open=True,
+        network_mode="none",
+        tmpfs={"/tmp": ""},
+        environment=bare_env(),
+    )
     try:
         time.sleep(8)  # Node has loaded Claude Code and waits for its first message
         return memory_bytes(container)
@@ -128,8 +163,10 @@ def main() -> None:
         project = claude_project(agent, "bench", Path(tmp) / "src")
         cold_id, cold_first, cold_answer = spawn_timed(agent, project)
         agent.call("EndSession", project_id=project, session_id=cold_id)
-        print(f"first spawn (starts the project container): first agent event {cold_first * 1000:.0f} ms, "
-              f"first answer {cold_answer * 1000:.0f} ms")
+        print(
+            f"first spawn (starts the project container): first agent event {cold_first * 1000:.0f} ms, "
+            f"first answer {cold_answer * 1000:.0f} ms"
+        )
         firsts, answers = [], []
         for _ in range(SPAWNS):
             session_id, first, answer = spawn_timed(agent, project)
@@ -149,10 +186,14 @@ def main() -> None:
         after = memory_bytes(container)
         for session_id in idle:
             agent.call("EndSession", project_id=project, session_id=session_id)
-        print(f"project container idle, no session: {before / 2**20:7.1f} MiB; with {IDLE} idle Claude Code "
-              f"sessions: {after / 2**20:7.1f} MiB")
-        print(f"memory per idle jarvis session: {(after - before) / IDLE / 2**20:7.1f} MiB   "
-              f"bare docker run of the same idle Claude Code: {bare_idle_memory(engine) / 2**20:7.1f} MiB")
+        print(
+            f"project container idle, no session: {before / 2**20:7.1f} MiB; with {IDLE} idle Claude Code "
+            f"sessions: {after / 2**20:7.1f} MiB"
+        )
+        print(
+            f"memory per idle jarvis session: {(after - before) / IDLE / 2**20:7.1f} MiB   "
+            f"bare docker run of the same idle Claude Code: {bare_idle_memory(engine) / 2**20:7.1f} MiB"
+        )
         print(f"model API requests the fake answered: {len(agent.fake.requests)}")
 
 

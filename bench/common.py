@@ -37,12 +37,15 @@ class LoadResult:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
     def line(self) -> str:
-        return (f"{self.label:<34} {self.per_second:8.1f} calls/s   p50 {self.percentile(0.5):7.2f} ms   "
-                f"p99 {self.percentile(0.99):7.2f} ms   errors {self.errors}")
+        return (
+            f"{self.label:<34} {self.per_second:8.1f} calls/s   p50 {self.percentile(0.5):7.2f} ms   "
+            f"p99 {self.percentile(0.99):7.2f} ms   errors {self.errors}"
+        )
 
 
-async def run_load(label: str, url: str, clients: int, calls_per_client: int,
-                   call: Callable[..., Awaitable[object]], warmup: int = 20) -> LoadResult:
+async def run_load(
+    label: str, url: str, clients: int, calls_per_client: int, call: Callable[..., Awaitable[object]], warmup: int = 20
+) -> LoadResult:
     """`clients` concurrent MCP sessions, each making `calls_per_client` sequential calls."""
     latencies: list[float] = []
     errors = 0
@@ -68,7 +71,7 @@ async def run_load(label: str, url: str, clients: int, calls_per_client: int,
     return LoadResult(label, len(latencies), errors, time.perf_counter() - started, latencies)
 
 
-BARE_SERVER = '''
+BARE_SERVER = """
 import sys, uvicorn, mcp_types as types
 from mcp.server import Server
 
@@ -82,7 +85,7 @@ async def call_tool(ctx, params):
 app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app(
     json_response=sys.argv[2] == "json")
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
-'''
+"""
 
 
 class bare_server:

@@ -46,15 +46,20 @@ async def main(calls: int, rounds: int) -> None:
     node, script, mode = everything_server()
     with temp_jarvis() as jarvis:
         async with mcp_client(jarvis.url()) as admin:
-            await admin.call_tool("jarvis_server", {"action": "create", "name": "ev-stdio", "type": "stdio",
-                                                    "command": node, "args": [script, mode]})
-            await admin.call_tool("jarvis_server", {"action": "create", "name": "ev-box", "type": "container",
-                                                    "image": image})
-            await admin.call_tool("jarvis_profile", {"action": "create", "name": "both",
-                                                     "servers": ["ev-stdio", "ev-box"]})
+            await admin.call_tool(
+                "jarvis_server",
+                {"action": "create", "name": "ev-stdio", "type": "stdio", "command": node, "args": [script, mode]},
+            )
+            await admin.call_tool(
+                "jarvis_server", {"action": "create", "name": "ev-box", "type": "container", "image": image}
+            )
+            await admin.call_tool(
+                "jarvis_profile", {"action": "create", "name": "both", "servers": ["ev-stdio", "ev-box"]}
+            )
             for server in ("ev-stdio", "ev-box"):
-                await admin.call_tool("jarvis_profile", {"action": "create", "name": f"only-{server}",
-                                                         "servers": [server]})
+                await admin.call_tool(
+                    "jarvis_profile", {"action": "create", "name": f"only-{server}", "servers": [server]}
+                )
             async with mcp_client(jarvis.url("/mcp/profile/both")) as client:
                 await client.list_tools()
                 stdio: list[float] = []
@@ -63,14 +68,20 @@ async def main(calls: int, rounds: int) -> None:
                     stdio += await echo_latencies(client, "ev-stdio__echo", calls)
                     boxed += await echo_latencies(client, "ev-box__echo", calls)
                 print(f"echo of server-everything through a profile, 1 caller, {calls} calls x {rounds} rounds")
-                s50, s99, b50, b99 = (percentile(stdio, 0.5), percentile(stdio, 0.99), percentile(boxed, 0.5),
-                                      percentile(boxed, 0.99))
+                s50, s99, b50, b99 = (
+                    percentile(stdio, 0.5),
+                    percentile(stdio, 0.99),
+                    percentile(boxed, 0.5),
+                    percentile(boxed, 0.99),
+                )
                 print(f"  child process   p50 {s50:6.2f} ms   p99 {s99:6.2f} ms")
                 print(f"  container       p50 {b50:6.2f} ms   p99 {b99:6.2f} ms   added p50 {b50 - s50:5.2f} ms")
             for server in ("ev-stdio", "ev-box"):
                 seconds = [await start_seconds(admin, server) for _ in range(3)]
-                print(f"  restart (stop, start, initialize, list tools), {server:<9} "
-                      f"median of 3 {sorted(seconds)[1]:5.2f} s")
+                print(
+                    f"  restart (stop, start, initialize, list tools), {server:<9} "
+                    f"median of 3 {sorted(seconds)[1]:5.2f} s"
+                )
 
 
 if __name__ == "__main__":

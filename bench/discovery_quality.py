@@ -83,6 +83,7 @@ def dense_only(dense: DenseIndex) -> Search:
         scores = dense.scores(query)
         assert scores is not None
         return [scores.names[i] for i in np.argsort(-scores.values)[:10]]
+
     return search
 
 
@@ -111,8 +112,22 @@ def quality(label: str, docs: list[Doc], queries: Queries | MultiQueries, cache:
 
 def synthetic(docs: list[Doc], size: int) -> list[ToolEntry]:
     """`size` tools: the real ones again and again, under varied server names."""
-    variants = ["", "-cloud", "-local", "-pro", "-lite", "-team", "-v2", "-eu", "-us", "-beta", "-plus", "-self",
-                "-edge", "-mini"]
+    variants = [
+        "",
+        "-cloud",
+        "-local",
+        "-pro",
+        "-lite",
+        "-team",
+        "-v2",
+        "-eu",
+        "-us",
+        "-beta",
+        "-plus",
+        "-self",
+        "-edge",
+        "-mini",
+    ]
     entries = []
     for i in range(size):
         doc = docs[i % len(docs)]
@@ -145,8 +160,9 @@ print(f"{{time.perf_counter() - t:.2f}} {{time.process_time() - c:.2f}}")
 
 def cold_start() -> str:
     paths = [str(REPO / src) for src in SOURCES]
-    out = subprocess.run([sys.executable, "-c", COLD_START.format(paths=paths)],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_START.format(paths=paths)], capture_output=True, text=True, check=True
+    ).stdout.split()
     return f"wall {out[0]} s, CPU {out[1]} s"
 
 
@@ -169,6 +185,7 @@ def speed(docs: list[Doc], queries: list[str], size: int) -> None:
     def embed_all() -> None:
         nonlocal dense
         dense = ready_dense(entries, store)
+
     wall, cpu = timed(embed_all)
     print(f"  embedding {size} new tools (empty vector store): wall {wall:.1f} s, CPU {cpu:.1f} s")
     assert dense is not None

@@ -70,9 +70,13 @@ def main() -> None:
     port = upstream.server_address[1]
     engine = docker_client()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = runtime_settings(Path(tmp) / "rt", egress_agent_image(engine), memory="512m",
-                                    egress_resolve={"api.fake.test": ["127.0.0.1"]},
-                                    egress_internal_hosts=["api.fake.test"])
+        settings = runtime_settings(
+            Path(tmp) / "rt",
+            egress_agent_image(engine),
+            memory="512m",
+            egress_resolve={"api.fake.test": ["127.0.0.1"]},
+            egress_internal_hosts=["api.fake.test"],
+        )
         runtime = Runtime.open(settings)
         try:
             project = runtime.projects.create("bench", "", "", [], "", False, [f"api.fake.test:{port}"])
@@ -86,21 +90,28 @@ def main() -> None:
 
             def direct(path: str) -> float:
                 started = time.perf_counter()
-                subprocess.run([busybox, "wget", "-q", "-O", "/dev/null", f"http://127.0.0.1:{port}{path}"],
-                               check=True, env={"PATH": "/usr/bin:/bin"})
+                subprocess.run(
+                    [busybox, "wget", "-q", "-O", "/dev/null", f"http://127.0.0.1:{port}{path}"],
+                    check=True,
+                    env={"PATH": "/usr/bin:/bin"},
+                )
                 return time.perf_counter() - started
 
             overhead = statistics.median(in_container("true") for _ in range(ROUNDS))
             print(f"container exec of `true` (subtracted below): {overhead * 1000:.1f} ms")
             for label, path, size in (("bulk", "/bulk", MB * 16 * 65536), ("sse", "/sse", EVENTS * len(EVENT))):
                 direct_s = [direct(path) for _ in range(ROUNDS)]
-                proxied = [max(in_container(f"wget -q -O /dev/null http://api.fake.test:{port}{path}") - overhead,
-                               1e-6) for _ in range(ROUNDS)]
+                proxied = [
+                    max(in_container(f"wget -q -O /dev/null http://api.fake.test:{port}{path}") - overhead, 1e-6)
+                    for _ in range(ROUNDS)
+                ]
                 rate = size / 1e6
                 d, p = statistics.median(direct_s), statistics.median(proxied)
-                print(f"{label:<5} {size / 1e6:7.1f} MB   direct loopback {rate / d:8.1f} MB/s ({d * 1000:7.1f} ms)   "
-                      f"through the egress proxy {rate / p:8.1f} MB/s ({p * 1000:7.1f} ms)   "
-                      f"proxy/direct {d / p:5.2f}")
+                print(
+                    f"{label:<5} {size / 1e6:7.1f} MB   direct loopback {rate / d:8.1f} MB/s ({d * 1000:7.1f} ms)   "
+                    f"through the egress proxy {rate / p:8.1f} MB/s ({p * 1000:7.1f} ms)   "
+                    f"proxy/direct {d / p:5.2f}"
+                )
             if label == "sse":
                 print(f"sse: {EVENTS} events of {len(EVENT)} B, {EVENTS / p:,.0f} events/s through the proxy")
         finally:

@@ -43,8 +43,10 @@ def main() -> int:
         base_seconds = time.perf_counter() - baseline
         tracebacks = running.log().count("Traceback")
     print(f"fuzz of {len(surfaces)} surfaces x {len(cases)} cases: {report.line()}")
-    print(f"fuzz requests: {report.requests / seconds:8.1f} /s   baseline /healthz: "
-          f"{report.requests / base_seconds:8.1f} /s (same run)")
+    print(
+        f"fuzz requests: {report.requests / seconds:8.1f} /s   baseline /healthz: "
+        f"{report.requests / base_seconds:8.1f} /s (same run)"
+    )
     print(f"tracebacks in the server log: {tracebacks}")
     for line in report.server_errors[:20]:
         print("  5xx:", line)

@@ -108,31 +108,41 @@ def memory_line(label: str, pid: int) -> str:
 async def main(calls: int, idle_servers: int, rounds: int) -> None:
     with temp_jarvis() as jarvis:
         async with mcp_client(jarvis.url()) as admin:
-            await admin.call_tool("jarvis_server", {"action": "create", "name": "clock", "type": "stdio",
-                                                    "command": TIME_SERVER})
+            await admin.call_tool(
+                "jarvis_server", {"action": "create", "name": "clock", "type": "stdio", "command": TIME_SERVER}
+            )
             await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["clock"]})
         url = jarvis.url("/mcp/profile/bench")
         print(f"convert_time of mcp-server-time, {calls} calls per caller in each of {rounds} rounds")
-        print(f"  {'callers':>7} {'direct p50':>11} {'p99':>8} {'jarvis p50':>11} {'p99':>8} {'added p50':>10}"
-              f" {'SDK HTTP hop p50':>17} {'p99':>8}")
+        print(
+            f"  {'callers':>7} {'direct p50':>11} {'p99':>8} {'jarvis p50':>11} {'p99':>8} {'added p50':>10}"
+            f" {'SDK HTTP hop p50':>17} {'p99':>8}"
+        )
         for concurrency in (1, 16):
             ours, bare, hop = [], [], []
             for _ in range(rounds):  # interleaved, so drift in the machine's load hits all three alike
                 ours += await through_jarvis(url, concurrency, calls)
                 bare += await direct(concurrency, calls)
                 hop += await sdk_http_hop(concurrency, calls)
-            d50, d99, j50, j99 = (percentile(bare, 0.5), percentile(bare, 0.99), percentile(ours, 0.5),
-                                  percentile(ours, 0.99))
-            print(f"  {concurrency:>7} {d50:9.2f} ms {d99:6.2f} ms {j50:9.2f} ms {j99:6.2f} ms {j50 - d50:8.2f} ms"
-                  f" {percentile(hop, 0.5):14.2f} ms {percentile(hop, 0.99):6.2f} ms")
+            d50, d99, j50, j99 = (
+                percentile(bare, 0.5),
+                percentile(bare, 0.99),
+                percentile(ours, 0.5),
+                percentile(ours, 0.99),
+            )
+            print(
+                f"  {concurrency:>7} {d50:9.2f} ms {d99:6.2f} ms {j50:9.2f} ms {j99:6.2f} ms {j50 - d50:8.2f} ms"
+                f" {percentile(hop, 0.5):14.2f} ms {percentile(hop, 0.99):6.2f} ms"
+            )
         pid = jarvis.process.pid
         print(f"resident memory, {idle_servers} installed servers (mcp-server-time), idle")
         print(memory_line("before installing", pid))
         names = [f"idle-{i:02d}" for i in range(idle_servers)]
         async with mcp_client(jarvis.url()) as admin:
             for name in names:
-                await admin.call_tool("jarvis_server", {"action": "create", "name": name, "type": "stdio",
-                                                        "command": TIME_SERVER})
+                await admin.call_tool(
+                    "jarvis_server", {"action": "create", "name": name, "type": "stdio", "command": TIME_SERVER}
+                )
             await admin.call_tool("jarvis_profile", {"action": "create", "name": "idle", "servers": names})
         await asyncio.sleep(1)
         # Servers created by hand declare no tools: discovery starts each once to learn them.

@@ -54,8 +54,9 @@ async def call(client: Any, tool: str, **args: Any) -> Any:
 async def answered(client: Any, project: str, session: str) -> None:
     after = 0
     for _ in range(30):
-        page = await call(client, "session", action="events", project_id=project, session_id=session, after=after,
-                          wait=5)
+        page = await call(
+            client, "session", action="events", project_id=project, session_id=session, after=after, wait=5
+        )
         after = page["next_cursor"]
         if any(e["type"] == "result" for e in page["events"]):
             return
@@ -66,8 +67,13 @@ async def main() -> None:
     engine = docker_client()
     image = agent_image(engine)
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"HOME": tmp, "DOCKER_HOST": docker_host(), "JARVIS_RUNTIME_IMAGE": image,
-               "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]', "JARVIS_LOG_LEVEL": "WARNING"}
+        env = {
+            "HOME": tmp,
+            "DOCKER_HOST": docker_host(),
+            "JARVIS_RUNTIME_IMAGE": image,
+            "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]',
+            "JARVIS_LOG_LEVEL": "WARNING",
+        }
         jarvis = start_jarvis(Path(tmp) / "data", env=env)
         try:
             async with mcp_client(jarvis.url(URL)) as client:
@@ -79,10 +85,12 @@ async def main() -> None:
                     started = time.perf_counter()
                     session = (await call(client, "session", action="spawn", project_id=project))["session"]
                     spawn_ms.append((time.perf_counter() - started) * 1000)
-                    await call(client, "session", action="end", project_id=project, session_id=session["id"],
-                               force=True)
-                    await call(client, "workspace", action="delete", project_id=project,
-                               workspace_id=session["workspace_id"])
+                    await call(
+                        client, "session", action="end", project_id=project, session_id=session["id"], force=True
+                    )
+                    await call(
+                        client, "workspace", action="delete", project_id=project, workspace_id=session["workspace_id"]
+                    )
 
                 via_jarvis, via_sdk = [], []
                 for _ in range(EXECS):
@@ -99,19 +107,26 @@ async def main() -> None:
                 rss_before = rss_kib(jarvis.process.pid)
                 errors = 0
                 started = time.perf_counter()
-                spawned = await asyncio.gather(*(call(client, "session", action="spawn", project_id=project,
-                                                      prompt=f"hello {i}") for i in range(CONCURRENT)),
-                                               return_exceptions=True)
+                spawned = await asyncio.gather(
+                    *(
+                        call(client, "session", action="spawn", project_id=project, prompt=f"hello {i}")
+                        for i in range(CONCURRENT)
+                    ),
+                    return_exceptions=True,
+                )
                 sessions = [s["session"]["id"] for s in spawned if not isinstance(s, BaseException)]
                 errors += CONCURRENT - len(sessions)
-                replies = await asyncio.gather(*(answered(client, project, s) for s in sessions),
-                                               return_exceptions=True)
+                replies = await asyncio.gather(
+                    *(answered(client, project, s) for s in sessions), return_exceptions=True
+                )
                 errors += sum(isinstance(r, BaseException) for r in replies)
                 all_seconds = time.perf_counter() - started
                 memory_after = engine.api.stats(container, stream=False)["memory_stats"].get("usage", 0)
                 rss_after = rss_kib(jarvis.process.pid)
-                ended = await asyncio.gather(*(call(client, "session", action="end", project_id=project,
-                                                    session_id=s) for s in sessions), return_exceptions=True)
+                ended = await asyncio.gather(
+                    *(call(client, "session", action="end", project_id=project, session_id=s) for s in sessions),
+                    return_exceptions=True,
+                )
                 errors += sum(isinstance(r, BaseException) for r in ended)
                 await call(client, "project", action="delete", project_id=project)
         finally:
@@ -125,8 +140,10 @@ async def main() -> None:
     print(f"{CONCURRENT} concurrent sessions: spawn+answer in {all_seconds:.1f} s, errors {errors}")
     per_container = (memory_after - memory_before) / max(1, len(sessions)) / 1024
     per_jarvis = (rss_after - rss_before) / max(1, len(sessions))
-    print(f"memory per session: {per_container:.0f} KiB in the container, {per_jarvis:.0f} KiB in jarvis "
-          f"(RSS {rss_before / 1024:.0f} → {rss_after / 1024:.0f} MiB)")
+    print(
+        f"memory per session: {per_container:.0f} KiB in the container, {per_jarvis:.0f} KiB in jarvis "
+        f"(RSS {rss_before / 1024:.0f} → {rss_after / 1024:.0f} MiB)"
+    )
     print(f"mean spawn {statistics.mean(spawn_ms):.1f} ms")
 
 

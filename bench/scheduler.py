@@ -77,9 +77,16 @@ def load() -> str:
 
 def production_timings(values: dict[str, Any], beat_interval: float) -> dict[str, Any]:
     """base_values's quick-test timings back to the defaults that shape beat's work and a run's latency."""
-    return {**values, "beat_interval_seconds": beat_interval, "sweep_seconds": 15.0, "heartbeat_seconds": 5.0,
-            "beat_lock_ttl_seconds": 15.0, "requeue_after_seconds": 300, "misfire_grace_seconds": 60,
-            "queue_poll_seconds": 10.0}
+    return {
+        **values,
+        "beat_interval_seconds": beat_interval,
+        "sweep_seconds": 15.0,
+        "heartbeat_seconds": 5.0,
+        "beat_lock_ttl_seconds": 15.0,
+        "requeue_after_seconds": 300,
+        "misfire_grace_seconds": 60,
+        "queue_poll_seconds": 10.0,
+    }
 
 
 def idle_schedules(database_url: str, target: str, count: int) -> None:
@@ -89,10 +96,23 @@ def idle_schedules(database_url: str, target: str, count: int) -> None:
     rows = []
     for i in range(count):
         cron = Cron(f"{i % 60} {hour} * * *", "UTC")
-        rows.append(ScheduleRow(id=new_id("sch"), name=f"idle-{i}", cron=cron.expression, timezone="UTC",
-                                prompt=f"idle {i}", targets=[target], enabled=True, concurrency="skip",
-                                missed="run_once", created_by="bench", created_at=now, updated_at=now,
-                                next_fire_at=cron.next_after(now)))
+        rows.append(
+            ScheduleRow(
+                id=new_id("sch"),
+                name=f"idle-{i}",
+                cron=cron.expression,
+                timezone="UTC",
+                prompt=f"idle {i}",
+                targets=[target],
+                enabled=True,
+                concurrency="skip",
+                missed="run_once",
+                created_by="bench",
+                created_at=now,
+                updated_at=now,
+                next_fire_at=cron.next_after(now),
+            )
+        )
     db = Database.from_url(database_url)
     try:
         with db.write() as session:
@@ -130,8 +150,9 @@ def seconds_between(later: Timestamp, earlier: Timestamp) -> float:
     return (later.ToDatetime() - earlier.ToDatetime()).total_seconds()
 
 
-def fire_latency(scheduler: Scheduler, runtime: Runtime, project: str, count: int,
-                 seconds: float) -> tuple[list[float], list[float], Counter[str]]:
+def fire_latency(
+    scheduler: Scheduler, runtime: Runtime, project: str, count: int, seconds: float
+) -> tuple[list[float], list[float], Counter[str]]:
     """Session-start and beat-lag seconds of every run of `count` staggered schedules firing for `seconds`."""
     assert scheduler.stub is not None
     stub = scheduler.stub
@@ -158,6 +179,7 @@ def fire_latency(scheduler: Scheduler, runtime: Runtime, project: str, count: in
     def settled() -> list[pb.Run] | None:
         runs = [r for schedule_id in ids for r in scheduler.runs(schedule_id)]
         return runs if all(r.state in FINISHED for r in runs) else None
+
     runs = wait_for(settled, 120, scheduler.logs)
     for schedule_id in ids:
         stub.DeleteSchedule(pb.ScheduleRef(schedule_id=schedule_id), timeout=30)
@@ -176,8 +198,10 @@ class Rate:
         return self.calls / self.seconds
 
     def line(self) -> str:
-        return (f"  {self.label:<34} {self.per_second:8.1f} calls/s   p50 {pct(self.latencies_ms, 0.5):7.2f} ms   "
-                f"p99 {pct(self.latencies_ms, 0.99):7.2f} ms   errors {self.errors}")
+        return (
+            f"  {self.label:<34} {self.per_second:8.1f} calls/s   p50 {pct(self.latencies_ms, 0.5):7.2f} ms   "
+            f"p99 {pct(self.latencies_ms, 0.99):7.2f} ms   errors {self.errors}"
+        )
 
 
 def hammer(label: str, call: Callable[[], object], threads: int, seconds: float) -> Rate:
@@ -250,8 +274,9 @@ def main(args: argparse.Namespace) -> None:
         schedulers: list[Scheduler] = []
 
         def scheduler(name: str) -> Scheduler:
-            values = base_values(tmp / name, runtime.target, redis.url, database_url=database_url,
-                                 data_dir=tmp / name / "data")
+            values = base_values(
+                tmp / name, runtime.target, redis.url, database_url=database_url, data_dir=tmp / name / "data"
+            )
             made = Scheduler(tmp / name, production_timings(values, args.beat_interval), redis)
             made.tmp.mkdir(parents=True, exist_ok=True)
             schedulers.append(made)
@@ -271,8 +296,9 @@ def main(args: argparse.Namespace) -> None:
 
             firing = scheduler("firing")
             firing.serve()
-            session_start, beat_lag, states = fire_latency(firing, runtime, project, args.fire_schedules,
-                                                           args.fire_seconds)
+            session_start, beat_lag, states = fire_latency(
+                firing, runtime, project, args.fire_schedules, args.fire_seconds
+            )
             firing.close()
 
             trigger = scheduler("trigger")
@@ -288,30 +314,43 @@ def main(args: argparse.Namespace) -> None:
             redis.stop()
 
     backend = database_url.split(":", 1)[0]
-    print(f"load average at start {load_start}, at end {load()} ({os.cpu_count()} CPUs); {backend}; "
-          f"beat every {args.beat_interval:g} s")
-    print(f"1. beat CPU over {args.seconds:g} s, nothing due ({args.schedules} schedules inserted in "
-          f"{insert_seconds:.2f} s)")
+    print(
+        f"load average at start {load_start}, at end {load()} ({os.cpu_count()} CPUs); {backend}; "
+        f"beat every {args.beat_interval:g} s"
+    )
+    print(
+        f"1. beat CPU over {args.seconds:g} s, nothing due ({args.schedules} schedules inserted in "
+        f"{insert_seconds:.2f} s)"
+    )
     print(f"  {'0 schedules (baseline)':<34} {cpu_empty:8.3f} CPU s/min")
-    print(f"  {f'{args.schedules} enabled schedules':<34} {cpu_full:8.3f} CPU s/min   "
-          f"marginal {cpu_full - cpu_empty:+.3f} CPU s/min")
-    print(f"2. fire to session start: {args.fire_schedules} schedules firing every {FIRE_EVERY_SECONDS} s "
-          f"(staggered) for {args.fire_seconds:g} s, one worker (threads), {args.schedules} idle schedules beside")
-    print(f"  {'session_started_at - tick':<34} p50 {pct(session_start, 0.5):6.2f} s   "
-          f"p99 {pct(session_start, 0.99):6.2f} s   max {max(session_start, default=float('nan')):6.2f} s   "
-          f"n={len(session_start)}   {'PASS' if pct(session_start, 0.5) < 2 else 'MISS'} (p50 < 2 s)")
-    print(f"  {'queued_at - tick (beat lag)':<34} p50 {pct(beat_lag, 0.5):6.2f} s   p99 {pct(beat_lag, 0.99):6.2f} s   "
-          f"max {max(beat_lag, default=float('nan')):6.2f} s   n={len(beat_lag)}")
+    print(
+        f"  {f'{args.schedules} enabled schedules':<34} {cpu_full:8.3f} CPU s/min   "
+        f"marginal {cpu_full - cpu_empty:+.3f} CPU s/min"
+    )
+    print(
+        f"2. fire to session start: {args.fire_schedules} schedules firing every {FIRE_EVERY_SECONDS} s "
+        f"(staggered) for {args.fire_seconds:g} s, one worker (threads), {args.schedules} idle schedules beside"
+    )
+    print(
+        f"  {'session_started_at - tick':<34} p50 {pct(session_start, 0.5):6.2f} s   "
+        f"p99 {pct(session_start, 0.99):6.2f} s   max {max(session_start, default=float('nan')):6.2f} s   "
+        f"n={len(session_start)}   {'PASS' if pct(session_start, 0.5) < 2 else 'MISS'} (p50 < 2 s)"
+    )
+    print(
+        f"  {'queued_at - tick (beat lag)':<34} p50 {pct(beat_lag, 0.5):6.2f} s   p99 {pct(beat_lag, 0.99):6.2f} s   "
+        f"max {max(beat_lag, default=float('nan')):6.2f} s   n={len(beat_lag)}"
+    )
     if session_start:
-        print(f"  {'mean session start':<34} {statistics.mean(session_start):6.2f} s   run states "
-              f"{dict(sorted(states.items()))}")
+        print(
+            f"  {'mean session start':<34} {statistics.mean(session_start):6.2f} s   run states "
+            f"{dict(sorted(states.items()))}"
+        )
     print(f"3. trigger throughput, one target, {args.rate_seconds:g} s each, API in this process, no worker")
     for rate in rates:
         print(rate.line())
     print(read_after.line())
     for read, write in zip(rates[0::2], rates[1::2], strict=True):
-        print(f"  {'trigger / read':<34} {write.per_second / read.per_second:8.2f}x "
-              f"({read.label.split(', ')[1]})")
+        print(f"  {'trigger / read':<34} {write.per_second / read.per_second:8.2f}x ({read.label.split(', ')[1]})")
     print(f"  deleting the schedule skipped {skipped} queued runs")
     print(f"took {time.monotonic() - started_at:.0f} s")
 

@@ -20,8 +20,9 @@ async def main() -> None:
         for path in surfaces:
             async with mcp_client(jarvis.url(path)) as client:
                 listed = await client.list_tools()
-            compact = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True),
-                                 separators=(",", ":"))
+            compact = json.dumps(
+                listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")
+            )
             size = len(compact.encode())
             print(f"{path:<22} {len(listed.tools):>5} {size:>7} {size // 4:>8}")
 

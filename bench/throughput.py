@@ -24,19 +24,31 @@ async def main(clients: int, calls: int, rounds: int) -> None:
             for name in SERVERS_TO_INSTALL:
                 await client.call_tool("jarvis_server", {"action": "install", "name": name})
         for _ in range(rounds):
-            bare_rounds.append(await run_load("bare SDK server: ping", bare_url, clients, calls,
-                                              lambda c: c.call_tool("ping", {})))
-            jarvis_rounds.append(await run_load("jarvis: jarvis_server action=list", jarvis.url(), clients, calls,
-                                                lambda c: c.call_tool("jarvis_server", {"action": "list"})))
-    print(f"{clients} concurrent clients, {calls} calls each, {rounds} alternating rounds "
-          f"({len(SERVERS_TO_INSTALL) + 2} servers installed in Jarvis)")
+            bare_rounds.append(
+                await run_load("bare SDK server: ping", bare_url, clients, calls, lambda c: c.call_tool("ping", {}))
+            )
+            jarvis_rounds.append(
+                await run_load(
+                    "jarvis: jarvis_server action=list",
+                    jarvis.url(),
+                    clients,
+                    calls,
+                    lambda c: c.call_tool("jarvis_server", {"action": "list"}),
+                )
+            )
+    print(
+        f"{clients} concurrent clients, {calls} calls each, {rounds} alternating rounds "
+        f"({len(SERVERS_TO_INSTALL) + 2} servers installed in Jarvis)"
+    )
     for bare, ours in zip(bare_rounds, jarvis_rounds, strict=True):
         print("  " + bare.line())
         print("  " + ours.line())
     bare_median = statistics.median(r.per_second for r in bare_rounds)
     ours_median = statistics.median(r.per_second for r in jarvis_rounds)
-    print(f"median calls/s: bare {bare_median:.1f}, jarvis {ours_median:.1f}; "
-          f"jarvis / bare = {ours_median / bare_median:.2f}x")
+    print(
+        f"median calls/s: bare {bare_median:.1f}, jarvis {ours_median:.1f}; "
+        f"jarvis / bare = {ours_median / bare_median:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ from tests.support.stack import RunningJarvis, start_jarvis
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     """Embedded Jarvis on loopback with default settings (no token needed); projects anywhere in pytest's temp dir."""
-    running = start_jarvis(tmp_path_factory.mktemp("jarvis"), env={"HOME": str(tmp_path_factory.mktemp("home")),
-                                                                    **project_roots(tmp_path_factory)})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("jarvis"),
+        env={"HOME": str(tmp_path_factory.mktemp("home")), **project_roots(tmp_path_factory)},
+    )
     yield running
     running.stop()
 
@@ -29,8 +31,11 @@ def project_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     """Embedded Jarvis that requires tokens, with a 1-second token cache so revocation shows quickly."""
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("secured"), "--require-auth",
-                           env={"HOME": str(home), "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("secured"),
+        "--require-auth",
+        env={"HOME": str(home), "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"},
+    )
     yield running
     running.stop()
 
@@ -48,8 +53,14 @@ def project_dir(tmp_path: Path) -> Path:
     )
     (root / "src" / "app" / "__init__.py").write_text("VALUE = 1\n")
     (root / "src" / "app" / "main.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
     for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
         subprocess.run(argv, cwd=root, env=env, check=True)
     return root

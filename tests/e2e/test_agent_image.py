@@ -23,27 +23,52 @@ from tests.support.runtime_service import runtime_settings
 
 REPO = Path(__file__).resolve().parents[2]
 TAG = "jarvis-agent:latest"  # the runtime's default image: later tests and a person's `jarvis up` use it
-VERSIONS = {"claude": "Claude Code", "codex": "codex-cli", "gemini": "", "opencode": "", "aider": "aider",
-            "node": "v22.", "python3": "Python 3.11", "git": "git version", "socat": "socat"}
+VERSIONS = {
+    "claude": "Claude Code",
+    "codex": "codex-cli",
+    "gemini": "",
+    "opencode": "",
+    "aider": "aider",
+    "node": "v22.",
+    "python3": "Python 3.11",
+    "git": "git version",
+    "socat": "socat",
+}
 
 
 @pytest.mark.timeout(3600)  # cold: about 22 minutes here (cache fill, base, build); warm: seconds
 def test_the_agent_image_builds_without_registries_and_its_clis_run(engine: docker.DockerClient) -> None:
-    built = subprocess.run([sys.executable, str(REPO / "scripts" / "agent-image"), "--tag", TAG],
-                           capture_output=True, text=True, timeout=3600, check=False,
-                           env={"DOCKER_HOST": docker_host(), "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
-                                "/usr/bin:/sbin:/bin", "HOME": str(Path.home())})
+    built = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "agent-image"), "--tag", TAG],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+        env={
+            "DOCKER_HOST": docker_host(),
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": str(Path.home()),
+        },
+    )
     assert built.returncode == 0, built.stderr[-3000:] + built.stdout[-3000:]
     assert "Step 1/" in built.stdout  # the build's progress was streamed
     assert f"built {TAG}" in built.stderr
 
     config = engine.images.get(TAG).attrs["Config"]
     assert config["User"] == "1000:1000"
-    script = "; ".join(f"echo '== {cli}'; {cli} {'-V' if cli == 'socat' else '--version'} 2>&1 | head -3"
-                       for cli in VERSIONS)
-    output = engine.containers.run(TAG, ["bash", "-c", script], network_mode="none", read_only=True,
-                                   tmpfs={"/tmp": "rw,size=256m,mode=1777"}, remove=True, cap_drop=["ALL"],
-                                   security_opt=["no-new-privileges:true"]).decode()
+    script = "; ".join(
+        f"echo '== {cli}'; {cli} {'-V' if cli == 'socat' else '--version'} 2>&1 | head -3" for cli in VERSIONS
+    )
+    output = engine.containers.run(
+        TAG,
+        ["bash", "-c", script],
+        network_mode="none",
+        read_only=True,
+        tmpfs={"/tmp": "rw,size=256m,mode=1777"},
+        remove=True,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges:true"],
+    ).decode()
     sections = dict(part.split("\n", 1) for part in output.split("== ")[1:])
     for cli, expected in VERSIONS.items():
         text = sections[cli].strip()
@@ -52,26 +77,30 @@ def test_the_agent_image_builds_without_registries_and_its_clis_run(engine: dock
         assert expected in text, (cli, text)
 
 
-def test_the_agent_image_reaches_an_allowed_host_through_the_egress_bridge(tmp_path: Path,
-                                                                          engine: docker.DockerClient) -> None:
+def test_the_agent_image_reaches_an_allowed_host_through_the_egress_bridge(
+    tmp_path: Path, engine: docker.DockerClient
+) -> None:
     """The image's own socat bridges its `--network none` container to the runtime's proxy; curl uses HTTP(S)_PROXY."""
     engine.images.get(TAG)  # built by the test above (or `jarvis image build`)
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     port = upstream.server_address[1]
-    settings = runtime_settings(tmp_path / "rt", TAG, egress_resolve={"api.fake.test": ["127.0.0.1"],
-                                                                        "blocked.fake.test": ["127.0.0.1"]},
-                                egress_internal_hosts=["api.fake.test"])
+    settings = runtime_settings(
+        tmp_path / "rt",
+        TAG,
+        egress_resolve={"api.fake.test": ["127.0.0.1"], "blocked.fake.test": ["127.0.0.1"]},
+        egress_internal_hosts=["api.fake.test"],
+    )
     runtime = Runtime.open(settings)
     try:
         project = runtime.projects.create("agent-egress", "", "", [], "", False, [f"api.fake.test:{port}"])
         runtime.containers.start(project.id)
-        allowed = runtime.containers.exec(project.id, [], f"curl -sS http://api.fake.test:{port}/v1/messages", "",
-                                          30, 0)
+        allowed = runtime.containers.exec(
+            project.id, [], f"curl -sS http://api.fake.test:{port}/v1/messages", "", 30, 0
+        )
         assert (allowed.exit_code, allowed.stdout) == (0, "fake model API: /v1/messages"), allowed.stderr
         # Not allowlisted (and mapped to loopback, so even a broken check would send nothing out).
-        refused = runtime.containers.exec(project.id, [], "curl -sS https://blocked.fake.test/v1/messages", "",
-                                          30, 0)
+        refused = runtime.containers.exec(project.id, [], "curl -sS https://blocked.fake.test/v1/messages", "", 30, 0)
         assert refused.exit_code != 0
         assert "CONNECT tunnel failed, response 403" in refused.stderr
     finally:

@@ -54,9 +54,16 @@ def prometheus(jarvis: RunningJarvis, tmp_path_factory: pytest.TempPathFactory) 
     port = free_port()
     log = (work / "prometheus.log").open("w")
     process = subprocess.Popen(
-        [binary, f"--config.file={work / 'prometheus.yml'}", f"--storage.tsdb.path={work / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--web.enable-lifecycle"],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            binary,
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--web.enable-lifecycle",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_for_url(f"http://127.0.0.1:{port}/-/ready", timeout=30)
         yield f"http://127.0.0.1:{port}"
@@ -76,14 +83,21 @@ def _firing(prometheus: str) -> list[dict[str, Any]]:
 
 
 def _query(prometheus: str, expr: str) -> list[dict[str, Any]]:
-    result: list[dict[str, Any]] = httpx2.get(f"{prometheus}/api/v1/query", params={"query": expr},
-                                              timeout=5).json()["data"]["result"]
+    result: list[dict[str, Any]] = httpx2.get(f"{prometheus}/api/v1/query", params={"query": expr}, timeout=5).json()[
+        "data"
+    ]["result"]
     return result
 
 
 def _find(alerts: list[dict[str, Any]], name: str, **labels: str) -> dict[str, Any] | None:
-    return next((a for a in alerts if a["labels"]["alertname"] == name
-                 and all(a["labels"].get(k) == v for k, v in labels.items())), None)
+    return next(
+        (
+            a
+            for a in alerts
+            if a["labels"]["alertname"] == name and all(a["labels"].get(k) == v for k, v in labels.items())
+        ),
+        None,
+    )
 
 
 async def test_a_failing_server_and_a_dead_target_raise_their_alerts(jarvis: RunningJarvis, prometheus: str) -> None:
@@ -100,9 +114,11 @@ async def test_a_failing_server_and_a_dead_target_raise_their_alerts(jarvis: Run
 
     def alerts_fired() -> list[dict[str, Any]] | None:
         firing = _firing(prometheus)
-        wanted = (_find(firing, "JarvisDownstreamServersFailing", job="aggregator"),
-                  _find(firing, "JarvisDownstreamServerFlapping", server="doomed"),
-                  _find(firing, "JarvisTargetDown", job="registry"))
+        wanted = (
+            _find(firing, "JarvisDownstreamServersFailing", job="aggregator"),
+            _find(firing, "JarvisDownstreamServerFlapping", server="doomed"),
+            _find(firing, "JarvisTargetDown", job="registry"),
+        )
         return firing if all(wanted) else None
 
     firing = await eventually(_async(alerts_fired), timeout=60, what="the failing-server and target-down alerts")
@@ -118,5 +134,5 @@ async def test_a_failing_server_and_a_dead_target_raise_their_alerts(jarvis: Run
 def _async(check: Any) -> Any:
     async def run() -> Any:
         return check()
-    return run
 
+    return run

@@ -13,17 +13,24 @@ from tests.support.stack import RunningJarvis, error_text, gate_refusal, mcp_cli
 pytestmark = pytest.mark.anyio
 
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "raw-http-test", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-http-test", "version": "1"},
+    },
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def post(running: RunningJarvis, body: object, headers: dict[str, str] | None = None,
-         path: str = "/mcp/jarvis") -> httpx2.Response:
-    return httpx2.post(running.url(path), content=json.dumps(body), headers={**MCP_HEADERS, **(headers or {})},
-                       timeout=10)
+def post(
+    running: RunningJarvis, body: object, headers: dict[str, str] | None = None, path: str = "/mcp/jarvis"
+) -> httpx2.Response:
+    return httpx2.post(
+        running.url(path), content=json.dumps(body), headers={**MCP_HEADERS, **(headers or {})}, timeout=10
+    )
 
 
 def test_missing_token_is_401_with_www_authenticate(secured: RunningJarvis) -> None:
@@ -56,8 +63,12 @@ async def test_action_scopes_allow_and_deny(secured: RunningJarvis) -> None:
         listing = result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         assert "servers" in listing
         assert result_json(await client.call_tool("jarvis_check_status", {}))["healthy"] is True
-    raw_call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "jarvis_server", "arguments": {"action": "uninstall", "name": "time"}}}
+    raw_call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "jarvis_server", "arguments": {"action": "uninstall", "name": "time"}},
+    }
     denied = gate_refusal(post(secured, raw_call, {"Authorization": f"Bearer {token}"}))
     assert denied is not None
     assert "jarvis_server action=uninstall" in denied
@@ -67,9 +78,12 @@ async def test_read_scope_reads_but_cannot_write(secured: RunningJarvis) -> None
     token = secured.create_token("read")
     async with mcp_client(secured.url(), token) as client:
         result_json(await client.call_tool("jarvis_config", {"action": "list"}))
-    raw_set = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-               "params": {"name": "jarvis_config", "arguments": {"action": "set", "key": "log_level",
-                                                                 "value": "DEBUG"}}}
+    raw_set = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "jarvis_config", "arguments": {"action": "set", "key": "log_level", "value": "DEBUG"}},
+    }
     assert gate_refusal(post(secured, raw_set, {"Authorization": f"Bearer {token}"})) is not None
 
 
@@ -113,8 +127,11 @@ def test_session_cannot_be_used_with_another_token(secured: RunningJarvis) -> No
     assert opened.status_code == 200
     session = opened.headers["mcp-session-id"]
     listing = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
-    hijack = post(secured, listing, {"Authorization": f"Bearer {other}", "mcp-session-id": session,
-                                     "mcp-protocol-version": "2025-11-25"})
+    hijack = post(
+        secured,
+        listing,
+        {"Authorization": f"Bearer {other}", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"},
+    )
     assert hijack.status_code == 403
 
 

@@ -30,11 +30,15 @@ SERVER_JSON = {
     "name": "io.github.example/weather",
     "description": "Weather forecasts and alerts for any city",
     "version": "1.2.0",
-    "packages": [{
-        "registryType": "npm", "identifier": "@example/weather-mcp", "version": "1.2.0",
-        "transport": {"type": "stdio"},
-        "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True}],
-    }],
+    "packages": [
+        {
+            "registryType": "npm",
+            "identifier": "@example/weather-mcp",
+            "version": "1.2.0",
+            "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True}],
+        }
+    ],
 }
 
 
@@ -56,20 +60,28 @@ async def test_catalog_import_makes_servers_searchable_and_installable(tmp_path:
     running = start_jarvis(data, env={"HOME": str(tmp_path)})
     try:
         async with mcp_client(running.url()) as client:
-            found = result_json(await client.call_tool("jarvis_server", {"action": "search",
-                                                                         "query": "weather alerts for a city"}))
+            found = result_json(
+                await client.call_tool("jarvis_server", {"action": "search", "query": "weather alerts for a city"})
+            )
             names = [h["name"] for h in found["results"]]
             assert names, found
             weather = next(h for h in found["results"] if "weather" in h["name"])
             needs_key = await client.call_tool("jarvis_server", {"action": "install", "name": weather["name"]})
             assert "WEATHER_API_KEY" in error_text(needs_key)
-            installed = result_json(await client.call_tool("jarvis_server", {
-                "action": "install", "name": weather["name"], "new_name": "weather",
-                "env": {"WEATHER_API_KEY": "k"}}))
+            installed = result_json(
+                await client.call_tool(
+                    "jarvis_server",
+                    {
+                        "action": "install",
+                        "name": weather["name"],
+                        "new_name": "weather",
+                        "env": {"WEATHER_API_KEY": "k"},
+                    },
+                )
+            )
             assert installed["installed"]["launch"]["command"] == "npx"
             # A LiveMCPBench server is found by one of its tools' words.
-            by_tool = result_json(await client.call_tool("jarvis_server", {"action": "search",
-                                                                           "query": "bing search"}))
+            by_tool = result_json(await client.call_tool("jarvis_server", {"action": "search", "query": "bing search"}))
             assert by_tool["results"][0]["matched_tools"], by_tool["results"][:2]
     finally:
         running.stop()
@@ -118,11 +130,15 @@ async def test_config_migrate_upgrades_an_old_file_with_backup(tmp_path: Path) -
 
 async def test_distributed_mode_registry_and_aggregator_processes(tmp_path: Path) -> None:
     registry_port, aggregator_port = free_port(), free_port()
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING",
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
-           "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
-           "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
-           "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_LOG_LEVEL": "WARNING",
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
+        "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
+        "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
+        "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
+    }
     (tmp_path / "registry").mkdir()
     registry = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env)
     aggregator = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], env=env)
@@ -143,8 +159,14 @@ async def test_distributed_mode_registry_and_aggregator_processes(tmp_path: Path
             assert services["registry"]["health"]["ok"] is True
             assert services["runtime"]["health"]["ok"] is None  # not deployed here
         # The admin CLI can point at the running registry instead of a data dir.
-        listed = subprocess.run([sys.executable, "-m", "jarvis.cli", "--registry", f"127.0.0.1:{registry_port}",
-                                 "status"], capture_output=True, text=True, env=env, timeout=60, check=False)
+        listed = subprocess.run(
+            [sys.executable, "-m", "jarvis.cli", "--registry", f"127.0.0.1:{registry_port}", "status"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
         assert listed.returncode == 0, listed.stderr
     finally:
         for process in (aggregator, registry):
@@ -156,13 +178,16 @@ async def test_distributed_mode_registry_and_aggregator_processes(tmp_path: Path
 
 def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
     """`--host 0.0.0.0` turns auth on even when --no-require-auth is given."""
-    running = start_jarvis(tmp_path / "data", "--host", "0.0.0.0", "--no-require-auth",
-                           env={"HOME": str(tmp_path)})
+    running = start_jarvis(tmp_path / "data", "--host", "0.0.0.0", "--no-require-auth", env={"HOME": str(tmp_path)})
     try:
         import httpx2
 
-        response = httpx2.post(running.url(), json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                               headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+        response = httpx2.post(
+            running.url(),
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Accept": "application/json, text/event-stream"},
+            timeout=10,
+        )
         assert response.status_code == 401
         assert "token required" in running.log()
     finally:
@@ -179,11 +204,11 @@ def test_a_big_catalog_imports_behind_a_progress_bar(tmp_path: Path) -> None:
 
 
 def test_mcp_surface_choice_names_profiles_too(tmp_path: Path) -> None:
-    bad = jarvis_cli("mcp", "--surface", "nope", data_dir=tmp_path / "data", env={"HOME": str(tmp_path)},
-                     check=False)
+    bad = jarvis_cli("mcp", "--surface", "nope", data_dir=tmp_path / "data", env={"HOME": str(tmp_path)}, check=False)
     assert bad.returncode != 0
     assert "profile/<name>" in bad.stderr
-    unknown = jarvis_cli("mcp", "--surface", "profile/ghost", data_dir=tmp_path / "data",
-                         env={"HOME": str(tmp_path)}, check=False)
+    unknown = jarvis_cli(
+        "mcp", "--surface", "profile/ghost", data_dir=tmp_path / "data", env={"HOME": str(tmp_path)}, check=False
+    )
     assert unknown.returncode != 0
     assert "no profile named 'ghost'" in unknown.stderr

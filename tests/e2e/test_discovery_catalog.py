@@ -25,13 +25,20 @@ async def test_a_scoped_token_sees_and_calls_only_what_it_may(secured: RunningJa
         assert found == ["jarvis_profile"]
         hidden = error_text(await client.call_tool("tool_describe", {"name": "jarvis_server"}))
         unknown = error_text(await client.call_tool("tool_describe", {"name": "no_such_tool"}))
-        call_hidden = error_text(await client.call_tool("tool_call", {"name": "jarvis_server",
-                                                                      "arguments": {"action": "list"}}))
+        call_hidden = error_text(
+            await client.call_tool("tool_call", {"name": "jarvis_server", "arguments": {"action": "list"}})
+        )
         load_hidden = error_text(await client.call_tool("tool_load", {"names": ["jarvis_server"]}))
         profiles = await call(client, "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list"}})
         await call(client, "tool_load", {"names": ["jarvis_profile"]})
-        assert await names(client) == ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call",
-                                       "jarvis_profile"]
+        assert await names(client) == [
+            "tool_find",
+            "tool_describe",
+            "tool_load",
+            "tool_active",
+            "tool_call",
+            "jarvis_profile",
+        ]
     # A hidden tool is indistinguishable from one that does not exist.
     assert hidden.replace("jarvis_server", "X") == unknown.replace("no_such_tool", "X")
     assert "not found" in call_hidden
@@ -47,8 +54,11 @@ async def test_action_scopes_and_read_tokens(secured: RunningJarvis) -> None:
         assert "jarvis_server" in found
         assert "jarvis_system" not in found
         assert not any("__" in name for name in found)
-        denied = error_text(await client.call_tool("tool_call", {"name": "jarvis_profile",
-                                                                 "arguments": {"action": "create", "name": "x"}}))
+        denied = error_text(
+            await client.call_tool(
+                "tool_call", {"name": "jarvis_profile", "arguments": {"action": "create", "name": "x"}}
+            )
+        )
     assert "do not allow jarvis_profile action=create" in denied
     downstream = secured.create_token("servers:filesystem", name="filesystem-only")
     async with discovery_client(secured.url("/mcp"), token=downstream) as client:

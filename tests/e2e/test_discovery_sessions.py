@@ -59,8 +59,9 @@ async def test_a_reconnect_with_the_same_session_id_keeps_the_active_set(jarvis:
 
 
 async def test_stateless_without_redis_still_keeps_a_session(tmp_path: Path) -> None:
-    running = start_jarvis(tmp_path / "data", "--stateless", env={"HOME": str(tmp_path), "REDIS_URL": "",
-                                                                   "JARVIS_REDIS_URL": ""})
+    running = start_jarvis(
+        tmp_path / "data", "--stateless", env={"HOME": str(tmp_path), "REDIS_URL": "", "JARVIS_REDIS_URL": ""}
+    )
     try:
         recorder = Recorder()
         async with discovery_client(running.url("/mcp"), recorder=recorder) as client:

@@ -66,20 +66,24 @@ async def test_find_reaches_catalog_tools_with_how_to_install(jarvis: RunningJar
     assert "jarvis_server action=install name=filesystem" in hit["install_hint"]
 
 
-@pytest.mark.parametrize(("arguments", "expected"), [
-    ({"query": ""}, "tool_find needs a query"),
-    ({"query": "   "}, "tool_find needs a query"),
-    ({}, "tool_find needs a query"),
-    ({"query": "x" * 5000}, "keep it under 500"),
-    ({"query": "the of and"}, "no searchable words"),
-    ({"query": "servers", "limit": 0}, "limit"),
-    ({"query": "servers", "limit": 10**9}, "limit"),
-    ({"query": "servers", "limit": "ten"}, "limit"),
-    ({"query": ["a"]}, "query"),
-    ({"query": "servers", "extra": 1}, "accepted parameters"),
-])
-async def test_find_rejects_bad_input_precisely(jarvis: RunningJarvis, arguments: dict[str, object],
-                                                expected: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"query": ""}, "tool_find needs a query"),
+        ({"query": "   "}, "tool_find needs a query"),
+        ({}, "tool_find needs a query"),
+        ({"query": "x" * 5000}, "keep it under 500"),
+        ({"query": "the of and"}, "no searchable words"),
+        ({"query": "servers", "limit": 0}, "limit"),
+        ({"query": "servers", "limit": 10**9}, "limit"),
+        ({"query": "servers", "limit": "ten"}, "limit"),
+        ({"query": ["a"]}, "query"),
+        ({"query": "servers", "extra": 1}, "accepted parameters"),
+    ],
+)
+async def test_find_rejects_bad_input_precisely(
+    jarvis: RunningJarvis, arguments: dict[str, object], expected: str
+) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
         message = error_text(await client.call_tool("tool_find", arguments))
     assert expected in message
@@ -167,10 +171,12 @@ async def test_call_any_catalogued_tool_with_precise_errors(jarvis: RunningJarvi
     async with discovery_client(jarvis.url("/mcp")) as client:
         profiles = await call(client, "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list"}})
         no_action = error_text(await client.call_tool("tool_call", {"name": "jarvis_profile", "arguments": {}}))
-        bad_action = error_text(await client.call_tool(
-            "tool_call", {"name": "jarvis_profile", "arguments": {"action": "explode"}}))
-        bad_param = error_text(await client.call_tool(
-            "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list", "bogus": 1}}))
+        bad_action = error_text(
+            await client.call_tool("tool_call", {"name": "jarvis_profile", "arguments": {"action": "explode"}})
+        )
+        bad_param = error_text(
+            await client.call_tool("tool_call", {"name": "jarvis_profile", "arguments": {"action": "list", "bogus": 1}})
+        )
         not_object = error_text(await client.call_tool("tool_call", {"name": "jarvis_profile", "arguments": "x"}))
         unknown = error_text(await client.call_tool("tool_call", {"name": "nope_tool", "arguments": {}}))
         uninstalled = error_text(await client.call_tool("tool_call", {"name": "filesystem__read_text_file"}))
@@ -214,21 +220,25 @@ async def _wait_for(condition: object, timeout: float = 5.0) -> None:
 
 async def test_find_honours_the_configured_default_limit(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as admin, discovery_client(jarvis.url("/mcp")) as client:
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
-                                                            "value": 3}))
+        result_json(
+            await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit", "value": 3})
+        )
         try:
+
             async def three() -> bool:
                 return len((await call(client, "tool_find", {"query": "server profile token file"}))["results"]) == 3
 
             await eventually(three, what="tool_find answering 3 results")
             assert len((await call(client, "tool_find", {"query": "server profile", "limit": 7}))["results"]) == 7
         finally:
-            result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
-                                                                "value": 5}))
+            result_json(
+                await admin.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit", "value": 5})
+            )
 
 
 async def test_debug_gateway_tools_are_found_with_their_exact_call(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
+
         async def indexed() -> bool:
             found = (await call(client, "tool_find", {"query": "cloudwatch", "limit": 10}))["results"]
             return any(r["name"].startswith("debug__cloudwatch") for r in found)
@@ -238,8 +248,9 @@ async def test_debug_gateway_tools_are_found_with_their_exact_call(jarvis: Runni
         jira = (await call(client, "tool_find", {"query": "search jira issues with jql"}))["results"]
         described = await call(client, "tool_describe", {"name": jira[0]["name"]})
         # Through tool_call, a sub-tool runs as the debug gateway runs it: Jira is not configured here.
-        ran = error_text(await client.call_tool("tool_call", {"name": jira[0]["name"],
-                                                              "arguments": {"jql": "project = PAY"}}))
+        ran = error_text(
+            await client.call_tool("tool_call", {"name": jira[0]["name"], "arguments": {"jql": "project = PAY"}})
+        )
     assert found[0]["name"].startswith("debug__cloudwatch"), found[:3]
     assert found[0]["call"].startswith(f'debug(tool="{found[0]["name"].removeprefix("debug__")}"')
     assert jira[0]["name"] == "debug__jira_search", jira[:3]
@@ -251,6 +262,7 @@ async def test_debug_gateway_tools_are_found_with_their_exact_call(jarvis: Runni
 
 async def test_status_says_how_tool_find_ranks(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as admin:
+
         async def hybrid() -> bool:
             status = result_json(await admin.call_tool("jarvis_check_status", {}))
             return bool(status["discovery"]["search"] == "hybrid")

@@ -26,30 +26,50 @@ async def test_every_service_up_is_healthy_and_each_daemon_is_probed_where_it_li
     redis.start()
     ports = {name: free_port() for name in ("registry", "runtime", "scheduler", "debug", "aggregator")}
     target = {name: f"127.0.0.1:{port}" for name, port in ports.items()}
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING", "JARVIS_LOG_JSON": "false",
-           "JARVIS_INTERNAL_TOKEN": secrets.token_hex(32), "DOCKER_HOST": docker_host(),
-           "JARVIS_REDIS_URL": redis.url,
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"), "JARVIS_REGISTRY_LISTEN": target["registry"],
-           "JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"), "JARVIS_RUNTIME_LISTEN": target["runtime"],
-           "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
-           "JARVIS_SCHEDULER_DATABASE_URL": f"sqlite:///{tmp_path / 'scheduler.db'}",
-           "JARVIS_SCHEDULER_LISTEN": target["scheduler"], "JARVIS_SCHEDULER_RUNTIME_TARGET": target["runtime"],
-           "JARVIS_SCHEDULER_REDIS_URL": redis.url, "JARVIS_SCHEDULER_QUEUE": f"q-{secrets.token_hex(4)}",
-           "JARVIS_DEBUG_LISTEN": target["debug"],
-           "JARVIS_AGGREGATOR_PORT": str(ports["aggregator"]), "JARVIS_AGGREGATOR_REGISTRY_TARGET": target["registry"],
-           "JARVIS_AGGREGATOR_RUNTIME_TARGET": target["runtime"],
-           "JARVIS_AGGREGATOR_SCHEDULER_TARGET": target["scheduler"], "JARVIS_AGGREGATOR_DEBUG_TARGET": target["debug"]}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_LOG_LEVEL": "WARNING",
+        "JARVIS_LOG_JSON": "false",
+        "JARVIS_INTERNAL_TOKEN": secrets.token_hex(32),
+        "DOCKER_HOST": docker_host(),
+        "JARVIS_REDIS_URL": redis.url,
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
+        "JARVIS_REGISTRY_LISTEN": target["registry"],
+        "JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"),
+        "JARVIS_RUNTIME_LISTEN": target["runtime"],
+        "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
+        "JARVIS_SCHEDULER_DATABASE_URL": f"sqlite:///{tmp_path / 'scheduler.db'}",
+        "JARVIS_SCHEDULER_LISTEN": target["scheduler"],
+        "JARVIS_SCHEDULER_RUNTIME_TARGET": target["runtime"],
+        "JARVIS_SCHEDULER_REDIS_URL": redis.url,
+        "JARVIS_SCHEDULER_QUEUE": f"q-{secrets.token_hex(4)}",
+        "JARVIS_DEBUG_LISTEN": target["debug"],
+        "JARVIS_AGGREGATOR_PORT": str(ports["aggregator"]),
+        "JARVIS_AGGREGATOR_REGISTRY_TARGET": target["registry"],
+        "JARVIS_AGGREGATOR_RUNTIME_TARGET": target["runtime"],
+        "JARVIS_AGGREGATOR_SCHEDULER_TARGET": target["scheduler"],
+        "JARVIS_AGGREGATOR_DEBUG_TARGET": target["debug"],
+    }
     (tmp_path / "registry").mkdir()
     log = (tmp_path / "processes.log").open("ab")
-    processes = [subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", service], env=env, stdout=log,
-                                  stderr=subprocess.STDOUT)
-                 for service in ("registry", "runtime", "scheduler", "scheduler-worker", "debug", "aggregator")]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "jarvis.cli", "serve", service], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        for service in ("registry", "runtime", "scheduler", "scheduler-worker", "debug", "aggregator")
+    ]
     base = f"http://127.0.0.1:{ports['aggregator']}"
     try:
         wait_for_url(base + "/readyz", timeout=180)
         ready = httpx2.get(base + "/readyz", timeout=30).json()
-        assert ready["checks"] == {"registry": True, "runtime": True, "scheduler": True, "debug": True,
-                                   "redis": True}, ready
+        assert ready["checks"] == {
+            "registry": True,
+            "runtime": True,
+            "scheduler": True,
+            "debug": True,
+            "redis": True,
+        }, ready
         async with mcp_client(base + "/mcp/jarvis") as client:
             status: dict[str, object] = {}
             for _ in range(60):  # the worker joins the broker a little after its process starts

@@ -30,14 +30,25 @@ _TASKS = "tasks extension (SEP-2663): mcp SDK 2.3.0 ships no server-side Tasks e
 REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "2025-11-25": {
         "json-schema-2020-12": "pending upstream; needs a hand-written 2020-12 inputSchema the SDK's tool decorator "
-                               "derives from type hints instead (modelcontextprotocol/conformance, SEP-1613/SEP-2106)",
+        "derives from type hints instead (modelcontextprotocol/conformance, SEP-1613/SEP-2106)",
         "server-sse-polling": "pending upstream (SEP-1699); needs an event store and a stream closed mid-call",
     },
     "2026-07-28": {
         "json-schema-2020-12": "pending upstream, as for 2025-11-25",
-        **{f"tasks-{name}": _TASKS for name in (
-            "lifecycle", "capability-negotiation", "wire-fields", "request-state-removal", "mrtr-input",
-            "request-headers", "dispatch-and-envelope", "required-task-error", "mrtr-composition")},
+        **{
+            f"tasks-{name}": _TASKS
+            for name in (
+                "lifecycle",
+                "capability-negotiation",
+                "wire-fields",
+                "request-state-removal",
+                "mrtr-input",
+                "request-headers",
+                "dispatch-and-envelope",
+                "required-task-error",
+                "mrtr-composition",
+            )
+        },
     },
 }
 # Scenarios the server passes directly and Jarvis does not, yet (issue 13, "Transparent"). The test fails when one
@@ -53,10 +64,17 @@ def conformance(url: str, requirements: str, workdir: Path) -> dict[str, tuple[i
         if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    run = subprocess.run([str(NODE), str(CONFORMANCE), "server", "--url", url, "--requirements", requirements],
-                         capture_output=True, text=True, cwd=workdir, timeout=600, check=False)
-    results = {m.group(1): (int(m.group(2)), int(m.group(3)))
-               for m in map(_SUMMARY.match, run.stdout.splitlines()) if m}
+    run = subprocess.run(
+        [str(NODE), str(CONFORMANCE), "server", "--url", url, "--requirements", requirements],
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        timeout=600,
+        check=False,
+    )
+    results = {
+        m.group(1): (int(m.group(2)), int(m.group(3))) for m in map(_SUMMARY.match, run.stdout.splitlines()) if m
+    }
     assert results, f"no conformance summary:\n{run.stdout[-3000:]}\n{run.stderr[-2000:]}"
     return results
 
@@ -69,8 +87,9 @@ def failing(results: dict[str, tuple[int, int]]) -> set[str]:
 def _reference(workdir: Path, *mode: str) -> Iterator[str]:
     port = free_port()
     with (workdir / "server.log").open("w") as log:
-        process = subprocess.Popen([sys.executable, str(REFERENCE), str(port), *mode], stdout=log,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, str(REFERENCE), str(port), *mode], stdout=log, stderr=subprocess.STDOUT
+        )
         try:
             _wait_listening(port, process)
             yield f"http://127.0.0.1:{port}/mcp"
@@ -107,8 +126,11 @@ def transparent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJar
 async def _mirror(jarvis: RunningJarvis, server: str, url: str) -> str:
     """A one-server, unprefixed profile named after `server`, which is interactive; its surface's URL."""
     async with mcp_client(jarvis.url()) as admin:
-        result_json(await admin.call_tool("jarvis_server", {"action": "create", "name": server,
-                                                            "type": "streamable-http", "url": url}))
+        result_json(
+            await admin.call_tool(
+                "jarvis_server", {"action": "create", "name": server, "type": "streamable-http", "url": url}
+            )
+        )
         await create_profile(admin, server, server)
         for key in ("servers.unprefixed_profiles", "servers.interactive"):
             current = result_json(await admin.call_tool("jarvis_config", {"action": "get", "key": key}))
@@ -118,15 +140,19 @@ async def _mirror(jarvis: RunningJarvis, server: str, url: str) -> str:
 
 
 async def test_conformance_through_a_transparent_profile_matches_the_server(
-        transparent: RunningJarvis, reference_url: str, tmp_path: Path) -> None:
+    transparent: RunningJarvis, reference_url: str, tmp_path: Path
+) -> None:
     mirror = await _mirror(transparent, "reference", reference_url)
-    results = {requirements: (conformance(reference_url, requirements, tmp_path),
-                              conformance(mirror, requirements, tmp_path))
-               for requirements in REQUIREMENT_SETS}
+    results = {
+        requirements: (conformance(reference_url, requirements, tmp_path), conformance(mirror, requirements, tmp_path))
+        for requirements in REQUIREMENT_SETS
+    }
     for requirements, (direct, through) in results.items():
-        print(f"{requirements}: direct {len(direct) - len(failing(direct))}/{len(direct)} pass, through Jarvis "
-              f"{len(through) - len(failing(through))}/{len(through)}; failing through only: "
-              f"{sorted(failing(through) - failing(direct))}")
+        print(
+            f"{requirements}: direct {len(direct) - len(failing(direct))}/{len(direct)} pass, through Jarvis "
+            f"{len(through) - len(failing(through))}/{len(through)}; failing through only: "
+            f"{sorted(failing(through) - failing(direct))}"
+        )
     for requirements, (direct, through) in results.items():
         assert failing(direct) == set(REFERENCE_EXPECTED_FAILURES[requirements]), (requirements, direct)
         assert set(through) == set(direct)
@@ -139,11 +165,28 @@ async def test_conformance_through_a_transparent_profile_matches_the_server(
 
 # What a 2026-07-28 client gets from a 2025-era server through Jarvis, which restates its answers: everything that
 # needs no 2026-only feature of the server itself (input-required results, server/discover, header checks).
-BRIDGED = {"completion-complete", "tools-list", "tools-call-simple-text", "tools-call-image", "tools-call-audio",
-           "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
-           "resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
-           "prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
-           "prompts-get-with-image", "caching", "http-header-validation"}
+BRIDGED = {
+    "completion-complete",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "caching",
+    "http-header-validation",
+}
 
 
 async def test_a_2025_server_serves_a_2026_client_through_jarvis(transparent: RunningJarvis, tmp_path: Path) -> None:

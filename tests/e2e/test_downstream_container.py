@@ -34,8 +34,12 @@ def everything(engine: docker.DockerClient) -> str:
 
 
 def jarvis_env(home: Path) -> dict[str, str]:
-    return {"HOME": str(home), "DOCKER_HOST": docker_host(), "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
-            **FAST_ENV}
+    return {
+        "HOME": str(home),
+        "DOCKER_HOST": docker_host(),
+        "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
+        **FAST_ENV,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +52,20 @@ def boxed(tmp_path_factory: pytest.TempPathFactory, engine: docker.DockerClient)
 
 
 async def create_container_server(admin: Client, name: str, image: str, **env: str) -> Any:
-    return result_json(await admin.call_tool("jarvis_server", {"action": "create", "name": name, "type": "container",
-                                                               "image": image, "env": env}))
+    return result_json(
+        await admin.call_tool(
+            "jarvis_server", {"action": "create", "name": name, "type": "container", "image": image, "env": env}
+        )
+    )
 
 
 def server_containers(engine: docker.DockerClient, data_dir: Path, name: str) -> list[Any]:
     return [c for c in managed(engine, data_dir) if c.labels.get("jarvis.server") == name]
 
 
-async def test_a_container_server_is_hosted_and_proxied(boxed: RunningJarvis, mcp_image: str,
-                                                        engine: docker.DockerClient) -> None:
+async def test_a_container_server_is_hosted_and_proxied(
+    boxed: RunningJarvis, mcp_image: str, engine: docker.DockerClient
+) -> None:
     async with mcp_client(boxed.url()) as admin:
         await create_container_server(admin, "box", mcp_image, GREETING="hello")
         await create_profile(admin, "boxes", "box")
@@ -85,7 +93,8 @@ async def test_a_container_server_is_hosted_and_proxied(boxed: RunningJarvis, mc
 
 
 async def test_a_crash_mid_call_is_a_clear_error_and_the_next_call_restarts_it(
-        boxed: RunningJarvis, mcp_image: str, engine: docker.DockerClient) -> None:
+    boxed: RunningJarvis, mcp_image: str, engine: docker.DockerClient
+) -> None:
     async with mcp_client(boxed.url()) as admin:
         await create_container_server(admin, "brittle-box", mcp_image)
         await create_profile(admin, "brittle-boxes", "brittle-box")
@@ -126,8 +135,7 @@ async def _failing(admin: Client, name: str) -> Any:
     return info if info["runtime"]["last_error"] else None
 
 
-async def test_no_server_container_outlives_jarvis(tmp_path: Path, mcp_image: str,
-                                                   engine: docker.DockerClient) -> None:
+async def test_no_server_container_outlives_jarvis(tmp_path: Path, mcp_image: str, engine: docker.DockerClient) -> None:
     data = tmp_path / "jarvis"
     for stop in ("graceful", "killed"):
         running = start_jarvis(data, env=jarvis_env(tmp_path))
@@ -159,8 +167,9 @@ async def test_no_server_container_outlives_jarvis(tmp_path: Path, mcp_image: st
         remove_managed(engine, data)
 
 
-async def test_a_third_party_server_image_is_hosted_and_proxied(boxed: RunningJarvis, everything: str,
-                                                               engine: docker.DockerClient) -> None:
+async def test_a_third_party_server_image_is_hosted_and_proxied(
+    boxed: RunningJarvis, everything: str, engine: docker.DockerClient
+) -> None:
     """server-everything (npm) in a hardened container: tools, results and progress pass the container path."""
     async with mcp_client(boxed.url()) as admin:
         await create_container_server(admin, "everybox", everything)
@@ -176,8 +185,9 @@ async def test_a_third_party_server_image_is_hosted_and_proxied(boxed: RunningJa
         echo = await client.call_tool("everybox__echo", {"message": "hello from a container"})
         summed = await client.call_tool("everybox__get-sum", {"a": 2, "b": 40})
         with anyio.fail_after(15):
-            await client.call_tool("everybox__trigger-long-running-operation", {"duration": 1, "steps": 3},
-                                   progress_callback=on_progress)
+            await client.call_tool(
+                "everybox__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+            )
     assert {"everybox__echo", "everybox__get-sum", "everybox__trigger-long-running-operation"} <= names
     assert not echo.is_error
     assert "hello from a container" in text_of(echo)

@@ -31,8 +31,10 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def relaying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("interactive"), env={
-        "HOME": str(home), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("interactive"),
+        env={"HOME": str(home), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"},
+    )
     yield running
     running.stop()
 
@@ -45,13 +47,15 @@ class Agent:
         self.prompts: list[str] = []
         self.forms: list[str] = []
 
-    async def sample(self, context: ClientRequestContext,
-                     params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    async def sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
         first = params.messages[0].content
         self.prompts.append(first.text if isinstance(first, types.TextContent) else "")
         await asyncio.sleep(0.2)  # long enough for another agent's call to be under way meanwhile
-        return types.CreateMessageResult(role="assistant", model="agent-model",
-                                         content=types.TextContent(text=f"sampled by {self.name}"))
+        return types.CreateMessageResult(
+            role="assistant", model="agent-model", content=types.TextContent(text=f"sampled by {self.name}")
+        )
 
     async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.forms.append(params.message)
@@ -61,23 +65,28 @@ class Agent:
 async def interactive_server(admin: Client, name: str, profile: str, *others: str) -> None:
     """server-everything as `name`, the one server in `servers.interactive`, in `profile` (with `others`)."""
     await create_server(admin, name, everything_server())
-    result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive",
-                                                        "value": [name]}))
+    result_json(
+        await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive", "value": [name]})
+    )
     await create_profile(admin, profile, name, *others)
     # Discovery had started it once, without the capabilities: it is restarted with them, and server-everything
     # then registers the tools that ask their caller.
-    await eventually(lambda: _serves(admin, name, f"{name}__trigger-sampling-request",
-                                     f"{name}__trigger-elicitation-request"),
-                     what=f"{name} restarted as an interactive server")
+    await eventually(
+        lambda: _serves(admin, name, f"{name}__trigger-sampling-request", f"{name}__trigger-elicitation-request"),
+        what=f"{name} restarted as an interactive server",
+    )
 
 
 @asynccontextmanager
 async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
     async with httpx2.AsyncClient(timeout=60) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode="legacy",
-                          sampling_callback=agent.sample if agent else None,
-                          elicitation_callback=agent.elicit if agent else None) as client:
+        async with Client(
+            transport,
+            mode="legacy",
+            sampling_callback=agent.sample if agent else None,
+            elicitation_callback=agent.elicit if agent else None,
+        ) as client:
             yield client
 
 
@@ -96,7 +105,8 @@ async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: Runnin
         # Two agents at once: each request reaches the agent whose call it belongs to.
         sampled = await asyncio.gather(
             first.call_tool("asker__trigger-sampling-request", {"prompt": "from alice", "maxTokens": 5}),
-            second.call_tool("asker__trigger-sampling-request", {"prompt": "from bob", "maxTokens": 5}))
+            second.call_tool("asker__trigger-sampling-request", {"prompt": "from bob", "maxTokens": 5}),
+        )
         elicited = await first.call_tool("asker__trigger-elicitation-request", {})
     assert [r.is_error for r in sampled] == [False, False]
     assert "sampled by alice" in text_of(sampled[0])
@@ -134,8 +144,7 @@ class AbsentAgent(Agent):
         return types.ElicitResult(action="cancel")
 
 
-async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(
-        relaying: RunningJarvis) -> None:
+async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(relaying: RunningJarvis) -> None:
     async with mcp_client(relaying.url()) as admin:
         await interactive_server(admin, "asker3", "asking3")
     url = relaying.url("/mcp/profile/asking3")

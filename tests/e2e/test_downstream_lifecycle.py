@@ -117,14 +117,33 @@ async def test_bad_servers_are_contained_named_and_retried(hosted: RunningJarvis
         await create_server(admin, "missing", ["/nonexistent/mcp-server"])
         await create_server(admin, "good-clock", [time_server()])
         await create_toy(admin, "big-mouth")
-        result_json(await admin.call_tool("jarvis_server", {"action": "create", "name": "boxed", "type": "container",
-                                                            "image": "example.invalid/mcp:1"}))
-        await create_profile(admin, "zoo", "bad-exit", "bad-hang", "bad-garbage", "bad-badschema", "missing",
-                             "good-clock", "big-mouth", "boxed")
+        result_json(
+            await admin.call_tool(
+                "jarvis_server",
+                {"action": "create", "name": "boxed", "type": "container", "image": "example.invalid/mcp:1"},
+            )
+        )
+        await create_profile(
+            admin,
+            "zoo",
+            "bad-exit",
+            "bad-hang",
+            "bad-garbage",
+            "bad-badschema",
+            "missing",
+            "good-clock",
+            "big-mouth",
+            "boxed",
+        )
     async with mcp_client(hosted.url("/mcp/profile/zoo")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert {"good-clock__get_current_time", "bad-garbage__echo", "bad-badschema__no_type",
-                "bad-badschema__not_schema", "bad-badschema__string_schema"} <= set(tools)
+        assert {
+            "good-clock__get_current_time",
+            "bad-garbage__echo",
+            "bad-badschema__no_type",
+            "bad-badschema__not_schema",
+            "bad-badschema__string_schema",
+        } <= set(tools)
         assert all(t.input_schema.get("type") == "object" for t in tools.values())
         assert not (await client.call_tool("bad-garbage__echo", {"text": "fine"})).is_error
         big = await client.call_tool("big-mouth__big", {"bytes": 500_000})  # the limit is 200,000 here
@@ -171,8 +190,9 @@ async def test_idle_servers_stop_and_start_again_on_use(hosted: RunningJarvis) -
     async with mcp_client(hosted.url()) as admin:
         await create_toy(admin, "dozy")
         await create_profile(admin, "sleepy", "dozy")
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.idle_stop_seconds",
-                                                            "value": 1}))
+        result_json(
+            await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.idle_stop_seconds", "value": 1})
+        )
         try:
             async with mcp_client(hosted.url("/mcp/profile/sleepy")) as client:
                 pid = whoami(await client.call_tool("dozy__whoami", {}))["pid"]
@@ -228,8 +248,11 @@ async def test_autostart_profiles_start_without_a_call(hosted: RunningJarvis) ->
     async with mcp_client(hosted.url()) as admin:
         await create_toy(admin, "early-bird")
         await create_profile(admin, "early", "early-bird")
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.autostart_profiles",
-                                                            "value": ["early"]}))
+        result_json(
+            await admin.call_tool(
+                "jarvis_config", {"action": "set", "key": "servers.autostart_profiles", "value": ["early"]}
+            )
+        )
         try:
             await eventually(lambda: _state(admin, "early-bird", "running"), what="eager start")
         finally:

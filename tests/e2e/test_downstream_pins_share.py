@@ -38,8 +38,9 @@ def admin_token(secured: RunningJarvis) -> str:
     return secured.create_token("admin", name="admin")
 
 
-async def test_a_changed_tool_is_quarantined_until_approved(secured: RunningJarvis, admin_token: str,
-                                                            tmp_path: Path) -> None:
+async def test_a_changed_tool_is_quarantined_until_approved(
+    secured: RunningJarvis, admin_token: str, tmp_path: Path
+) -> None:
     description = tmp_path / "description.txt"
     description.write_text("Echo the text back")
     async with mcp_client(secured.url(), admin_token) as admin:
@@ -66,8 +67,7 @@ async def test_a_changed_tool_is_quarantined_until_approved(secured: RunningJarv
         assert "shifty__echo" not in names
         assert "shifty__whoami" in names
         assert "quarantined" in error_text(refused)
-        assert "jarvis server approve shifty --tool echo" in error_text(
-            refused)
+        assert "jarvis server approve shifty --tool echo" in error_text(refused)
         approved = secured.cli("server", "approve", "shifty", "--tool", "echo")
         assert "approved echo" in approved.stdout
         await eventually(lambda: _listed(client, "shifty__echo"), what="the approved tool is served again")
@@ -82,8 +82,9 @@ async def _listed(client: Any, name: str) -> bool:
 async def test_share_start_use_stop(secured: RunningJarvis, admin_token: str) -> None:
     async with mcp_client(secured.url(), admin_token) as admin:
         await create_server(admin, "shared-clock", [time_server()])
-        started = result_json(await admin.call_tool("jarvis_share", {"action": "start", "name": "shared-clock",
-                                                                     "expires_in": 600}))["started"]
+        started = result_json(
+            await admin.call_tool("jarvis_share", {"action": "start", "name": "shared-clock", "expires_in": 600})
+        )["started"]
         again = await admin.call_tool("jarvis_share", {"action": "start", "name": "shared-clock"})
         ghost = await admin.call_tool("jarvis_share", {"action": "start", "name": "ghost"})
     assert started["url"] == secured.url("/share/shared-clock/mcp")
@@ -109,8 +110,9 @@ async def test_share_start_use_stop(secured: RunningJarvis, admin_token: str) ->
         # Refused at once, not after the token cache expires.
         assert httpx2.post(started["url"], headers=_bearer(token), json=_ping()).status_code in (401, 403)
         assert result_json(await admin.call_tool("jarvis_share", {"action": "list"}))["shares"] == []
-        assert "not shared" in error_text(await admin.call_tool("jarvis_share", {"action": "stop",
-                                                                                 "name": "shared-clock"}))
+        assert "not shared" in error_text(
+            await admin.call_tool("jarvis_share", {"action": "stop", "name": "shared-clock"})
+        )
 
 
 async def test_profile_surface_scopes(secured: RunningJarvis, admin_token: str) -> None:
@@ -132,8 +134,12 @@ async def test_profile_surface_scopes(secured: RunningJarvis, admin_token: str) 
         assert not (await client.call_tool("scoped__whoami", {})).is_error
     async with mcp_client(secured.url("/mcp/profile/other"), team) as client:
         assert (await client.list_tools()).tools == []  # reaches the kind of surface, sees nothing of this one
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "scoped__echo",
-                                                                          "arguments": {"text": "x"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "scoped__echo", "arguments": {"text": "x"}},
+    }
     refusal = gate_refusal(httpx2.post(secured.url("/mcp/profile/other"), headers=_bearer(team), json=call))
     assert refusal is not None
     assert "profile:other:scoped__echo" in refusal

@@ -49,9 +49,11 @@ async def test_time_server_through_a_profile_answers_like_the_server_itself(host
     async with mcp_client(hosted.url()) as admin:
         await create_server(admin, "clock", [time_server()])
         await create_profile(admin, "timely", "clock")
-    calls = [("convert_time", {"source_timezone": "UTC", "time": "12:30", "target_timezone": "Asia/Tokyo"}),
-             ("convert_time", {"source_timezone": "Mars/Olympus", "time": "12:30", "target_timezone": "UTC"}),
-             ("get_current_time", {"timezone": "Not/AZone"})]
+    calls = [
+        ("convert_time", {"source_timezone": "UTC", "time": "12:30", "target_timezone": "Asia/Tokyo"}),
+        ("convert_time", {"source_timezone": "Mars/Olympus", "time": "12:30", "target_timezone": "UTC"}),
+        ("get_current_time", {"timezone": "Not/AZone"}),
+    ]
     async with Client(StdioServerParameters(command=time_server()), mode="legacy") as direct:
         direct_tools = {t.name: t for t in (await direct.list_tools()).tools}
         expected = [comparable(await direct.call_tool(name, args)) for name, args in calls]
@@ -86,8 +88,9 @@ async def test_everything_server_tools_progress_and_errors(hosted: RunningJarvis
         echo = await client.call_tool("everything__echo", {"message": "hello downstream"})
         summed = await client.call_tool("everything__get-sum", {"a": 2, "b": 40})
         structured = await client.call_tool("everything__get-structured-content", {"location": "New York"})
-        await client.call_tool("everything__trigger-long-running-operation", {"duration": 1, "steps": 3},
-                               progress_callback=on_progress)
+        await client.call_tool(
+            "everything__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+        )
         invalid = await client.call_tool("everything__get-sum", {"a": "two"})
     assert "hello downstream" in text_of(echo)
     assert "42" in text_of(summed)
@@ -154,21 +157,24 @@ async def test_an_unprefixed_one_server_profile_is_transparent(tmp_path: Path) -
     async with Client(StdioServerParameters(command=time_server()), mode="legacy") as direct:
         expected = sorted(t.name for t in (await direct.list_tools()).tools)
     # A sync with the registry only once a minute: what follows must not wait for it.
-    slow_sync = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV,
-                                                     "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "60"})
+    slow_sync = start_jarvis(
+        tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "60"}
+    )
     try:
         async with mcp_client(slow_sync.url()) as admin:
             await create_server(admin, "clock-solo", [time_server()])
             await create_profile(admin, "solo", "clock-solo")
             async with mcp_client(slow_sync.url("/mcp/profile/solo")) as client:
                 assert {t.name for t in (await client.list_tools()).tools} == {f"clock-solo__{n}" for n in expected}
-                result_json(await admin.call_tool("jarvis_config", {
-                    "action": "set", "key": "servers.unprefixed_profiles", "value": ["solo"]}))
+                result_json(
+                    await admin.call_tool(
+                        "jarvis_config", {"action": "set", "key": "servers.unprefixed_profiles", "value": ["solo"]}
+                    )
+                )
                 # A `servers.*` setting made through this aggregator applies here at once.
                 assert sorted(t.name for t in (await client.list_tools()).tools) == expected
     finally:
         slow_sync.stop()
-
 
 
 async def test_calls_answer_with_json_unless_the_caller_asked_for_progress(hosted: RunningJarvis) -> None:
@@ -180,9 +186,20 @@ async def test_calls_answer_with_json_unless_the_caller_asked_for_progress(hoste
     url = hosted.url("/mcp/profile/raw")
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx2.AsyncClient(timeout=30) as http:
-        opened = await http.post(url, headers=accept, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        opened = await http.post(
+            url,
+            headers=accept,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            },
+        )
         assert opened.headers["content-type"].startswith("text/event-stream")
         session = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
         await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -191,20 +208,25 @@ async def test_calls_answer_with_json_unless_the_caller_asked_for_progress(hoste
             params: dict[str, Any] = {"name": name, "arguments": arguments}
             if token is not None:
                 params["_meta"] = {"progressToken": token}
-            return http.post(url, headers=session, json={"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                                                         "params": params})
+            return http.post(
+                url,
+                headers=session,
+                json={"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params},
+            )
 
         streamed, *plain = await asyncio.gather(
             call(2, "everything-raw__trigger-long-running-operation", {"duration": 1, "steps": 2}, token="p1"),
-            *(call(3 + i, "everything-raw__get-sum", {"a": i, "b": 100}) for i in range(5)))
+            *(call(3 + i, "everything-raw__get-sum", {"a": i, "b": 100}) for i in range(5)),
+        )
     for i, answer in enumerate(plain):
         assert answer.headers["content-type"].startswith("application/json")
         body = answer.json()
         assert body["id"] == 3 + i
         assert f"{i + 100}" in body["result"]["content"][0]["text"]
     assert streamed.headers["content-type"].startswith("text/event-stream")
-    events = [json.loads(line[5:]) for line in streamed.text.splitlines()
-              if line.startswith("data:") and line[5:].strip()]
+    events = [
+        json.loads(line[5:]) for line in streamed.text.splitlines() if line.startswith("data:") and line[5:].strip()
+    ]
     progress = [e["params"]["progress"] for e in events if e.get("method") == "notifications/progress"]
     assert progress == [1, 2]
     assert all(e["params"]["progressToken"] == "p1" for e in events if "method" in e)

@@ -31,16 +31,26 @@ class Replicas:
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
     home = tmp_path_factory.mktemp("home")
     registry_port = free_port()
-    first = start_jarvis(tmp_path_factory.mktemp("first"), env={"HOME": str(home), **FAST_ENV,
-                                                                "JARVIS_REGISTRY_PORT": str(registry_port)})
+    first = start_jarvis(
+        tmp_path_factory.mktemp("first"),
+        env={"HOME": str(home), **FAST_ENV, "JARVIS_REGISTRY_PORT": str(registry_port)},
+    )
     port = free_port()
     log = Path(tmp_path_factory.mktemp("second")) / "aggregator.log"
     second = subprocess.Popen(
-        [sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], stdout=log.open("w"), stderr=subprocess.STDOUT,
-        env={**os.environ, "HOME": str(home), **FAST_ENV,
-             "JARVIS_AGGREGATOR_PORT": str(port), "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
-             # The registry of `jarvis up` checks the internal plane's credential it made in its data dir.
-             "JARVIS_INTERNAL_TOKEN_FILE": str(first.data_dir / TOKEN_FILE_NAME)})
+        [sys.executable, "-m", "jarvis.cli", "serve", "aggregator"],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env={
+            **os.environ,
+            "HOME": str(home),
+            **FAST_ENV,
+            "JARVIS_AGGREGATOR_PORT": str(port),
+            "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
+            # The registry of `jarvis up` checks the internal plane's credential it made in its data dir.
+            "JARVIS_INTERNAL_TOKEN_FILE": str(first.data_dir / TOKEN_FILE_NAME),
+        },
+    )
     try:
         wait_for_url(f"http://127.0.0.1:{port}/healthz")
         yield Replicas(first, f"http://127.0.0.1:{port}")
@@ -54,8 +64,9 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
 async def test_share_uses_count_across_replicas_and_stop_reaches_both(replicas: Replicas) -> None:
     async with mcp_client(replicas.first.url()) as admin:
         await create_server(admin, "replicated-clock", [time_server()])
-        started = result_json(await admin.call_tool("jarvis_share", {"action": "start", "name": "replicated-clock",
-                                                                     "expires_in": 600}))["started"]
+        started = result_json(
+            await admin.call_tool("jarvis_share", {"action": "start", "name": "replicated-clock", "expires_in": 600})
+        )["started"]
     token = started["token"]
     path = "/share/replicated-clock/mcp"
     for base in (replicas.first.base_url, replicas.second_url):  # each replica serves the share
@@ -66,6 +77,7 @@ async def test_share_uses_count_across_replicas_and_stop_reaches_both(replicas: 
         await guest.call_tool("get_current_time", {"timezone": "Europe/Paris"})
 
     async with mcp_client(replicas.first.url()) as admin:
+
         async def listed() -> dict[str, object]:
             shares = result_json(await admin.call_tool("jarvis_share", {"action": "list"}))["shares"]
             return shares[0] if shares and shares[0]["tool_calls"] == 3 else {}
@@ -78,8 +90,11 @@ async def test_share_uses_count_across_replicas_and_stop_reaches_both(replicas: 
 
     async def refused_on_second() -> bool:
         async with httpx2.AsyncClient() as http:
-            answer = await http.post(replicas.second_url + path, headers={"Authorization": f"Bearer {token}"},
-                                     json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            answer = await http.post(
+                replicas.second_url + path,
+                headers={"Authorization": f"Bearer {token}"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            )
         return answer.status_code in (401, 403)
 
     # The other replica learns of the stop from the registry: its share list and token cache expire in seconds.

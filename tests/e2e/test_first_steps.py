@@ -38,8 +38,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Iterator[RunningJarvis]:
-    running = start_jarvis(tmp_path_factory.mktemp("jarvis"), "--require-auth",
-                           env={"HOME": str(home), "PATH": BARE_PATH, **FAST_ENV})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("jarvis"), "--require-auth", env={"HOME": str(home), "PATH": BARE_PATH, **FAST_ENV}
+    )
     assert running.port != 8765
     yield running
     running.stop()
@@ -63,15 +64,17 @@ def _time_answer(result: Any) -> dict[str, Any]:
 
 
 async def test_connect_three_clients_and_call_a_default_server_through_a_profile(
-        team: RunningJarvis, home: Path) -> None:
+    team: RunningJarvis, home: Path
+) -> None:
     admin = team.create_token("admin", name="me")
     async with mcp_client(team.url(), admin) as jarvis:
         installed = result_json(await jarvis.call_tool("jarvis_server", {"action": "list"}))
         assert any(s["name"] == "time" for s in installed["servers"])  # bootstrap's default server
         await create_profile(jarvis, "walk", "time")
         for client in ("claude-desktop", "cursor", "codex"):
-            edited = result_json(await jarvis.call_tool("jarvis_client", {
-                "action": "edit", "name": client, "add": ["profile:walk"]}))
+            edited = result_json(
+                await jarvis.call_tool("jarvis_client", {"action": "edit", "name": client, "add": ["profile:walk"]})
+            )
             assert edited["added"] == ["jarvis-walk"]
             assert "jv_" not in json.dumps(edited)  # the token goes into the file, never into the answer
         clients = result_json(await jarvis.call_tool("jarvis_client", {"action": "list"}))["clients"]
@@ -99,8 +102,9 @@ async def test_connect_three_clients_and_call_a_default_server_through_a_profile
     assert entry["args"] == ["--data-dir", str(team.data_dir), "mcp", "--surface", "profile/walk"]
     # `jarvis mcp` relays to this running `jarvis up`, which requires a token: the entry carries its own.
     assert entry["env"]["JARVIS_TOKEN"].startswith("jv_")
-    params = StdioServerParameters(command=entry["command"], args=entry["args"],
-                                   env={"HOME": str(home), "PATH": BARE_PATH, **entry["env"]})
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={"HOME": str(home), "PATH": BARE_PATH, **entry["env"]}
+    )
     async with Client(params, mode="legacy") as stdio:
         _time_answer(await stdio.call_tool(*TIME_CALL))
 
@@ -132,7 +136,8 @@ async def test_a_failing_servers_tool_says_why_on_the_profile(team: RunningJarvi
 
 
 async def test_a_non_admin_cannot_pick_the_file_nor_mint_a_token_beyond_its_scopes(
-        team: RunningJarvis, home: Path, tmp_path: Path) -> None:
+    team: RunningJarvis, home: Path, tmp_path: Path
+) -> None:
     admin = team.create_token("admin", name="me3")
     async with mcp_client(team.url(), admin) as jarvis:
         await create_profile(jarvis, "secret-walk", "time")
@@ -141,13 +146,15 @@ async def test_a_non_admin_cannot_pick_the_file_nor_mint_a_token_beyond_its_scop
     async with mcp_client(team.url(), user) as jarvis:
         # Attack: write a client entry into a file of the caller's choosing.
         # The gate refuses (admin only) before any tool runs, as an MCP error the agent can read.
-        chosen = await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
-                                                          "add": ["profile:secret-walk"], "path": str(target)})
+        chosen = await jarvis.call_tool(
+            "jarvis_client", {"action": "edit", "name": "cursor", "add": ["profile:secret-walk"], "path": str(target)}
+        )
         assert chosen.is_error
         assert "admin" in text_of(chosen)
         # Attack: have Jarvis mint a token for a profile this token cannot reach.
-        minted = await jarvis.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
-                                                          "add": ["profile:secret-walk"]})
+        minted = await jarvis.call_tool(
+            "jarvis_client", {"action": "edit", "name": "cursor", "add": ["profile:secret-walk"]}
+        )
         assert minted.is_error
         assert "profile:secret-walk" in text_of(minted)
     assert not target.exists()

@@ -19,9 +19,12 @@ from tests.support.stack import RunningJarvis, error_text, mcp_client, result_js
 
 pytestmark = pytest.mark.anyio
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                         "clientInfo": {"name": "attack", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "1"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 SESSION_CAP = 3
 LIMITS = {"jarvis_config": {"per_second": 0.2, "burst": 2}, "hard__slow": {"concurrent": 1}}
@@ -30,9 +33,16 @@ LIMITS = {"jarvis_config": {"per_second": 0.2, "burst": 2}, "hard__slow": {"conc
 @pytest.fixture(scope="module")
 def hardened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("hardened"), "--require-auth", env={
-        **FAST_ENV, "HOME": str(home), "JARVIS_AGGREGATOR_MAX_SESSIONS_PER_TOKEN": str(SESSION_CAP),
-        "JARVIS_AGGREGATOR_RATE_LIMIT_TOOLS": json.dumps(LIMITS)})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("hardened"),
+        "--require-auth",
+        env={
+            **FAST_ENV,
+            "HOME": str(home),
+            "JARVIS_AGGREGATOR_MAX_SESSIONS_PER_TOKEN": str(SESSION_CAP),
+            "JARVIS_AGGREGATOR_RATE_LIMIT_TOOLS": json.dumps(LIMITS),
+        },
+    )
     yield running
     running.stop()
 
@@ -45,6 +55,7 @@ def admin_token(hardened: RunningJarvis) -> str:
 @pytest.fixture(scope="module")
 def downstream(hardened: RunningJarvis, admin_token: str) -> dict[str, str | None]:
     """A toy server with a profile `hard`, and the fuzz's profile and share; their paths → their tokens."""
+
     async def setup() -> dict[str, str | None]:
         async with mcp_client(hardened.url(), admin_token) as admin:
             await create_toy(admin, "hard")
@@ -54,8 +65,9 @@ def downstream(hardened: RunningJarvis, admin_token: str) -> dict[str, str | Non
     return asyncio.run(setup())
 
 
-def post(running: RunningJarvis, body: bytes | object, headers: dict[str, str] | None = None,
-         path: str = "/mcp/jarvis") -> httpx2.Response:
+def post(
+    running: RunningJarvis, body: bytes | object, headers: dict[str, str] | None = None, path: str = "/mcp/jarvis"
+) -> httpx2.Response:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     return httpx2.post(running.url(path), content=content, headers={**MCP_HEADERS, **(headers or {})}, timeout=30)
 
@@ -70,8 +82,9 @@ def _messages(error: BaseException) -> str:
     return " | ".join([str(error), *(_messages(e) for e in nested)])
 
 
-def test_deep_nesting_is_a_parse_error_on_every_surface(hardened: RunningJarvis,
-                                                         downstream: dict[str, str | None]) -> None:
+def test_deep_nesting_is_a_parse_error_on_every_surface(
+    hardened: RunningJarvis, downstream: dict[str, str | None]
+) -> None:
     """Issue 15 #5: 2 KB of nesting gave 500 and a RecursionError traceback, before authentication."""
     paths = ["/mcp", "/mcp/jarvis", "/mcp/debug", "/mcp/orchestrator", "/mcp/profile/hard", "/share/fuzztoy/mcp"]
     bodies = [b"[" * 1000 + b"]" * 1000, b'{"a":' * 1000 + b"1" + b"}" * 1000, b"[" * 65 + b"]" * 65]
@@ -95,8 +108,11 @@ async def test_sessions_end_with_their_owner_entry_and_are_capped_per_token(hard
         opened = post(hardened, INITIALIZE, bearer(owner))
         assert opened.status_code == 200, opened.text
         session = opened.headers["mcp-session-id"]
-        closed = httpx2.delete(hardened.url(), headers={**bearer(owner), "mcp-session-id": session,
-                                                        "mcp-protocol-version": "2025-11-25"}, timeout=10)
+        closed = httpx2.delete(
+            hardened.url(),
+            headers={**bearer(owner), "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"},
+            timeout=10,
+        )
         assert closed.status_code == 200
     live = [post(hardened, INITIALIZE, bearer(owner)).headers["mcp-session-id"] for _ in range(SESSION_CAP)]
     refused = post(hardened, INITIALIZE, bearer(owner))
@@ -114,14 +130,16 @@ async def test_sessions_end_with_their_owner_entry_and_are_capped_per_token(hard
             await client.list_tools()
     assert "open MCP sessions" in _messages(raised.value)
     for session in live:
-        httpx2.delete(hardened.url(), headers={**bearer(owner), **session_headers, "mcp-session-id": session},
-                      timeout=10)
+        httpx2.delete(
+            hardened.url(), headers={**bearer(owner), **session_headers, "mcp-session-id": session}, timeout=10
+        )
     async with mcp_client(hardened.url(), owner) as client:
         assert len((await client.list_tools()).tools) == 8
 
 
-async def test_scope_denials_reach_the_agent_as_tool_errors(hardened: RunningJarvis, admin_token: str,
-                                                            downstream: dict[str, str | None]) -> None:
+async def test_scope_denials_reach_the_agent_as_tool_errors(
+    hardened: RunningJarvis, admin_token: str, downstream: dict[str, str | None]
+) -> None:
     """A 403 body is dropped by SDK clients (-32603 "Server returned an error response"): the agent never
     learned which scope it lacked."""
     token = hardened.create_token("jarvis:jarvis_server:list", "profile:hard:hard__echo", name="narrow")
@@ -138,14 +156,16 @@ async def test_scope_denials_reach_the_agent_as_tool_errors(hardened: RunningJar
         assert "profile:hard:hard__whoami" in error_text(denied)
         assert "servers:hard:whoami" in error_text(denied)
     async with mcp_client(hardened.url(), admin_token) as admin:  # the denied call never ran
-        assert "hard" in {s["name"] for s in result_json(await admin.call_tool("jarvis_server",
-                                                                               {"action": "list"}))["servers"]}
+        assert "hard" in {
+            s["name"] for s in result_json(await admin.call_tool("jarvis_server", {"action": "list"}))["servers"]
+        }
     # A token that cannot reach the surface at all is still refused at the transport: 403.
     assert post(hardened, INITIALIZE, bearer(hardened.create_token("orchestrator"))).status_code == 403
 
 
-async def test_rate_limits_per_token_and_tool_with_a_retry_hint(hardened: RunningJarvis,
-                                                                downstream: dict[str, str | None]) -> None:
+async def test_rate_limits_per_token_and_tool_with_a_retry_hint(
+    hardened: RunningJarvis, downstream: dict[str, str | None]
+) -> None:
     first, second = hardened.create_token("jarvis", name="fast"), hardened.create_token("jarvis", name="other")
     async with mcp_client(hardened.url(), first) as client:
         for _ in range(2):  # the burst
@@ -167,11 +187,14 @@ async def test_rate_limits_per_token_and_tool_with_a_retry_hint(hardened: Runnin
     assert second not in metrics
 
 
-async def test_concurrent_calls_are_capped_per_token_and_tool(hardened: RunningJarvis,
-                                                              downstream: dict[str, str | None]) -> None:
+async def test_concurrent_calls_are_capped_per_token_and_tool(
+    hardened: RunningJarvis, downstream: dict[str, str | None]
+) -> None:
     token = hardened.create_token("profile:hard", name="busy")
-    async with mcp_client(hardened.url("/mcp/profile/hard"), token) as one, \
-            mcp_client(hardened.url("/mcp/profile/hard"), token) as two:
+    async with (
+        mcp_client(hardened.url("/mcp/profile/hard"), token) as one,
+        mcp_client(hardened.url("/mcp/profile/hard"), token) as two,
+    ):
         assert "hard__slow" in {t.name for t in (await one.list_tools()).tools}  # as an agent would, first
         slow = asyncio.create_task(one.call_tool("hard__slow", {"seconds": 3}))
         await asyncio.sleep(1)
@@ -183,10 +206,10 @@ async def test_concurrent_calls_are_capped_per_token_and_tool(hardened: RunningJ
         assert text_of(await two.call_tool("hard__slow", {"seconds": 0})) == "done"
 
 
-async def test_audit_log_records_who_did_what_redacted(hardened: RunningJarvis, admin_token: str,
-                                                      downstream: dict[str, str | None]) -> None:
-    token = hardened.create_token("jarvis:jarvis_server:list", "jarvis:jarvis_config", "profile:hard",
-                                  name="audited")
+async def test_audit_log_records_who_did_what_redacted(
+    hardened: RunningJarvis, admin_token: str, downstream: dict[str, str | None]
+) -> None:
+    token = hardened.create_token("jarvis:jarvis_server:list", "jarvis:jarvis_config", "profile:hard", name="audited")
     async with mcp_client(hardened.url(), token) as client:
         result_json(await client.call_tool("jarvis_server", {"action": "list"}))
         error_text(await client.call_tool("jarvis_server", {"action": "uninstall", "name": "hard"}))  # denied
@@ -197,18 +220,31 @@ async def test_audit_log_records_who_did_what_redacted(hardened: RunningJarvis, 
     async with mcp_client(hardened.url("/mcp/profile/hard"), token) as client:
         assert text_of(await client.call_tool("hard__echo", {"text": "hello"})) == "hello"
     async with mcp_client(hardened.url(), admin_token) as admin:
-        create = {"action": "create", "name": "secretive", "type": "stdio", "command": "true",
-                  "args": ["--password", "hunter2"], "env": {"API_KEY": "hunter2"}}
+        create = {
+            "action": "create",
+            "name": "secretive",
+            "type": "stdio",
+            "command": "true",
+            "args": ["--password", "hunter2"],
+            "env": {"API_KEY": "hunter2"},
+        }
         result_json(await admin.call_tool("jarvis_server", create))
-        mine = result_json(await admin.call_tool("jarvis_server", {"action": "usage", "audit": True,
-                                                                   "query": "audited"}))["audit"]
-        admins = result_json(await admin.call_tool("jarvis_server", {"action": "usage", "audit": True,
-                                                                     "query": "admin", "limit": 5}))["audit"]
+        mine = result_json(
+            await admin.call_tool("jarvis_server", {"action": "usage", "audit": True, "query": "audited"})
+        )["audit"]
+        admins = result_json(
+            await admin.call_tool("jarvis_server", {"action": "usage", "audit": True, "query": "admin", "limit": 5})
+        )["audit"]
     seen = [(e["surface"], e["tool"], e["action"], e["outcome"]) for e in reversed(mine)]
-    assert seen == [("jarvis", "jarvis_server", "list", "ok"), ("jarvis", "jarvis_server", "uninstall", "denied"),
-                    ("jarvis", "jarvis_config", "get", "ok"), ("jarvis", "jarvis_config", "get", "ok"),
-                    ("jarvis", "jarvis_config", "get", "rate_limited"), ("jarvis", "jarvis_server", "usage", "denied"),
-                    ("profile", "hard__echo", "", "ok")]
+    assert seen == [
+        ("jarvis", "jarvis_server", "list", "ok"),
+        ("jarvis", "jarvis_server", "uninstall", "denied"),
+        ("jarvis", "jarvis_config", "get", "ok"),
+        ("jarvis", "jarvis_config", "get", "ok"),
+        ("jarvis", "jarvis_config", "get", "rate_limited"),
+        ("jarvis", "jarvis_server", "usage", "denied"),
+        ("profile", "hard__echo", "", "ok"),
+    ]
     assert all(e["token_name"] == "audited" and e["token_id"] for e in mine)
     assert mine[0]["target"] == "hard"  # the profile call names its server
     assert mine[-2]["target"] == "hard"  # the denied uninstall names its server
@@ -227,12 +263,14 @@ async def test_audit_log_records_who_did_what_redacted(hardened: RunningJarvis, 
     assert admin_token not in everything
 
 
-def test_small_fuzz_of_every_surface_gives_no_5xx(hardened: RunningJarvis, admin_token: str,
-                                                  downstream: dict[str, str | None]) -> None:
+def test_small_fuzz_of_every_surface_gives_no_5xx(
+    hardened: RunningJarvis, admin_token: str, downstream: dict[str, str | None]
+) -> None:
     """The CI-sized version of bench/fuzz_endpoints.py, with a token where the surface needs one."""
     token = hardened.create_token("admin", name="fuzz")
-    surfaces: dict[str, str | None] = {path: token for path in ("/mcp", "/mcp/jarvis", "/mcp/debug",
-                                                               "/mcp/orchestrator")}
+    surfaces: dict[str, str | None] = {
+        path: token for path in ("/mcp", "/mcp/jarvis", "/mcp/debug", "/mcp/orchestrator")
+    }
     surfaces["/mcp?no-token"] = None
     surfaces.update(downstream)
     report = fuzz(hardened.base_url, surfaces, fixed_cases() + mutated_cases(20, seed=15), Report())

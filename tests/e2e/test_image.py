@@ -86,12 +86,35 @@ def _time_server_wheels() -> Path:
     directory = Path("~/.cache/jarvis/test-wheels").expanduser() / hashlib.sha256(requirement.encode()).hexdigest()[:12]
     if not (directory / "complete").is_file():
         directory.mkdir(parents=True, exist_ok=True)
-        pythons = [p for p in (sys.executable, "/usr/bin/python3", *(str(Path(d) / "python3") for d in
-                   os.environ.get("PATH", "").split(os.pathsep))) if Path(p).is_file()]
+        pythons = [
+            p
+            for p in (
+                sys.executable,
+                "/usr/bin/python3",
+                *(str(Path(d) / "python3") for d in os.environ.get("PATH", "").split(os.pathsep)),
+            )
+            if Path(p).is_file()
+        ]
         for python in pythons:
-            done = subprocess.run([python, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-                                   "--python-version", "3.11", "--dest", str(directory), requirement],
-                                  capture_output=True, text=True, check=False, timeout=600)
+            done = subprocess.run(
+                [
+                    python,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--only-binary=:all:",
+                    "--python-version",
+                    "3.11",
+                    "--dest",
+                    str(directory),
+                    requirement,
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=600,
+            )
             if done.returncode == 0:
                 (directory / "complete").write_text(requirement)
                 break
@@ -104,8 +127,11 @@ def _source_repo(path: Path) -> Path:
     git = git_available()
     path.mkdir(parents=True)
     (path / "README.md").write_text("# deployed\n")
-    for argv in (["init", "--quiet", "--initial-branch", "main"], ["add", "README.md"],
-                 ["commit", "--quiet", "-m", "first"]):
+    for argv in (
+        ["init", "--quiet", "--initial-branch", "main"],
+        ["add", "README.md"],
+        ["commit", "--quiet", "-m", "first"],
+    ):
         subprocess.run([git, *argv], cwd=path, env=BARE_GIT_ENV, check=True)
     return path
 
@@ -136,39 +162,56 @@ def pod(jarvis_image: tuple[str, float], tmp_path_factory: pytest.TempPathFactor
     uv_toml = base / "uv.toml"
     uv_toml.write_text(f'find-links = ["{WHEELS}"]\nno-index = true\n')
     socket = _socket_path()
-    targets = {f"JARVIS_AGGREGATOR_{name.upper()}_TARGET": f"127.0.0.1:{pod.ports[name]}"
-               for name in ("registry", "debug", "runtime", "scheduler")}
+    targets = {
+        f"JARVIS_AGGREGATOR_{name.upper()}_TARGET": f"127.0.0.1:{pod.ports[name]}"
+        for name in ("registry", "debug", "runtime", "scheduler")
+    }
     with redis_url(base) as redis:
-        scheduler_env = {"JARVIS_SCHEDULER_LISTEN": f"127.0.0.1:{pod.ports['scheduler']}",
-                         "JARVIS_SCHEDULER_RUNTIME_TARGET": f"127.0.0.1:{pod.ports['runtime']}",
-                         "JARVIS_SCHEDULER_REDIS_URL": redis.rsplit("/", 1)[0] + "/1"}
+        scheduler_env = {
+            "JARVIS_SCHEDULER_LISTEN": f"127.0.0.1:{pod.ports['scheduler']}",
+            "JARVIS_SCHEDULER_RUNTIME_TARGET": f"127.0.0.1:{pod.ports['runtime']}",
+            "JARVIS_SCHEDULER_REDIS_URL": redis.rsplit("/", 1)[0] + "/1",
+        }
         scheduler_volumes = {str(chown_for_image(base / "scheduler")): {"bind": "/var/lib/jarvis/scheduler"}}
         specs: dict[str, dict[str, Any]] = {
             # Project analysis and local sources are confined to roots (JARVIS_*_PROJECT_ROOTS; default HOME).
-            "registry": {"environment": {"JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{pod.ports['registry']}",
-                                         "JARVIS_REGISTRY_PROJECT_ROOTS": json.dumps([TEMPLATE])},
-                         "volumes": {str(chown_for_image(base / "registry")): {"bind": "/var/lib/jarvis"}}},
+            "registry": {
+                "environment": {
+                    "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{pod.ports['registry']}",
+                    "JARVIS_REGISTRY_PROJECT_ROOTS": json.dumps([TEMPLATE]),
+                },
+                "volumes": {str(chown_for_image(base / "registry")): {"bind": "/var/lib/jarvis"}},
+            },
             "debug": {"environment": {"JARVIS_DEBUG_LISTEN": f"127.0.0.1:{pod.ports['debug']}"}},
             "runtime": {
-                "environment": {"JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{pod.ports['runtime']}",
-                                "JARVIS_RUNTIME_DATA_DIR": str(pod.runtime_data),
-                                "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
-                                "JARVIS_RUNTIME_PROJECT_ROOTS": json.dumps([str(Path(SOURCE).parent)]),
-                                "DOCKER_HOST": "unix:///var/run/docker.sock"},
+                "environment": {
+                    "JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{pod.ports['runtime']}",
+                    "JARVIS_RUNTIME_DATA_DIR": str(pod.runtime_data),
+                    "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
+                    "JARVIS_RUNTIME_PROJECT_ROOTS": json.dumps([str(Path(SOURCE).parent)]),
+                    "DOCKER_HOST": "unix:///var/run/docker.sock",
+                },
                 # Bind mounts of project containers name host paths: the data dir has the same path on both.
-                "volumes": {socket: {"bind": "/var/run/docker.sock"},
-                            str(pod.runtime_data): {"bind": str(pod.runtime_data)},
-                            str(_source_repo(base / "source")): {"bind": SOURCE, "mode": "ro"}},
+                "volumes": {
+                    socket: {"bind": "/var/run/docker.sock"},
+                    str(pod.runtime_data): {"bind": str(pod.runtime_data)},
+                    str(_source_repo(base / "source")): {"bind": SOURCE, "mode": "ro"},
+                },
                 "group_add": [str(os.stat(socket).st_gid)],
             },
             "scheduler": {"environment": scheduler_env, "volumes": scheduler_volumes},
             "scheduler-worker": {"environment": scheduler_env, "volumes": scheduler_volumes},
             "scheduler-beat": {"environment": scheduler_env, "volumes": scheduler_volumes},
             "aggregator": {
-                "environment": {"JARVIS_AGGREGATOR_PORT": str(pod.ports["aggregator"]), **targets,
-                                "JARVIS_REDIS_URL": redis},
-                "volumes": {str(uv_toml): {"bind": "/etc/uv/uv.toml", "mode": "ro"},
-                            str(_time_server_wheels()): {"bind": WHEELS, "mode": "ro"}},
+                "environment": {
+                    "JARVIS_AGGREGATOR_PORT": str(pod.ports["aggregator"]),
+                    **targets,
+                    "JARVIS_REDIS_URL": redis,
+                },
+                "volumes": {
+                    str(uv_toml): {"bind": "/etc/uv/uv.toml", "mode": "ro"},
+                    str(_time_server_wheels()): {"bind": WHEELS, "mode": "ro"},
+                },
                 "tmpfs": EXEC_TMP,
             },
         }
@@ -177,10 +220,15 @@ def pod(jarvis_image: tuple[str, float], tmp_path_factory: pytest.TempPathFactor
             for name, spec in specs.items():
                 first = pod.containers.get("registry")
                 network = {"network_mode": f"container:{first.id}"} if first else {"network_mode": "host"}
-                options: dict[str, Any] = {**HARDENED, **network, **spec, "environment": {
-                    "JARVIS_LOG_LEVEL": "INFO", **spec["environment"]}}
+                options: dict[str, Any] = {
+                    **HARDENED,
+                    **network,
+                    **spec,
+                    "environment": {"JARVIS_LOG_LEVEL": "INFO", **spec["environment"]},
+                }
                 pod.containers[name] = engine.containers.run(
-                    image, ["serve", name], name=f"jarvis-e2e-{name}-{suffix}", detach=True, **options)
+                    image, ["serve", name], name=f"jarvis-e2e-{name}-{suffix}", detach=True, **options
+                )
                 if name in pod.ports and name != "aggregator":
                     started = time.monotonic()
                     wait_serving(pod.containers[name], pod.ports[name])
@@ -214,8 +262,9 @@ def test_each_container_is_hardened_and_serving(pod: Pod) -> None:
         assert container.attrs["Config"]["User"] == f"{IMAGE_UID}:{IMAGE_UID}", name
         assert name == "registry" or host["NetworkMode"] == f"container:{pod.containers['registry'].id}", name
     # The root really is read-only for the service's user, and /tmp is writable.
-    probe = pod.containers["aggregator"].exec_run(["sh", "-c", "id -u; touch /opt/jarvis/x 2>&1; touch /tmp/x && "
-                                                   "echo tmp-ok"])
+    probe = pod.containers["aggregator"].exec_run(
+        ["sh", "-c", "id -u; touch /opt/jarvis/x 2>&1; touch /tmp/x && echo tmp-ok"]
+    )
     out = _text(probe.output)
     assert out.splitlines()[0] == str(IMAGE_UID), out
     assert "Read-only file system" in out, out
@@ -223,8 +272,11 @@ def test_each_container_is_hardened_and_serving(pod: Pod) -> None:
     # What the catalog's servers and the runtime need is in the image.
     tools = pod.containers["aggregator"].exec_run(["sh", "-c", "npx --version && uvx --version && git --version"])
     assert tools.exit_code == 0, _text(tools.output)
-    print(f"\nimage build {pod.build_seconds:.1f} s; start to SERVING: "
-          + ", ".join(f"{k} {v:.1f} s" for k, v in pod.serving_seconds.items()), file=sys.stderr)
+    print(
+        f"\nimage build {pod.build_seconds:.1f} s; start to SERVING: "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in pod.serving_seconds.items()),
+        file=sys.stderr,
+    )
 
 
 async def test_status_project_analysis_and_a_catalog_server_through_mcp(pod: Pod) -> None:
@@ -262,8 +314,11 @@ async def test_status_project_analysis_and_a_catalog_server_through_mcp(pod: Pod
 
 async def test_a_project_from_a_local_git_source(pod: Pod) -> None:
     async with mcp_client(f"{pod.mcp}/orchestrator") as client:
-        created = result_json(await client.call_tool("project", {"action": "create", "name": "deployed",
-                                                                 "source_url": SOURCE, "image": pod.image}))
+        created = result_json(
+            await client.call_tool(
+                "project", {"action": "create", "name": "deployed", "source_url": SOURCE, "image": pod.image}
+            )
+        )
         project = created["created"]
         assert project["name"] == "deployed", project
         assert project["source_url"] == SOURCE, project
@@ -278,8 +333,7 @@ def test_every_container_stops_quickly_and_cleanly(pod: Pod) -> None:
     # Run last in this module: it stops the pod. Clients first, the namespace's owner last.
     order = ["aggregator", "scheduler-beat", "scheduler-worker", "scheduler", "runtime", "debug", "registry"]
     stopped = {name: stop_timed(pod.containers[name]) for name in order}
-    print("\ndocker stop: " + ", ".join(f"{k} {s:.1f} s (exit {c})" for k, (s, c) in stopped.items()),
-          file=sys.stderr)
+    print("\ndocker stop: " + ", ".join(f"{k} {s:.1f} s (exit {c})" for k, (s, c) in stopped.items()), file=sys.stderr)
     for name, (seconds, code) in stopped.items():
         # 0: the service shut down on SIGTERM; 143: it re-raised SIGTERM after draining (uvicorn does).
         assert code in (0, 143), f"{name} exited {code}:\n{log_of(pod.containers[name])}"

@@ -17,12 +17,25 @@ def test_build_streams_progress_and_tags_the_image(tmp_path: Path, engine: docke
     (context / "agent").mkdir(parents=True)
     marker = secrets.token_hex(4)
     (context / "agent" / "Dockerfile").write_text(
-        f"FROM {image}\nARG GREETING=unset\nRUN echo \"greeting=$GREETING {marker}\"\n")
+        f'FROM {image}\nARG GREETING=unset\nRUN echo "greeting=$GREETING {marker}"\n'
+    )
     tag = f"jarvis-test-built:{marker}"
     try:
-        done = jarvis_cli("image", "build", "--context", str(context), "--tag", tag, "--network", "none",
-                          "--build-arg", "GREETING=hello", data_dir=tmp_path / "data",
-                          env={"DOCKER_HOST": docker_host()}, timeout=300)
+        done = jarvis_cli(
+            "image",
+            "build",
+            "--context",
+            str(context),
+            "--tag",
+            tag,
+            "--network",
+            "none",
+            "--build-arg",
+            "GREETING=hello",
+            data_dir=tmp_path / "data",
+            env={"DOCKER_HOST": docker_host()},
+            timeout=300,
+        )
         assert "Step 1/3" in done.stdout
         assert f"greeting=hello {marker}" in done.stdout  # the RUN step's own output, as it ran
         assert f"built {tag}" in done.stderr
@@ -40,8 +53,9 @@ def test_build_errors_say_what_to_do(tmp_path: Path) -> None:
     assert "no agent/Dockerfile in" in missing.stderr
     assert "pass --context and --file" in missing.stderr
     (context / "agent" / "Dockerfile").write_text("FROM scratch\n")
-    bad_arg = jarvis_cli("image", "build", "--context", str(context), "--build-arg", "no equals", data_dir=tmp_path,
-                         env=env, check=False)
+    bad_arg = jarvis_cli(
+        "image", "build", "--context", str(context), "--build-arg", "no equals", data_dir=tmp_path, env=env, check=False
+    )
     assert bad_arg.returncode == 1
     assert "must be NAME=VALUE" in bad_arg.stderr
 

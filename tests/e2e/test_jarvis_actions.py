@@ -87,15 +87,32 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
         needs_env = await client.call_tool("jarvis_server", {"action": "install", "name": "github"})
         assert "GITHUB" in error_text(needs_env)
 
-        created = result_json(await client.call_tool("jarvis_server", {
-            "action": "create", "name": "Local-Tools", "type": "stdio", "command": "python3",
-            "args": ["-m", "local_tools"], "env": {"LEVEL": "2"}, "description": "team helpers"}))
+        created = result_json(
+            await client.call_tool(
+                "jarvis_server",
+                {
+                    "action": "create",
+                    "name": "Local-Tools",
+                    "type": "stdio",
+                    "command": "python3",
+                    "args": ["-m", "local_tools"],
+                    "env": {"LEVEL": "2"},
+                    "description": "team helpers",
+                },
+            )
+        )
         assert created["created"]["name"] == "local-tools"
-        remote = result_json(await client.call_tool("jarvis_server", {
-            "action": "create", "name": "remote", "type": "streamable-http", "url": "https://mcp.example.com/mcp"}))
+        remote = result_json(
+            await client.call_tool(
+                "jarvis_server",
+                {"action": "create", "name": "remote", "type": "streamable-http", "url": "https://mcp.example.com/mcp"},
+            )
+        )
         assert remote["created"]["launch"]["url"] == "https://mcp.example.com/mcp"
-        metadata = await client.call_tool("jarvis_server", {
-            "action": "create", "name": "meta", "type": "streamable-http", "url": "http://169.254.169.254/latest"})
+        metadata = await client.call_tool(
+            "jarvis_server",
+            {"action": "create", "name": "meta", "type": "streamable-http", "url": "http://169.254.169.254/latest"},
+        )
         assert "169.254.169.254" in error_text(metadata)
         no_command = await client.call_tool("jarvis_server", {"action": "create", "name": "empty", "type": "stdio"})
         assert "command" in error_text(no_command)
@@ -110,16 +127,27 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
         assert info["launch"]["command"] == "python3"
         assert info["launch"]["env"] == {"LEVEL": "<set>"}  # values never shown
 
-        edited = result_json(await client.call_tool("jarvis_server", {
-            "action": "edit", "name": "local-tools", "args": ["-m", "local_tools", "--verbose"],
-            "env": {"MODE": "x", "LEVEL": None}}))
+        edited = result_json(
+            await client.call_tool(
+                "jarvis_server",
+                {
+                    "action": "edit",
+                    "name": "local-tools",
+                    "args": ["-m", "local_tools", "--verbose"],
+                    "env": {"MODE": "x", "LEVEL": None},
+                },
+            )
+        )
         assert edited["edited"]["launch"]["args"] == ["-m", "local_tools", "--verbose"]
         assert edited["edited"]["launch"]["env"] == {"MODE": "<set>"}
         nothing = await client.call_tool("jarvis_server", {"action": "edit", "name": "local-tools"})
         assert "needs something to change" in error_text(nothing)
 
-        result_json(await client.call_tool("jarvis_profile", {
-            "action": "create", "name": "helpers", "servers": ["local-tools", "time"]}))
+        result_json(
+            await client.call_tool(
+                "jarvis_profile", {"action": "create", "name": "helpers", "servers": ["local-tools", "time"]}
+            )
+        )
         gone = result_json(await client.call_tool("jarvis_server", {"action": "uninstall", "name": "local-tools"}))
         assert gone["uninstalled"]["removed_from_profiles"] == ["helpers"]
         profile = result_json(await client.call_tool("jarvis_profile", {"action": "list"}))
@@ -146,20 +174,28 @@ async def test_usage_counts_calls_per_tool_and_action(jarvis: RunningJarvis) -> 
 async def test_profiles_create_edit_suggest_restart_delete(jarvis: RunningJarvis, project_dir: Path) -> None:
     async with mcp_client(jarvis.url()) as client:
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "fetch"}))
-        created = result_json(await client.call_tool("jarvis_profile", {
-            "action": "create", "name": "web", "servers": ["fetch"], "description": "browsing"}))
+        created = result_json(
+            await client.call_tool(
+                "jarvis_profile", {"action": "create", "name": "web", "servers": ["fetch"], "description": "browsing"}
+            )
+        )
         assert created["created"]["servers"] == ["fetch"]
         unknown = await client.call_tool("jarvis_profile", {"action": "create", "name": "bad", "servers": ["nope"]})
         assert "nope" in error_text(unknown)
 
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "git"}))
-        edited = result_json(await client.call_tool("jarvis_profile", {
-            "action": "edit", "name": "web", "add": ["git"], "remove": ["fetch"], "new_name": "webdev"}))
+        edited = result_json(
+            await client.call_tool(
+                "jarvis_profile",
+                {"action": "edit", "name": "web", "add": ["git"], "remove": ["fetch"], "new_name": "webdev"},
+            )
+        )
         assert edited["edited"]["name"] == "webdev"
         assert edited["edited"]["servers"] == ["git"]
 
-        suggested = result_json(await client.call_tool("jarvis_profile", {"action": "suggest",
-                                                                          "path": str(project_dir)}))
+        suggested = result_json(
+            await client.call_tool("jarvis_profile", {"action": "suggest", "path": str(project_dir)})
+        )
         assert suggested["suggestions"], suggested
         servers = {s for sug in suggested["suggestions"] for s in sug["servers"]}
         assert "git" in servers
@@ -181,19 +217,23 @@ async def test_profiles_create_edit_suggest_restart_delete(jarvis: RunningJarvis
 
 async def test_client_config_edit_keeps_unrelated_entries(jarvis: RunningJarvis, tmp_path: Path) -> None:
     cursor_file = tmp_path / "cursor-mcp.json"
-    cursor_file.write_text(json.dumps({"mcpServers": {"mine": {"command": "my-server", "args": ["--x"]}},
-                                       "other": {"keep": True}}))
+    cursor_file.write_text(
+        json.dumps({"mcpServers": {"mine": {"command": "my-server", "args": ["--x"]}}, "other": {"keep": True}})
+    )
     async with mcp_client(jarvis.url()) as client:
         clients = result_json(await client.call_tool("jarvis_client", {"action": "list"}))
-        assert {"claude-desktop", "claude-code", "cursor", "vscode", "windsurf"} <= {c["name"] for c in
-                                                                                    clients["clients"]}
-        configured = result_json(await client.call_tool("jarvis_client", {
-            "action": "config", "name": "cursor", "path": str(cursor_file)}))
+        assert {"claude-desktop", "claude-code", "cursor", "vscode", "windsurf"} <= {
+            c["name"] for c in clients["clients"]
+        }
+        configured = result_json(
+            await client.call_tool("jarvis_client", {"action": "config", "name": "cursor", "path": str(cursor_file)})
+        )
         assert configured["path"] == str(cursor_file)
         assert configured["custom"] is True
         result_json(await client.call_tool("jarvis_server", {"action": "install", "name": "memory"}))
-        edit = result_json(await client.call_tool("jarvis_client", {
-            "action": "edit", "name": "cursor", "add": ["memory"]}))
+        edit = result_json(
+            await client.call_tool("jarvis_client", {"action": "edit", "name": "cursor", "add": ["memory"]})
+        )
         assert edit["backup_path"]
         assert Path(edit["backup_path"]).exists()
         written = json.loads(cursor_file.read_text())
@@ -206,8 +246,9 @@ async def test_client_config_edit_keeps_unrelated_entries(jarvis: RunningJarvis,
         info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "mine"}))
         assert info["launch"]["command"] == "my-server"
 
-        removed = result_json(await client.call_tool("jarvis_client", {
-            "action": "edit", "name": "cursor", "remove": ["memory"]}))
+        removed = result_json(
+            await client.call_tool("jarvis_client", {"action": "edit", "name": "cursor", "remove": ["memory"]})
+        )
         assert removed["removed"] == ["memory"]
         assert "memory" not in json.loads(cursor_file.read_text())["mcpServers"]
         unknown = await client.call_tool("jarvis_client", {"action": "config", "name": "notepad"})
@@ -220,13 +261,15 @@ async def test_config_get_set_list(jarvis: RunningJarvis) -> None:
         keys = {e["key"] for e in listing["config"]}
         assert "aggregator_url" in keys
         assert listing["version"] == 2
-        result_json(await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
-                                                             "value": 7}))
+        result_json(
+            await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit", "value": 7})
+        )
         got = result_json(await client.call_tool("jarvis_config", {"action": "get", "key": "discovery.default_limit"}))
         assert got["value"] == 7
         assert got["default"] is False
-        bad = await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
-                                                       "value": "many"})
+        bad = await client.call_tool(
+            "jarvis_config", {"action": "set", "key": "discovery.default_limit", "value": "many"}
+        )
         assert "discovery.default_limit" in error_text(bad)
         unknown = await client.call_tool("jarvis_config", {"action": "get", "key": "colour"})
         assert "aggregator_url" in error_text(unknown)
@@ -247,8 +290,9 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
         unstaged = result_json(await client.call_tool("jarvis_project", {"action": "diff", "path": str(project_dir)}))
         assert "VALUE = 2" in unstaged["diff"]
         assert "NEW.md" not in unstaged["diff"]
-        staged = result_json(await client.call_tool("jarvis_project", {"action": "diff", "path": str(project_dir),
-                                                                       "staged": True}))
+        staged = result_json(
+            await client.call_tool("jarvis_project", {"action": "diff", "path": str(project_dir), "staged": True})
+        )
         assert "NEW.md" in staged["diff"]
         assert "VALUE = 2" not in staged["diff"]
         devops = result_json(await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir)}))
@@ -262,8 +306,9 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
         assert ".pre-commit-config.yaml: exists (use force=true to overwrite)" in refused["skipped"]
         assert not refused["written"]
         assert hooks.read_text() == "repos: []  # the team's own\n"
-        forced = result_json(await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir),
-                                                                       "force": True}))
+        forced = result_json(
+            await client.call_tool("jarvis_project", {"action": "devops", "path": str(project_dir), "force": True})
+        )
         assert ".pre-commit-config.yaml" in forced["written"]
         assert (project_dir / ".pre-commit-config.yaml.bak").read_text() == "repos: []  # the team's own\n"
         not_dir = await client.call_tool("jarvis_project", {"action": "analyze", "path": str(project_dir / "nope")})
@@ -272,12 +317,12 @@ async def test_project_analyze_diff_devops(jarvis: RunningJarvis, project_dir: P
 
 async def test_share_issues_and_revokes_a_share_token(jarvis: RunningJarvis) -> None:
     async with mcp_client(jarvis.url()) as client:
-        started = result_json(await client.call_tool("jarvis_share", {"action": "start",
-                                                                      "name": "sequential-thinking"}))["started"]
+        started = result_json(
+            await client.call_tool("jarvis_share", {"action": "start", "name": "sequential-thinking"})
+        )["started"]
         listing = result_json(await client.call_tool("jarvis_share", {"action": "list"}))
         unknown = await client.call_tool("jarvis_share", {"action": "start", "name": "ghost"})
-        stopped = result_json(await client.call_tool("jarvis_share", {"action": "stop",
-                                                                      "name": "sequential-thinking"}))
+        stopped = result_json(await client.call_tool("jarvis_share", {"action": "stop", "name": "sequential-thinking"}))
     assert started["url"] == jarvis.url("/share/sequential-thinking/mcp")
     assert started["token"].startswith("jv_")
     assert [s["server"] for s in listing["shares"]] == ["sequential-thinking"]

@@ -52,8 +52,15 @@ async def test_annotations_follow_what_actions_do(jarvis: RunningJarvis) -> None
     status = tools["jarvis_check_status"]
     assert status is not None
     assert (status.read_only_hint, status.destructive_hint, status.idempotent_hint) == (True, False, True)
-    for modifying in ("jarvis_server", "jarvis_profile", "jarvis_client", "jarvis_config", "jarvis_project",
-                      "jarvis_system", "jarvis_share"):
+    for modifying in (
+        "jarvis_server",
+        "jarvis_profile",
+        "jarvis_client",
+        "jarvis_config",
+        "jarvis_project",
+        "jarvis_system",
+        "jarvis_share",
+    ):
         annotations = tools[modifying]
         assert annotations is not None, modifying
         assert annotations.read_only_hint is False, modifying

@@ -37,16 +37,25 @@ def deployed(tmp_path: Path) -> Iterator[Deployed]:
     """`jarvis serve registry` and `jarvis serve aggregator`, sharing a service credential, on loopback."""
     registry_port, aggregator_port = free_port(), free_port()
     target = f"127.0.0.1:{registry_port}"
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING", "JARVIS_LOG_JSON": "false",
-           "JARVIS_INTERNAL_TOKEN": secrets.token_hex(32),
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"), "JARVIS_REGISTRY_LISTEN": target,
-           "JARVIS_AGGREGATOR_PORT": str(aggregator_port), "JARVIS_AGGREGATOR_REGISTRY_TARGET": target}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_LOG_LEVEL": "WARNING",
+        "JARVIS_LOG_JSON": "false",
+        "JARVIS_INTERNAL_TOKEN": secrets.token_hex(32),
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
+        "JARVIS_REGISTRY_LISTEN": target,
+        "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
+        "JARVIS_AGGREGATOR_REGISTRY_TARGET": target,
+    }
     (tmp_path / "registry").mkdir()
     log = (tmp_path / "processes.log").open("ab")
-    registry = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
-    aggregator = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], env=env,
-                                  stdout=log, stderr=subprocess.STDOUT)
+    registry = subprocess.Popen(
+        [sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    aggregator = subprocess.Popen(
+        [sys.executable, "-m", "jarvis.cli", "serve", "aggregator"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     try:
         wait_for_url(f"http://127.0.0.1:{aggregator_port}/livez", timeout=120)
         yield Deployed(registry, aggregator, target, f"http://127.0.0.1:{aggregator_port}")

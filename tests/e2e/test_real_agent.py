@@ -50,21 +50,25 @@ def agent(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Agent]:
         yield running
 
 
-def events_from(agent: Agent, project_id: str, session_id: str, until: Any, after: int = 0,
-                timeout: float = 120) -> list[Any]:
+def events_from(
+    agent: Agent, project_id: str, session_id: str, until: Any, after: int = 0, timeout: float = 120
+) -> list[Any]:
     """Events read page by page from a cursor, as a client does, until one satisfies `until`."""
     seen: list[Any] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        page = agent.call("SessionEvents", project_id=project_id, session_id=session_id, after=after, limit=3,
-                          wait_seconds=2)
+        page = agent.call(
+            "SessionEvents", project_id=project_id, session_id=session_id, after=after, limit=3, wait_seconds=2
+        )
         seen += page.events
         assert page.next_cursor >= after
         after = page.next_cursor
         if any(until(e) for e in page.events):
             return seen
-    raise AssertionError(f"no expected event in {timeout}s; saw {[(e.seq, e.type, e.payload_json[:300]) for e in seen]}"
-                         f"; the fake saw {[r.path for r in agent.fake.requests]}")
+    raise AssertionError(
+        f"no expected event in {timeout}s; saw {[(e.seq, e.type, e.payload_json[:300]) for e in seen]}"
+        f"; the fake saw {[r.path for r in agent.fake.requests]}"
+    )
 
 
 def check_the_agents_work(agent: Agent, project_id: str, session_id: str, events: list[Any]) -> None:
@@ -93,8 +97,12 @@ def check_the_edit_and_the_key(agent: Agent, project_id: str, session: Any, even
     session_id = session.id
     changes = agent.call("ProjectChanges", project_id=project_id, session_id=session_id)
     assert f"?? {anthropic_fake.FILE}" in changes.status, changes.status
-    assert anthropic_fake.CONTENT.strip() in agent.call(
-        "Exec", project_id=project_id, workspace_id=session.workspace_id, argv=["cat", anthropic_fake.FILE]).stdout
+    assert (
+        anthropic_fake.CONTENT.strip()
+        in agent.call(
+            "Exec", project_id=project_id, workspace_id=session.workspace_id, argv=["cat", anthropic_fake.FILE]
+        ).stdout
+    )
 
     # The key reached the model API, in the header Claude Code sends it in ...
     assert agent.fake.keys() == {KEY}
@@ -118,7 +126,8 @@ def check_nothing_else_is_reachable(agent: Agent, project_id: str) -> None:
 
 
 def test_claude_code_edits_its_workspace_through_the_egress_proxy(
-        agent: Agent, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    agent: Agent, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     project = claude_project(agent, "real-claude", tmp_path / "src")
     session = agent.call("SpawnSession", project_id=project, prompt="Write HELLO.md, please.")
@@ -142,8 +151,11 @@ def test_a_scheduled_run_on_celery_runs_claude_code_the_same_way(agent: Agent, t
     project = claude_project(agent, "scheduled-claude", tmp_path / "src")
     redis = RedisServer(tmp_path / "redis")
     redis.start()
-    scheduler = Scheduler(tmp_path, base_values(tmp_path, agent.target, redis.url, run_timeout_seconds=120,
-                                                  visibility_timeout_seconds=180), redis)
+    scheduler = Scheduler(
+        tmp_path,
+        base_values(tmp_path, agent.target, redis.url, run_timeout_seconds=120, visibility_timeout_seconds=180),
+        redis,
+    )
     try:
         scheduler.serve()
         schedule = scheduler.create([project], prompt="Write HELLO.md, please.")
@@ -162,13 +174,18 @@ def test_a_scheduled_run_on_celery_runs_claude_code_the_same_way(agent: Agent, t
 
 
 def test_aider_edits_its_workspace_through_the_egress_proxy(
-        tmp_path: Path, engine: docker.DockerClient, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, engine: docker.DockerClient, caplog: pytest.LogCaptureFixture
+) -> None:
     """A second preset, a one-shot CLI on an OpenAI-compatible base URL: Aider's edit block applied to the file."""
     caplog.set_level(logging.INFO)
     with agent_runtime(tmp_path / "runtime", engine, OpenAIFake()) as agent:
-        project = agent.call("CreateProject", name="real-aider", agent="aider",
-                             source_url=str(source_repo(tmp_path / "src")),
-                             egress_allow=[f"{OPENAI_HOST}:{agent.port}"]).id
+        project = agent.call(
+            "CreateProject",
+            name="real-aider",
+            agent="aider",
+            source_url=str(source_repo(tmp_path / "src")),
+            egress_allow=[f"{OPENAI_HOST}:{agent.port}"],
+        ).id
         for secret, value in (("OPENAI_API_KEY", KEY), ("OPENAI_API_BASE", f"http://{OPENAI_HOST}:{agent.port}/v1")):
             agent.stub.SetSecret(pb.SetSecretRequest(project_id=project, name=secret, value=value), timeout=60)
         session = agent.call("SpawnSession", project_id=project, prompt="Write HELLO.md, please.")
@@ -196,28 +213,42 @@ async def test_claude_code_through_the_orchestrators_mcp_surface(tmp_path: Path,
     with serve_app(fake.app()) as url:
         port = int(url.rsplit(":", 1)[1])
         resolve = {name: ["127.0.0.1"] for name in (API_HOST, "elsewhere.test", *REAL_HOSTS)}
-        env = runtime_env(IMAGE, tmp_path / "home", JARVIS_RUNTIME_MEMORY="1g", JARVIS_RUNTIME_PIDS="256",
-                          JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps(resolve),
-                          JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]))
+        env = runtime_env(
+            IMAGE,
+            tmp_path / "home",
+            JARVIS_RUNTIME_MEMORY="1g",
+            JARVIS_RUNTIME_PIDS="256",
+            JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps(resolve),
+            JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]),
+        )
         running = start_jarvis(data, env=env)
         try:
             async with mcp_client(running.url("/mcp/orchestrator")) as client:
+
                 async def call(tool: str, **args: Any) -> Any:
                     return result_json(await client.call_tool(tool, args))
 
-                pid = (await call("project", action="create", name="mcp-claude", agent="claude",
-                                  source_url=str(source_repo(tmp_path / "src")),
-                                  egress_allow=[f"{API_HOST}:{port}"]))["created"]["id"]
+                pid = (
+                    await call(
+                        "project",
+                        action="create",
+                        name="mcp-claude",
+                        agent="claude",
+                        source_url=str(source_repo(tmp_path / "src")),
+                        egress_allow=[f"{API_HOST}:{port}"],
+                    )
+                )["created"]["id"]
                 for name, value in (("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", f"http://{API_HOST}:{port}")):
-                    assert KEY not in json.dumps(await call("project", action="secret_set", project_id=pid,
-                                                            name=name, value=value))
-                sid = (await call("session", action="spawn", project_id=pid,
-                                  prompt="Write HELLO.md, please."))["session"]["id"]
+                    assert KEY not in json.dumps(
+                        await call("project", action="secret_set", project_id=pid, name=name, value=value)
+                    )
+                sid = (await call("session", action="spawn", project_id=pid, prompt="Write HELLO.md, please."))[
+                    "session"
+                ]["id"]
                 events: list[dict[str, Any]] = []
                 after, deadline = 0, time.monotonic() + 120
                 while not any(e["type"] == "exit" for e in events) and time.monotonic() < deadline:
-                    page = await call("session", action="events", project_id=pid, session_id=sid, after=after,
-                                      wait=2)
+                    page = await call("session", action="events", project_id=pid, session_id=sid, after=after, wait=2)
                     events += page["events"]
                     after = page["next_cursor"]
                     if any(e["type"] == "result" for e in page["events"]):

@@ -25,8 +25,11 @@ def services_of(target: str, timeout: float = 30) -> set[str]:
         while True:
             try:
                 # Read the stream to its end (one answer to one request): leaving early cancels the call.
-                answers = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
-                    list_services="")]), timeout=5))
+                answers = list(
+                    stub.ServerReflectionInfo(
+                        iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5
+                    )
+                )
                 return {s.name for answer in answers for s in answer.list_services_response.service}
             except grpc.RpcError:
                 if time.monotonic() > deadline:
@@ -37,9 +40,14 @@ def services_of(target: str, timeout: float = 30) -> set[str]:
 def test_serve_registry_binds_every_service_that_up_binds(tmp_path: Path) -> None:
     port = free_port()
     repo = Path(__file__).resolve().parents[2]  # the project the deployed ProjectService analyzes
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING",
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "served"), "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{port}",
-           "JARVIS_PROJECT_ROOTS": json.dumps([str(repo)])}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_LOG_LEVEL": "WARNING",
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "served"),
+        "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{port}",
+        "JARVIS_PROJECT_ROOTS": json.dumps([str(repo)]),
+    }
     served = subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env)
     embedded = start_registry(EmbeddedSettings(data_dir=tmp_path / "up").registry_settings(), None, "127.0.0.1:0")
     try:
@@ -49,7 +57,8 @@ def test_serve_registry_binds_every_service_that_up_binds(tmp_path: Path) -> Non
         # Bound, not just listed: jarvis_project's backend answers in the deployed registry.
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             report = project_pb2_grpc.ProjectServiceStub(channel).Analyze(
-                project_pb2.AnalyzeRequest(path=str(repo)), timeout=30)
+                project_pb2.AnalyzeRequest(path=str(repo)), timeout=30
+            )
         assert "python" in [language.lower() for language in report.languages]
     finally:
         embedded.stop(1.0)

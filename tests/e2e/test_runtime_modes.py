@@ -93,10 +93,22 @@ def _inspector() -> list[str]:
 def test_independent_client_lists_the_tools(jarvis: RunningJarvis) -> None:
     result = subprocess.run(
         [*_inspector(), "--cli", jarvis.url(), "--transport", "http", "--method", "tools/list"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     listed = json.loads(result.stdout)
-    assert sorted(t["name"] for t in listed["tools"]) == sorted([
-        "jarvis_check_status", "jarvis_server", "jarvis_profile", "jarvis_client", "jarvis_config",
-        "jarvis_project", "jarvis_system", "jarvis_share"])
+    assert sorted(t["name"] for t in listed["tools"]) == sorted(
+        [
+            "jarvis_check_status",
+            "jarvis_server",
+            "jarvis_profile",
+            "jarvis_client",
+            "jarvis_config",
+            "jarvis_project",
+            "jarvis_system",
+            "jarvis_share",
+        ]
+    )

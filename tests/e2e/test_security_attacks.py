@@ -32,9 +32,18 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis
     (home / ".cursor").mkdir()
     roots = tmp_path_factory.mktemp("projects")
     project = make_project(tmp_path_factory.mktemp("debug-project"))
-    running = start_jarvis(tmp_path_factory.mktemp("data"), "--require-auth", env={
-        "HOME": str(home), "JARVIS_PROJECT_ROOTS": json.dumps([str(roots)]), "JARVIS_DEBUG_PROJECT_DIR": str(project),
-        "JIRA_API_TOKEN": CANARY, "AWS_SECRET_ACCESS_KEY": CANARY, "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("data"),
+        "--require-auth",
+        env={
+            "HOME": str(home),
+            "JARVIS_PROJECT_ROOTS": json.dumps([str(roots)]),
+            "JARVIS_DEBUG_PROJECT_DIR": str(project),
+            "JIRA_API_TOKEN": CANARY,
+            "AWS_SECRET_ACCESS_KEY": CANARY,
+            "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1",
+        },
+    )
     # One CLI process for the admin token (each `jarvis token create` is a whole one); the rest over MCP.
     admin = running.create_token("admin", name="admin")
     running.tokens = {"admin": admin, **anyio.run(_mint, running, admin)}  # type: ignore[attr-defined]
@@ -44,9 +53,12 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis
 
 async def _mint(running: RunningJarvis, admin: str) -> dict[str, str]:
     async with mcp_client(running.url("/mcp/orchestrator"), admin) as client:
-        return {scope: result_json(await client.call_tool("token", {"action": "create", "scope": scope,
-                                                                    "name": scope}))["secret"]
-                for scope in ("jarvis", "read", "debug")}
+        return {
+            scope: result_json(await client.call_tool("token", {"action": "create", "scope": scope, "name": scope}))[
+                "secret"
+            ]
+            for scope in ("jarvis", "read", "debug")
+        }
 
 
 def token(running: RunningJarvis, scope: str) -> str:
@@ -93,8 +105,11 @@ async def test_jarvis_token_cannot_point_a_client_config_anywhere(attacked: Runn
         default = home_of(attacked) / ".cursor" / "mcp.json"
         default.symlink_to(victim)
         try:
-            text = error_text(await client.call_tool("jarvis_client", {"action": "edit", "name": "cursor",
-                                                                       "add": ["profile:default"]}))
+            text = error_text(
+                await client.call_tool(
+                    "jarvis_client", {"action": "edit", "name": "cursor", "add": ["profile:default"]}
+                )
+            )
         finally:
             default.unlink()
         assert "outside the home directory" in text
@@ -108,26 +123,37 @@ async def test_jarvis_token_cannot_point_a_client_config_anywhere(attacked: Runn
 
 async def test_admin_custom_paths_still_confined(attacked: RunningJarvis) -> None:
     async with mcp_client(attacked.url(), token(attacked, "admin")) as client:
-        text = error_text(await client.call_tool("jarvis_client", {
-            "action": "config", "name": "cursor", "path": str(attacked.data_dir / "config.json")}))
+        text = error_text(
+            await client.call_tool(
+                "jarvis_client", {"action": "config", "name": "cursor", "path": str(attacked.data_dir / "config.json")}
+            )
+        )
         assert "Jarvis's own data directory" in text
-        text = error_text(await client.call_tool("jarvis_client", {
-            "action": "config", "name": "cursor", "path": str(home_of(attacked) / ".bashrc")}))
+        text = error_text(
+            await client.call_tool(
+                "jarvis_client", {"action": "config", "name": "cursor", "path": str(home_of(attacked) / ".bashrc")}
+            )
+        )
         assert ".json" in text
 
 
 async def test_settings_that_flow_into_client_configs_need_admin(attacked: RunningJarvis) -> None:
     async with mcp_client(attacked.url(), token(attacked, "jarvis")) as client:
-        await refused(client, "jarvis_config", {"action": "set", "key": "aggregator_url",
-                                                "value": "https://attacker.example"})
+        await refused(
+            client, "jarvis_config", {"action": "set", "key": "aggregator_url", "value": "https://attacker.example"}
+        )
         after = result_json(await client.call_tool("jarvis_config", {"action": "get", "key": "aggregator_url"}))
         assert after["value"] == attacked.base_url  # the URL this instance serves, unchanged
         # Other settings stay open to the surface scope.
-        result_json(await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit",
-                                                             "value": 7}))
+        result_json(
+            await client.call_tool("jarvis_config", {"action": "set", "key": "discovery.default_limit", "value": 7})
+        )
     async with mcp_client(attacked.url(), token(attacked, "admin")) as admin:
-        result_json(await admin.call_tool("jarvis_config", {"action": "set", "key": "aggregator_url",
-                                                            "value": "http://127.0.0.1:8765"}))
+        result_json(
+            await admin.call_tool(
+                "jarvis_config", {"action": "set", "key": "aggregator_url", "value": "http://127.0.0.1:8765"}
+            )
+        )
 
 
 # --- 2. the debug token and the process environment -----------------------------------------------------
@@ -150,14 +176,16 @@ def _project_server_environ(project: Path) -> dict[bytes, bytes]:
 async def test_debug_token_cannot_read_the_environment(attacked: RunningJarvis) -> None:
     async with mcp_client(attacked.url("/mcp/debug"), token(attacked, "debug")) as client:
         for path in ("os.environ", "posix.environ", "os.environ._data"):
-            result = await client.call_tool("debug", {"tool": "project_inspect_state",
-                                                      "arguments": json.dumps({"path": path, "depth": 3})})
+            result = await client.call_tool(
+                "debug", {"tool": "project_inspect_state", "arguments": json.dumps({"path": path, "depth": 3})}
+            )
             text = result.content[0].text  # type: ignore[union-attr]
             assert result.is_error, text[:300]
             assert "never reads" in text
         # Walking to the environment from elsewhere finds nothing either: the server never had it.
-        deep = await client.call_tool("debug", {"tool": "project_inspect_state",
-                                                "arguments": json.dumps({"path": "sys.modules", "depth": 4})})
+        deep = await client.call_tool(
+            "debug", {"tool": "project_inspect_state", "arguments": json.dumps({"path": "sys.modules", "depth": 4})}
+        )
         body = deep.content[0].text  # type: ignore[union-attr]
         assert CANARY not in body
         assert CANARY_HEX not in body
@@ -217,9 +245,18 @@ async def test_project_paths_outside_the_roots_are_refused(attacked: RunningJarv
 
 async def test_server_info_never_shows_launch_secrets(attacked: RunningJarvis) -> None:
     async with mcp_client(attacked.url(), token(attacked, "admin")) as admin:
-        created = result_json(await admin.call_tool("jarvis_server", {
-            "action": "create", "name": "secretive", "type": "stdio", "command": "secretive-server",
-            "env": {"API_TOKEN": CANARY, "FROM_ENV": "${JIRA_API_TOKEN}", "EMPTY": ""}}))
+        created = result_json(
+            await admin.call_tool(
+                "jarvis_server",
+                {
+                    "action": "create",
+                    "name": "secretive",
+                    "type": "stdio",
+                    "command": "secretive-server",
+                    "env": {"API_TOKEN": CANARY, "FROM_ENV": "${JIRA_API_TOKEN}", "EMPTY": ""},
+                },
+            )
+        )
     assert CANARY not in json.dumps(created)
     async with mcp_client(attacked.url(), token(attacked, "read")) as client:
         info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "secretive"}))

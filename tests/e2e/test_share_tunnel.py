@@ -34,8 +34,9 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     """A loopback-open Jarvis: what a tunnel must not hand to the far side."""
-    running = start_jarvis(tmp_path_factory.mktemp("tunnel"), env={"HOME": str(tmp_path_factory.mktemp("home")),
-                                                                    **FAST_ENV})
+    running = start_jarvis(
+        tmp_path_factory.mktemp("tunnel"), env={"HOME": str(tmp_path_factory.mktemp("home")), **FAST_ENV}
+    )
     yield running
     running.stop()
 
@@ -65,8 +66,9 @@ async def test_share_through_a_reverse_tunnel(jarvis: RunningJarvis, sshd: Sshd)
     assert f"host_key='{' '.join(sshd.host_key.split()[:2])}'" in refused
     assert await _listing(jarvis) == []  # no token was issued
     # Trusted explicitly, but Jarvis's key is not authorized there yet: the share starts, the tunnel says why not.
-    started = result_json(await _share(jarvis, name="tunnelled", tunnel=sshd.url, port=remote_port,
-                                       host_key=sshd.host_key))["started"]
+    started = result_json(
+        await _share(jarvis, name="tunnelled", tunnel=sshd.url, port=remote_port, host_key=sshd.host_key)
+    )["started"]
     assert started["state"] in ("failed", "connecting")
     refused_login = await _tunnel_of(jarvis, "tunnelled")
     assert "Permission denied" in refused_login["reason"]
@@ -74,8 +76,10 @@ async def test_share_through_a_reverse_tunnel(jarvis: RunningJarvis, sshd: Sshd)
     assert refused_login["authorize"] == started["authorize"]  # list shows what to authorize, too
     authorize = started["authorize"]
     assert authorize["public_key"].startswith("ssh-ed25519 ")
-    assert authorize["authorized_keys_line"] == f'restrict,port-forwarding,permitlisten="{remote_port}" ' \
-                                                f'{authorize["public_key"]}'
+    assert (
+        authorize["authorized_keys_line"] == f'restrict,port-forwarding,permitlisten="{remote_port}" '
+        f"{authorize['public_key']}"
+    )
     key = jarvis.data_dir / "tunnel" / "id_ed25519"
     assert key.stat().st_mode & 0o777 == 0o600
     sshd.authorize(authorize["authorized_keys_line"])
@@ -108,8 +112,9 @@ async def test_share_through_a_reverse_tunnel(jarvis: RunningJarvis, sshd: Sshd)
     assert stopped["tunnel_closed"] is True
     assert not port_open(remote_port)
     local = jarvis.url("/share/tunnelled/mcp")
-    assert httpx2.post(local, headers={**_accept(), "Authorization": f"Bearer {started['token']}"},
-                       json=_ping()).status_code in (401, 403)
+    assert httpx2.post(
+        local, headers={**_accept(), "Authorization": f"Bearer {started['token']}"}, json=_ping()
+    ).status_code in (401, 403)
     assert await _listing(jarvis) == []
 
 
@@ -118,8 +123,11 @@ async def test_a_changed_host_key_fails_the_tunnel(jarvis: RunningJarvis, sshd: 
         await create_server(admin, "spoofed", [time_server()])
     other = tmp_path / "other"
     subprocess.run([required_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
-    started = result_json(await _share(jarvis, name="spoofed", tunnel=sshd.url, port=free_port(),
-                                       host_key=(tmp_path / "other.pub").read_text()))["started"]
+    started = result_json(
+        await _share(
+            jarvis, name="spoofed", tunnel=sshd.url, port=free_port(), host_key=(tmp_path / "other.pub").read_text()
+        )
+    )["started"]
     assert started["state"] in ("failed", "connecting")
     failed = await eventually(lambda: _state(jarvis, "spoofed", "failed"), what="the tunnel failed")
     assert "Host key verification failed" in failed["reason"]
@@ -132,13 +140,16 @@ async def test_bad_tunnels_are_refused(jarvis: RunningJarvis) -> None:
     """What lands in ssh's argv is checked: a user or host that ssh would read as an option never gets there."""
     async with mcp_client(jarvis.url()) as admin:
         await create_server(admin, "argv-check", [time_server()])
-    for tunnel, says in [("ssh://-oProxyCommand=x@127.0.0.1:22", "user name"),
-                         ("ssh://me@-oProxyCommand=x:22", "host name"),
-                         ("http://me@host", "OpenSSH address"),
-                         ("ssh://me@host:99999", "port")]:
+    for tunnel, says in [
+        ("ssh://-oProxyCommand=x@127.0.0.1:22", "user name"),
+        ("ssh://me@-oProxyCommand=x:22", "host name"),
+        ("http://me@host", "OpenSSH address"),
+        ("ssh://me@host:99999", "port"),
+    ]:
         assert says in error_text(await _share(jarvis, name="argv-check", tunnel=tunnel)), tunnel
-    assert "host_key must be" in error_text(await _share(jarvis, name="argv-check", tunnel="ssh://me@127.0.0.1:22",
-                                                         host_key="-oProxyCommand=x"))
+    assert "host_key must be" in error_text(
+        await _share(jarvis, name="argv-check", tunnel="ssh://me@127.0.0.1:22", host_key="-oProxyCommand=x")
+    )
     assert all(s["server"] != "argv-check" for s in await _listing(jarvis))
 
 
@@ -148,8 +159,9 @@ async def test_the_tunnel_dies_with_a_killed_jarvis(sshd: Sshd, tmp_path: Path) 
         async with mcp_client(running.url()) as admin:
             await create_server(admin, "orphan-check", [time_server()])
         remote_port = free_port()
-        started = result_json(await _share(running, name="orphan-check", tunnel=sshd.url, port=remote_port,
-                                           host_key=sshd.host_key))["started"]
+        started = result_json(
+            await _share(running, name="orphan-check", tunnel=sshd.url, port=remote_port, host_key=sshd.host_key)
+        )["started"]
         sshd.authorize(started["authorize"]["authorized_keys_line"])
         await eventually(lambda: _state(running, "orphan-check", "up"), timeout=20, what="the tunnel is up")
         running.process.kill()  # no shutdown hook runs

@@ -69,8 +69,12 @@ class AnthropicFake(RecordingFake):
                 return StreamingResponse(sse(blocks), media_type="text/event-stream")
             return JSONResponse(message(blocks, stop_reason(blocks)))
 
-        return Starlette(routes=[Route("/v1/messages", messages, methods=["POST"]),
-                                 Route("/v1/messages/count_tokens", messages, methods=["POST"])])
+        return Starlette(
+            routes=[
+                Route("/v1/messages", messages, methods=["POST"]),
+                Route("/v1/messages/count_tokens", messages, methods=["POST"]),
+            ]
+        )
 
 
 def _text_of(content: Any) -> str:
@@ -90,15 +94,25 @@ def _working_dir(body: dict[str, Any]) -> str:
 def reply(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The content blocks of the fake model's answer to one request."""
     # Claude Code may end the conversation with a system turn: look for the tool's result anywhere.
-    if any(isinstance(b, dict) and b.get("type") == "tool_result"
-           for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]):
+    if any(
+        isinstance(b, dict) and b.get("type") == "tool_result"
+        for m in body.get("messages", [])
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+    ):
         return [{"type": "text", "text": FINAL}]
     tools = {t.get("name") for t in body.get("tools", [])}
     if "Write" in tools:
         path = f"{_working_dir(body).rstrip('/')}/{FILE}"
-        return [{"type": "text", "text": "I will write the file."},
-                {"type": "tool_use", "id": "toolu_fake_1", "name": "Write",
-                 "input": {"file_path": path, "content": CONTENT}}]
+        return [
+            {"type": "text", "text": "I will write the file."},
+            {
+                "type": "tool_use",
+                "id": "toolu_fake_1",
+                "name": "Write",
+                "input": {"file_path": path, "content": CONTENT},
+            },
+        ]
     return [{"type": "text", "text": "ok"}]
 
 
@@ -107,8 +121,16 @@ def stop_reason(blocks: list[dict[str, Any]]) -> str:
 
 
 def message(blocks: list[dict[str, Any]], stop: str | None) -> dict[str, Any]:
-    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": MODEL, "content": blocks,
-            "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 def sse(blocks: list[dict[str, Any]]) -> Iterator[bytes]:
@@ -126,9 +148,13 @@ def sse(blocks: list[dict[str, Any]]) -> Iterator[bytes]:
             yield event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": block["text"]}})
         else:
             yield event("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
-            yield event("content_block_delta", {"index": index, "delta": {
-                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+            yield event(
+                "content_block_delta",
+                {"index": index, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}},
+            )
         yield event("content_block_stop", {"index": index})
-    yield event("message_delta", {"delta": {"stop_reason": stop_reason(blocks), "stop_sequence": None},
-                                  "usage": {"output_tokens": 5}})
+    yield event(
+        "message_delta",
+        {"delta": {"stop_reason": stop_reason(blocks), "stop_sequence": None}, "usage": {"output_tokens": 5}},
+    )
     yield event("message_stop", {})

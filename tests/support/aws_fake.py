@@ -29,26 +29,48 @@ class FakeAws:
 
     def env(self) -> dict[str, str]:
         """What a Jarvis process needs to use this fake: dummy credentials and the endpoint override."""
-        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
-                "JARVIS_DEBUG_AWS_ENDPOINT_URL": self.endpoint_url}
+        return {
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+            "JARVIS_DEBUG_AWS_ENDPOINT_URL": self.endpoint_url,
+        }
 
 
 def _seed(aws: FakeAws) -> None:
-    logs = boto3.client("logs", endpoint_url=aws.endpoint_url, region_name=REGION,
-                        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+    logs = boto3.client(
+        "logs",
+        endpoint_url=aws.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY,
+    )
     logs.create_log_group(logGroupName=LOG_GROUP)
     logs.create_log_group(logGroupName="/aws/lambda/billing-worker")
     logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=STREAM)
     now = int(time.time() * 1000)
-    messages = ["START RequestId: 7f1c Version: $LATEST", "INFO order 42 received",
-                "ERROR payment declined for order 42: card_expired", "END RequestId: 7f1c",
-                "REPORT RequestId: 7f1c Duration: 812.44 ms"]
-    logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=STREAM,
-                        logEvents=[{"timestamp": now - 60_000 + i * 100, "message": m} for i, m in enumerate(messages)])
-    sfn = boto3.client("stepfunctions", endpoint_url=aws.endpoint_url, region_name=REGION,
-                       aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
-    aws.machine_arn = sfn.create_state_machine(name=MACHINE, definition=DEFINITION,
-                                               roleArn="arn:aws:iam::123456789012:role/orders-sfn")["stateMachineArn"]
+    messages = [
+        "START RequestId: 7f1c Version: $LATEST",
+        "INFO order 42 received",
+        "ERROR payment declined for order 42: card_expired",
+        "END RequestId: 7f1c",
+        "REPORT RequestId: 7f1c Duration: 812.44 ms",
+    ]
+    logs.put_log_events(
+        logGroupName=LOG_GROUP,
+        logStreamName=STREAM,
+        logEvents=[{"timestamp": now - 60_000 + i * 100, "message": m} for i, m in enumerate(messages)],
+    )
+    sfn = boto3.client(
+        "stepfunctions",
+        endpoint_url=aws.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY,
+    )
+    aws.machine_arn = sfn.create_state_machine(
+        name=MACHINE, definition=DEFINITION, roleArn="arn:aws:iam::123456789012:role/orders-sfn"
+    )["stateMachineArn"]
     ok = sfn.start_execution(stateMachineArn=aws.machine_arn, name="order-41", input='{"order": 41}')
     failed = sfn.start_execution(stateMachineArn=aws.machine_arn, name="order-42", input='{"order": 42}')
     sfn.stop_execution(executionArn=failed["executionArn"], error="PaymentDeclined", cause="card_expired")

@@ -46,8 +46,13 @@ def saas_env(langsmith_url: str, jira_url: str) -> dict[str, str]:
     """LangSmith and Jira credentials pointing at the fakes."""
     from tests.support.saas_fakes import JIRA_EMAIL, JIRA_TOKEN, LANGSMITH_KEY
 
-    return {"LANGSMITH_API_KEY": LANGSMITH_KEY, "LANGSMITH_ENDPOINT": langsmith_url,
-            "JIRA_URL": jira_url, "JIRA_EMAIL": JIRA_EMAIL, "JIRA_API_TOKEN": JIRA_TOKEN}
+    return {
+        "LANGSMITH_API_KEY": LANGSMITH_KEY,
+        "LANGSMITH_ENDPOINT": langsmith_url,
+        "JIRA_URL": jira_url,
+        "JIRA_EMAIL": JIRA_EMAIL,
+        "JIRA_API_TOKEN": JIRA_TOKEN,
+    }
 
 
 def write_credentials(path: Path, **values: str) -> Path:

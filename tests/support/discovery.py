@@ -33,17 +33,24 @@ class Recorder:
 
 
 @asynccontextmanager
-async def discovery_client(url: str, *, token: str | None = None, mode: str = "legacy",
-                           session_id: str | None = None, recorder: Recorder | None = None,
-                           keep_session: bool = False) -> AsyncIterator[Client]:
+async def discovery_client(
+    url: str,
+    *,
+    token: str | None = None,
+    mode: str = "legacy",
+    session_id: str | None = None,
+    recorder: Recorder | None = None,
+    keep_session: bool = False,
+) -> AsyncIterator[Client]:
     """The SDK client over real HTTP. `session_id` reconnects to an existing session (sent on every
     request); `keep_session` leaves the session open on exit instead of sending DELETE."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if session_id:
         headers["Mcp-Session-Id"] = session_id
     recorder = recorder if recorder is not None else Recorder()
-    async with httpx2.AsyncClient(headers=headers, timeout=60,
-                                  event_hooks={"response": [recorder.on_response]}) as http:
+    async with httpx2.AsyncClient(
+        headers=headers, timeout=60, event_hooks={"response": [recorder.on_response]}
+    ) as http:
         transport = streamable_http_client(url, http_client=http, terminate_on_close=not keep_session)
         async with Client(transport, mode=mode, message_handler=recorder) as client:
             yield client

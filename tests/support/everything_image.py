@@ -25,10 +25,14 @@ PACKAGE = "@modelcontextprotocol/server-everything"
 IMAGE_MODULES = "/opt/node_modules"
 IMAGE_NODE = "/opt/node/bin/node"
 ENTRYPOINT = [IMAGE_NODE, f"{IMAGE_MODULES}/{PACKAGE}/dist/index.js", "stdio"]
-DOCKERFILE = ("FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV HOME=/tmp\n"
-              f"ENTRYPOINT {json.dumps(ENTRYPOINT)}\n").encode()
-ETC = {"etc/passwd": b"root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/tmp:/sbin/nologin\n",
-       "etc/group": b"root:x:0:\nnode:x:1000:\n"}
+DOCKERFILE = (
+    f"FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENV HOME=/tmp\nENTRYPOINT {json.dumps(ENTRYPOINT)}\n"
+).encode()
+ETC = {
+    "etc/passwd": b"root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/tmp:/sbin/nologin\n",
+    "etc/group": b"root:x:0:\nnode:x:1000:\n",
+}
+
 
 def _resolve(package_dir: Path, name: str) -> Path:
     """Node's resolution of `name` required from `package_dir`: its own node_modules, then each ancestor's."""

@@ -17,8 +17,9 @@ from tests.support.stack import free_port
 def serve_app(app: Any) -> Iterator[str]:
     """Yield the base URL of `app` served by uvicorn on 127.0.0.1; stop it afterwards."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False, lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
+    )
     thread = threading.Thread(target=server.run, name=f"fake-http-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

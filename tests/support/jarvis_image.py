@@ -41,11 +41,19 @@ def build_image() -> tuple[str, float]:
     """Build IMAGE_TAG with scripts/image (cached layers make a second build take seconds); tag and seconds."""
     missing = [tool for tool in ("docker", "debootstrap", "apt-get", "dpkg-scanpackages") if not shutil.which(tool)]
     if missing:
-        pytest.fail(f"building the image needs {', '.join(missing)}: apt-get install docker.io debootstrap "
-                    "dpkg-dev (.ci/run installs them)")
+        pytest.fail(
+            f"building the image needs {', '.join(missing)}: apt-get install docker.io debootstrap "
+            "dpkg-dev (.ci/run installs them)"
+        )
     started = time.monotonic()
-    done = subprocess.run([str(REPO / "scripts" / "image"), IMAGE_TAG], capture_output=True, text=True,
-                          timeout=1800, check=False, env={**os.environ, "PYTHON": sys.executable})
+    done = subprocess.run(
+        [str(REPO / "scripts" / "image"), IMAGE_TAG],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     if done.returncode != 0:
         pytest.fail(f"scripts/image failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
     return IMAGE_TAG, time.monotonic() - started

@@ -19,8 +19,7 @@ SCRIPT = Path(__file__).with_name("mcp_server.sh")
 
 
 def _dockerfile(base: str) -> bytes:
-    return (f"FROM {base}\nCOPY mcp-server /bin/mcp-server\n"
-            'ENTRYPOINT ["sh", "/bin/mcp-server"]\n').encode()
+    return (f'FROM {base}\nCOPY mcp-server /bin/mcp-server\nENTRYPOINT ["sh", "/bin/mcp-server"]\n').encode()
 
 
 def _context(dockerfile: bytes, script: bytes) -> bytes:

@@ -26,11 +26,14 @@ class OpenAIFake(RecordingFake):
         async def completions(request: Request) -> Response:
             body = await request.json()
             self.record(Recorded(request.url.path, dict(request.headers), body))
-            answer = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                      "model": body.get("model", "gpt-fake"),
-                      "choices": [{"index": 0, "finish_reason": "stop",
-                                   "message": {"role": "assistant", "content": EDIT}}],
-                      "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}
+            answer = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "gpt-fake"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": EDIT}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+            }
             if body.get("stream"):
                 return StreamingResponse(_chunks(answer), media_type="text/event-stream")
             return JSONResponse(answer)
@@ -38,14 +41,22 @@ class OpenAIFake(RecordingFake):
         async def models(request: Request) -> Response:
             return JSONResponse({"object": "list", "data": [{"id": "gpt-4o", "object": "model"}]})
 
-        return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                                 Route("/chat/completions", completions, methods=["POST"]),
-                                 Route("/v1/models", models), Route("/models", models)])
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", completions, methods=["POST"]),
+                Route("/chat/completions", completions, methods=["POST"]),
+                Route("/v1/models", models),
+                Route("/models", models),
+            ]
+        )
 
 
 def _chunks(answer: dict[str, Any]) -> Any:
-    delta = {**answer, "object": "chat.completion.chunk",
-             "choices": [{"index": 0, "delta": {"role": "assistant", "content": EDIT}, "finish_reason": None}]}
+    delta = {
+        **answer,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": EDIT}, "finish_reason": None}],
+    }
     yield f"data: {json.dumps(delta)}\n\n".encode()
     done = {**delta, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
     yield f"data: {json.dumps(done)}\n\n".encode()

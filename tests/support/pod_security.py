@@ -9,14 +9,30 @@ from __future__ import annotations
 from typing import Any
 
 # Baseline: sysctls a pod may set.
-SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-                "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-                "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-                "net.ipv4.tcp_keepalive_probes"}
+SAFE_SYSCTLS = {
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+}
 SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
 # Restricted: the only volume types allowed.
-RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-                      "projected", "secret"}
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
 SECCOMP_ALLOWED = {"RuntimeDefault", "Localhost"}
 
 
@@ -33,8 +49,9 @@ def restricted_violations(pod: dict[str, Any]) -> list[str]:
     if (pod_sc.get("windowsOptions") or {}).get("hostProcess"):
         problems.append("securityContext.windowsOptions.hostProcess must not be true")
     # Baseline: sysctls.
-    problems += [f"sysctl {s['name']} is not in the safe set" for s in pod_sc.get("sysctls", [])
-                 if s["name"] not in SAFE_SYSCTLS]
+    problems += [
+        f"sysctl {s['name']} is not in the safe set" for s in pod_sc.get("sysctls", []) if s["name"] not in SAFE_SYSCTLS
+    ]
     # Restricted: volume types (which also rules out baseline's hostPath).
     for volume in pod.get("volumes", []):
         kinds = set(volume) - {"name"}
@@ -61,8 +78,9 @@ def _container_violations(container: dict[str, Any], pod_non_root: bool, pod_sec
     # Baseline: privileged containers, host ports, /proc mount type.
     if sc.get("privileged"):
         problems.append(f"{where}: privileged must not be true")
-    problems += [f"{where}: hostPort {p['hostPort']} is not allowed" for p in container.get("ports", [])
-                 if p.get("hostPort")]
+    problems += [
+        f"{where}: hostPort {p['hostPort']} is not allowed" for p in container.get("ports", []) if p.get("hostPort")
+    ]
     if sc.get("procMount", "Default") != "Default":
         problems.append(f"{where}: procMount must be Default")
     if (sc.get("windowsOptions") or {}).get("hostProcess"):

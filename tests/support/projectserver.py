@@ -61,5 +61,9 @@ def alive(pid: int) -> bool:
 
 def server_parameters(root: Path) -> StdioServerParameters:
     """Run the scaffolded server with this interpreter (the repo's venv), as an argv list."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "project_mcp_server", "--root", str(root)],
-                                 env={"PYTHONPATH": str(root / "mcp-server" / "src")}, cwd=root)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "project_mcp_server", "--root", str(root)],
+        env={"PYTHONPATH": str(root / "mcp-server" / "src")},
+        cwd=root,
+    )

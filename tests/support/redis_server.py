@@ -20,8 +20,9 @@ class RedisServer:
     def __init__(self, workdir: Path) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise AssertionError("these tests need Redis: set REDIS_URL, or install redis-server "
-                                 "(apt-get install redis-server)")
+            raise AssertionError(
+                "these tests need Redis: set REDIS_URL, or install redis-server (apt-get install redis-server)"
+            )
         self.binary = binary
         self.workdir = workdir
         self.port = free_port()
@@ -35,9 +36,21 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         # No persistence: a restart loses every queued message, the worst case the scheduler must survive.
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
         )
         _wait_for(self.port, self.process)
 

@@ -57,7 +57,6 @@ AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 HINT = CacheHint(ttl_ms=60_000, scope="private")
 
 
-
 async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
     """`legacy` mode: a server from before 2026-07-28, which answers no 2026-era request (server/discover included)."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -67,9 +66,13 @@ async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -
 
 LEGACY = sys.argv[2:] == ["legacy"]
 server = MCPServer(
-    name="jarvis-reference-server", version="1.0.0", middleware=[_handshake_only] if LEGACY else [],
-    cache_hints={method: HINT for method in ("tools/list", "prompts/list", "resources/list",
-                                             "resources/templates/list", "resources/read")},
+    name="jarvis-reference-server",
+    version="1.0.0",
+    middleware=[_handshake_only] if LEGACY else [],
+    cache_hints={
+        method: HINT
+        for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+    },
 )
 subscriptions: set[str] = set()
 
@@ -101,9 +104,11 @@ def test_embedded_resource() -> list[EmbeddedResource]:
 
 @server.tool(description="Returns text, image and resource blocks")
 def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
-    return [TextContent(type="text", text="Multiple content types test:"),
-            ImageContent(type="image", data=IMAGE, mime_type="image/png"),
-            _embedded("test://mixed-content-resource", '{"test": "data", "value": 123}', "application/json")]
+    return [
+        TextContent(type="text", text="Multiple content types test:"),
+        ImageContent(type="image", data=IMAGE, mime_type="image/png"),
+        _embedded("test://mixed-content-resource", '{"test": "data", "value": 123}', "application/json"),
+    ]
 
 
 @server.tool(description="Always fails")
@@ -132,7 +137,8 @@ async def test_tool_with_progress(ctx: Context) -> str:
 @server.tool(description="Asks the client's LLM the given prompt")
 async def test_sampling(prompt: str, ctx: Context) -> str:
     result = await ctx.session.create_message(
-        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=100)
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=100
+    )
     content = result.content
     return f"LLM response: {content.text if isinstance(content, TextContent) else 'No response'}"
 
@@ -153,8 +159,9 @@ class Defaults(BaseModel):
     name: str = Field(default="John Doe", description="User name")
     age: int = Field(default=30, description="User age")
     score: float = Field(default=95.5, description="User score")
-    status: str = Field(default="active", description="User status",
-                        json_schema_extra={"enum": ["active", "inactive", "pending"]})
+    status: str = Field(
+        default="active", description="User status", json_schema_extra={"enum": ["active", "inactive", "pending"]}
+    )
     verified: bool = Field(default=True, description="Verification status")
 
 
@@ -166,18 +173,42 @@ async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
 
 
 class Enums(BaseModel):
-    untitledSingle: str = Field(description="Simple enum without titles",
-                                json_schema_extra={"enum": ["active", "inactive", "pending"]})
-    titledSingle: str = Field(description="Enum with titled options (oneOf)", json_schema_extra={
-        "oneOf": [{"const": "low", "title": "Low Priority"}, {"const": "medium", "title": "Medium Priority"},
-                  {"const": "high", "title": "High Priority"}]})
-    untitledMulti: list[str] = Field(description="Multi-select without titles", json_schema_extra={
-        "items": {"type": "string", "enum": ["read", "write", "execute"]}})
-    titledMulti: list[str] = Field(description="Multi-select with titled options", json_schema_extra={
-        "items": {"anyOf": [{"const": "feature", "title": "New Feature"}, {"const": "bug", "title": "Bug Fix"},
-                            {"const": "docs", "title": "Documentation"}]}})
-    legacyEnum: str = Field(description="Legacy enum with enumNames", json_schema_extra={
-        "enum": ["small", "medium", "large"], "enumNames": ["Small Size", "Medium Size", "Large Size"]})
+    untitledSingle: str = Field(
+        description="Simple enum without titles", json_schema_extra={"enum": ["active", "inactive", "pending"]}
+    )
+    titledSingle: str = Field(
+        description="Enum with titled options (oneOf)",
+        json_schema_extra={
+            "oneOf": [
+                {"const": "low", "title": "Low Priority"},
+                {"const": "medium", "title": "Medium Priority"},
+                {"const": "high", "title": "High Priority"},
+            ]
+        },
+    )
+    untitledMulti: list[str] = Field(
+        description="Multi-select without titles",
+        json_schema_extra={"items": {"type": "string", "enum": ["read", "write", "execute"]}},
+    )
+    titledMulti: list[str] = Field(
+        description="Multi-select with titled options",
+        json_schema_extra={
+            "items": {
+                "anyOf": [
+                    {"const": "feature", "title": "New Feature"},
+                    {"const": "bug", "title": "Bug Fix"},
+                    {"const": "docs", "title": "Documentation"},
+                ]
+            }
+        },
+    )
+    legacyEnum: str = Field(
+        description="Legacy enum with enumNames",
+        json_schema_extra={
+            "enum": ["small", "medium", "large"],
+            "enumNames": ["Small Size", "Medium Size", "Large Size"],
+        },
+    )
 
 
 @server.tool(description="Elicits every enum schema variant (SEP-1330)")
@@ -190,14 +221,16 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
 # --- tools: 2026-07-28 input-required results (SEP-2322) ------------------------------------------------------
 def _ask(message: str, field: str, kind: str = "string") -> ElicitRequest:
     schema = {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}
-    return ElicitRequest(method="elicitation/create",
-                         params=ElicitRequestFormParams(message=message, requested_schema=schema))
+    return ElicitRequest(
+        method="elicitation/create", params=ElicitRequestFormParams(message=message, requested_schema=schema)
+    )
 
 
 def _sample(text: str, max_tokens: int) -> CreateMessageRequest:
     message = SamplingMessage(role="user", content=TextContent(type="text", text=text))
-    return CreateMessageRequest(method="sampling/createMessage",
-                                params=CreateMessageRequestParams(messages=[message], max_tokens=max_tokens))
+    return CreateMessageRequest(
+        method="sampling/createMessage", params=CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
+    )
 
 
 ROOTS = ListRootsRequest(method="roots/list")
@@ -261,8 +294,14 @@ def test_input_required_result_request_state(ctx: Context) -> str | InputRequire
 def test_input_required_result_multiple_inputs(ctx: Context) -> str | InputRequiredResult:
     answers = _answers(ctx, "user_name", "greeting", "client_roots")
     if answers is None or ctx.request_state != "all-pending":
-        return _needs({"user_name": _ask("What is your name?", "name"),
-                       "greeting": _sample("Generate a greeting", 50), "client_roots": ROOTS}, "all-pending")
+        return _needs(
+            {
+                "user_name": _ask("What is your name?", "name"),
+                "greeting": _sample("Generate a greeting", 50),
+                "client_roots": ROOTS,
+            },
+            "all-pending",
+        )
     return f"All inputs received for {_form(answers['user_name'], 'name')}"
 
 
@@ -272,8 +311,10 @@ def test_input_required_result_multi_round(ctx: Context) -> str | InputRequiredR
     if state and state.startswith("round-2:") and (answers := _answers(ctx, "step2")) is not None:
         return f"Done: {state.removeprefix('round-2:')} likes {_form(answers['step2'], 'color')}"
     if state == "round-1" and (answers := _answers(ctx, "step1")) is not None:
-        return _needs({"step2": _ask("Step 2: What is your favorite color?", "color")},
-                      f"round-2:{_form(answers['step1'], 'name')}")
+        return _needs(
+            {"step2": _ask("Step 2: What is your favorite color?", "color")},
+            f"round-2:{_form(answers['step1'], 'name')}",
+        )
     return _needs({"step1": _ask("Step 1: What is your name?", "name")}, "round-1")
 
 
@@ -308,8 +349,10 @@ def test_missing_capability(sampled: Annotated[CreateMessageResult, Resolve(_gre
 
 
 @server.tool(description="Carries its region argument as the Mcp-Param-Region header (SEP-2243)")
-def test_custom_header(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
-                       query: str = "") -> str:  # noqa: PT028 - a served tool, not a pytest test
+def test_custom_header(
+    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    query: str = "",  # noqa: PT028 - a served tool, not a pytest test
+) -> str:
     return f"region={region} query={query}"
 
 
@@ -347,14 +390,18 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 
 @server.prompt(description="A prompt embedding a resource")
 def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": _embedded(resourceUri, "Embedded resource content for testing.")},
-            {"role": "user", "content": TextContent(type="text", text="Please process the embedded resource above.")}]
+    return [
+        {"role": "user", "content": _embedded(resourceUri, "Embedded resource content for testing.")},
+        {"role": "user", "content": TextContent(type="text", text="Please process the embedded resource above.")},
+    ]
 
 
 @server.prompt(description="A prompt with an image")
 def test_prompt_with_image() -> list[dict[str, Any]]:
-    return [{"role": "user", "content": ImageContent(type="image", data=IMAGE, mime_type="image/png")},
-            {"role": "user", "content": TextContent(type="text", text="Please analyze the image above.")}]
+    return [
+        {"role": "user", "content": ImageContent(type="image", data=IMAGE, mime_type="image/png")},
+        {"role": "user", "content": TextContent(type="text", text="Please analyze the image above.")},
+    ]
 
 
 @server.prompt(description="A prompt that asks the user for context first")
@@ -399,7 +446,8 @@ def main() -> None:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
-        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"],
+    )
     server.run("streamable-http", host="127.0.0.1", port=port, transport_security=security)
 
 

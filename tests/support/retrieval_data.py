@@ -37,9 +37,16 @@ class Doc:
 
     def entry(self, name: str | None = None, server: str | None = None) -> ToolEntry:
         tool = self.name.split("__", 1)[-1]
-        return ToolEntry(name=name or self.name, description=self.description, source=server or self.server,
-                         kind="server", tool=tool, category=self.category, input_schema=self.schema,
-                         context=self.context)
+        return ToolEntry(
+            name=name or self.name,
+            description=self.description,
+            source=server or self.server,
+            kind="server",
+            tool=tool,
+            category=self.category,
+            input_schema=self.schema,
+            context=self.context,
+        )
 
 
 Queries = list[tuple[str, str]]
@@ -62,8 +69,16 @@ def livemcpbench_catalog() -> list[Doc]:
             slug = slugify(key) or key
             for tool in group["tools"]:
                 schema = {**(tool.get("inputSchema") or {}), "type": "object"}
-                docs.append(Doc(namespaced(slug, tool["name"]), tool.get("description") or "", schema, slug,
-                                server.get("description", ""), server.get("category", "")))
+                docs.append(
+                    Doc(
+                        namespaced(slug, tool["name"]),
+                        tool.get("description") or "",
+                        schema,
+                        slug,
+                        server.get("description", ""),
+                        server.get("category", ""),
+                    )
+                )
     return docs
 
 

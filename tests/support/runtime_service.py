@@ -15,8 +15,14 @@ TEST_SECRETS_KEY = "S2V5LWZvci1qYXJ2aXMtdGVzdHMtb25seS0wMTIzNDU="
 
 def runtime_settings(data_dir: Path, image: str, **overrides: Any) -> RuntimeSettings:
     values: dict[str, Any] = {
-        "data_dir": data_dir, "image": image, "agent_command": ["fake-agent"], "docker_host": docker_host(),
-        "session_end_grace_seconds": 2, "exec_timeout_seconds": 20, "memory": "128m", "pids": 64,
+        "data_dir": data_dir,
+        "image": image,
+        "agent_command": ["fake-agent"],
+        "docker_host": docker_host(),
+        "session_end_grace_seconds": 2,
+        "exec_timeout_seconds": 20,
+        "memory": "128m",
+        "pids": 64,
         "project_roots": [Path(tempfile.gettempdir())],  # the tests' source repositories live in tmp_path
         "secrets_key": TEST_SECRETS_KEY,
     }

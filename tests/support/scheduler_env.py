@@ -31,21 +31,32 @@ class CeleryProcess:
         self.log_path = log_path
         args = [sys.executable, "-m", "celery", "-A", "jarvis.scheduler.celery_app", kind, "--loglevel", "INFO"]
         if kind == "worker":
-            args += ["--concurrency", "4", "--hostname", f"{name or 'worker'}@%h", "--without-gossip",
-                     "--without-mingle", "--without-heartbeat"]
+            args += [
+                "--concurrency",
+                "4",
+                "--hostname",
+                f"{name or 'worker'}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ]
         else:
             args += ["--schedule", str(log_path.with_suffix(".schedule"))]
         self._log = log_path.open("ab")
-        self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        start_new_session=True, cwd=log_path.parent)
+        self.process = subprocess.Popen(
+            args, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, cwd=log_path.parent
+        )
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
 
     def wait_ready(self, timeout: float = 30) -> None:
         marker = "ready." if self.kind == "worker" else "beat: Starting"
-        wait_for(lambda: marker in self.output() or None, timeout,
-                 lambda: f"celery {self.kind} not ready; output:\n{self.output()[-3000:]}")
+        wait_for(
+            lambda: marker in self.output() or None,
+            timeout,
+            lambda: f"celery {self.kind} not ready; output:\n{self.output()[-3000:]}",
+        )
 
     def kill(self) -> None:
         """SIGKILL the whole process group: no warm shutdown, nothing acknowledged."""

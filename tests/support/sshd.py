@@ -58,18 +58,35 @@ def start_sshd(directory: Path) -> Sshd:
     (directory / "authorized_keys").write_text("")
     port = free_port()
     config = directory / "sshd_config"
-    config.write_text("\n".join([
-        "ListenAddress 127.0.0.1", f"HostKey {host_key}", f"AuthorizedKeysFile {directory / 'authorized_keys'}",
-        f"AllowUsers {getpass.getuser()}", "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
-        "AllowTcpForwarding yes", "GatewayPorts no", "X11Forwarding no", "PermitTTY no", "PidFile none",
-        "LogLevel VERBOSE", "",
-    ]))
+    config.write_text(
+        "\n".join(
+            [
+                "ListenAddress 127.0.0.1",
+                f"HostKey {host_key}",
+                f"AuthorizedKeysFile {directory / 'authorized_keys'}",
+                f"AllowUsers {getpass.getuser()}",
+                "PermitRootLogin prohibit-password",
+                "PubkeyAuthentication yes",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "AllowTcpForwarding yes",
+                "GatewayPorts no",
+                "X11Forwarding no",
+                "PermitTTY no",
+                "PidFile none",
+                "LogLevel VERBOSE",
+                "",
+            ]
+        )
+    )
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
     log = (directory / "sshd.log").open("wb")
-    process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config), "-p", str(port)], stdout=log,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config), "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
     sshd = Sshd(directory, port, process)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

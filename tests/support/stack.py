@@ -29,13 +29,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def jarvis_cli(*args: str, data_dir: Path, env: dict[str, str] | None = None,
-               check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def jarvis_cli(
+    *args: str, data_dir: Path, env: dict[str, str] | None = None, check: bool = True, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run the real `jarvis` command line."""
     full_env = {**os.environ, "JARVIS_LOG_LEVEL": "WARNING", **(env or {})}
     result = subprocess.run(
         [sys.executable, "-m", "jarvis.cli", "--data-dir", str(data_dir), *args],
-        capture_output=True, text=True, env=full_env, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        check=False,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"jarvis {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
@@ -79,8 +84,9 @@ class RunningJarvis:
         return self.cli(*args).stdout.strip()
 
 
-def start_jarvis(data_dir: Path, *extra_args: str, env: dict[str, str] | None = None,
-                 timeout: float = 60) -> RunningJarvis:
+def start_jarvis(
+    data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> RunningJarvis:
     port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "jarvis-up.log"
@@ -88,7 +94,10 @@ def start_jarvis(data_dir: Path, *extra_args: str, env: dict[str, str] | None = 
     full_env = {"JARVIS_MODEL_CACHE": str(model_cache()), **os.environ, **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "jarvis.cli", "--data-dir", str(data_dir), "up", "--port", str(port), *extra_args],
-        stdout=log_path.open("w"), stderr=subprocess.STDOUT, text=True, env=full_env,
+        stdout=log_path.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=full_env,
     )
     running = RunningJarvis(data_dir, port, process, log_path, env or {})
     wait_healthy(running, timeout)

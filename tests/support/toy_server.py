@@ -29,23 +29,35 @@ def _description() -> str:
 def tools() -> list[dict[str, Any]]:
     text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     listed = [
-        {"name": "echo", "description": _description(), "inputSchema": text,
-         "annotations": {"readOnlyHint": True}},
+        {"name": "echo", "description": _description(), "inputSchema": text, "annotations": {"readOnlyHint": True}},
         {"name": "whoami", "description": "Name and pid of this server", "inputSchema": {"type": "object"}},
-        {"name": "slow", "description": "Sleep, reporting progress", "inputSchema": {
-            "type": "object", "properties": {"seconds": {"type": "number"}}}},
+        {
+            "name": "slow",
+            "description": "Sleep, reporting progress",
+            "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+        },
         {"name": "fail", "description": "Always a tool error", "inputSchema": {"type": "object"}},
         {"name": "crash", "description": "Exit in the middle of the call", "inputSchema": {"type": "object"}},
-        {"name": "big", "description": "A large result", "inputSchema": {
-            "type": "object", "properties": {"bytes": {"type": "integer"}}}},
+        {
+            "name": "big",
+            "description": "A large result",
+            "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer"}}},
+        },
     ]
     if MODE == "badschema":
         listed += [
             {"name": "no_type", "description": "schema without type", "inputSchema": {"properties": {"x": {}}}},
-            {"name": "not_schema", "description": "schema that is not one", "inputSchema": {
-                "type": "object", "properties": 5, "required": "x"}},
-            {"name": "string_schema", "description": "schema of the wrong kind", "inputSchema": "nope",
-             "outputSchema": {"type": "string"}},
+            {
+                "name": "not_schema",
+                "description": "schema that is not one",
+                "inputSchema": {"type": "object", "properties": 5, "required": "x"},
+            },
+            {
+                "name": "string_schema",
+                "description": "schema of the wrong kind",
+                "inputSchema": "nope",
+                "outputSchema": {"type": "string"},
+            },
         ]
     return listed
 
@@ -62,8 +74,13 @@ async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: 
         for step in range(1, steps + 1):
             await asyncio.sleep(float(args.get("seconds", 1)) / steps)
             if token is not None:
-                write({"jsonrpc": "2.0", "method": "notifications/progress",
-                       "params": {"progressToken": token, "progress": step, "total": steps, "message": f"step {step}"}})
+                write(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": step, "total": steps, "message": f"step {step}"},
+                    }
+                )
         return {"content": [{"type": "text", "text": "done"}]}
     if name == "fail":
         return {"content": [{"type": "text", "text": "it failed, as asked"}], "isError": True}
@@ -98,9 +115,11 @@ async def main() -> None:
             if method == "initialize":
                 if MODE == "hang":
                     await asyncio.sleep(3600)
-                result: dict[str, Any] = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                                          "capabilities": {"tools": {"listChanged": False}},
-                                          "serverInfo": {"name": "toy", "version": "1"}}
+                result: dict[str, Any] = {
+                    "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": "toy", "version": "1"},
+                }
             elif method == "tools/list":
                 result = {"tools": tools()}
             elif method == "tools/call":

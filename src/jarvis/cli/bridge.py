@@ -21,9 +21,12 @@ async def bridge_stdio(url: str, token: str = "") -> None:
     """Relay stdin/stdout to the MCP endpoint `url` until stdin closes or the server goes away."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     # Reads wait long: a tool call's answer may stream for minutes.
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600)) as http, \
-            streamable_http_client(url, http_client=http) as (remote_in, remote_out), \
-            stdio_server() as (local_in, local_out), anyio.create_task_group() as tasks:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600)) as http,
+        streamable_http_client(url, http_client=http) as (remote_in, remote_out),
+        stdio_server() as (local_in, local_out),
+        anyio.create_task_group() as tasks,
+    ):
 
         async def upstream() -> None:
             async for message in local_in:

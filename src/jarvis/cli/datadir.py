@@ -68,8 +68,11 @@ class DataDirLock:
             try:
                 value = json.loads(self.path.read_text() or "null")
                 if isinstance(value, dict):
-                    return Holder(pid=int(value.get("pid", 0)), command=str(value.get("command", "")),
-                                  url=str(value.get("url", "")))
+                    return Holder(
+                        pid=int(value.get("pid", 0)),
+                        command=str(value.get("command", "")),
+                        url=str(value.get("url", "")),
+                    )
             except (OSError, ValueError):
                 pass
             if time.monotonic() >= deadline:

@@ -70,8 +70,12 @@ class EmbeddedSettings(ProcessSettings):
         return {"internal_token": self.internal_token, "internal_token_file": self.internal_token_file}
 
     def registry_settings(self) -> RegistrySettings:
-        values: dict[str, Any] = {"data_dir": self.resolved_data_dir, "listen": f"127.0.0.1:{self.registry_port}",
-                                  "aggregator_url": self.served_url, **self.plane_values}
+        values: dict[str, Any] = {
+            "data_dir": self.resolved_data_dir,
+            "listen": f"127.0.0.1:{self.registry_port}",
+            "aggregator_url": self.served_url,
+            **self.plane_values,
+        }
         if self.database_url:
             values["database_url"] = self.database_url
         return RegistrySettings(**values)
@@ -82,12 +86,20 @@ class EmbeddedSettings(ProcessSettings):
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104 - comparing
         return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 
-    def aggregator_settings(self, registry_target: str, debug_target: str = "",
-                            runtime_target: str = "", scheduler_target: str = "") -> AggregatorSettings:
+    def aggregator_settings(
+        self, registry_target: str, debug_target: str = "", runtime_target: str = "", scheduler_target: str = ""
+    ) -> AggregatorSettings:
         return AggregatorSettings(
-            host=self.host, port=self.port, registry_target=registry_target, stateless=self.stateless,
-            require_auth=self.require_auth, allowed_hosts=self.allowed_hosts, debug_target=debug_target,
-            runtime_target=runtime_target, scheduler_target=scheduler_target, **self.plane_values,
+            host=self.host,
+            port=self.port,
+            registry_target=registry_target,
+            stateless=self.stateless,
+            require_auth=self.require_auth,
+            allowed_hosts=self.allowed_hosts,
+            debug_target=debug_target,
+            runtime_target=runtime_target,
+            scheduler_target=scheduler_target,
+            **self.plane_values,
             tunnel_dir=self.resolved_data_dir / "tunnel",
             discovery_cache_dir=self.resolved_data_dir / "discovery",
         )
@@ -95,9 +107,14 @@ class EmbeddedSettings(ProcessSettings):
     def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:
         """Embedded scheduling never needs Redis: an in-process timer fires schedules; JARVIS_SCHEDULER_* apply."""
         data_dir = self.resolved_data_dir / "scheduler"
-        return SchedulerSettings(data_dir=data_dir, listen="127.0.0.1:0", runtime_target=runtime_target, redis_url="",
-                                 database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}",
-                                 **self.plane_values)
+        return SchedulerSettings(
+            data_dir=data_dir,
+            listen="127.0.0.1:0",
+            runtime_target=runtime_target,
+            redis_url="",
+            database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}",
+            **self.plane_values,
+        )
 
     def runtime_settings(self) -> RuntimeSettings:
         """The runtime keeps its own database and project trees under <data dir>/runtime; JARVIS_RUNTIME_* apply.
@@ -105,9 +122,13 @@ class EmbeddedSettings(ProcessSettings):
         Without JARVIS_RUNTIME_SECRETS_KEY(_FILE), the key sealing project secrets is created there (0600).
         """
         data_dir = self.resolved_data_dir / "runtime"
-        return RuntimeSettings(data_dir=data_dir, listen="127.0.0.1:0", secrets_key_create=True,
-                               database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}",
-                               **self.plane_values)
+        return RuntimeSettings(
+            data_dir=data_dir,
+            listen="127.0.0.1:0",
+            secrets_key_create=True,
+            database_url=self.database_url or f"sqlite:///{data_dir / 'runtime.db'}",
+            **self.plane_values,
+        )
 
     def debug_settings(self) -> DebugSettings:
         """JARVIS_DEBUG_* still apply; credentials may also go in <data dir>/debug.env, read on every call."""
@@ -121,11 +142,13 @@ class EmbeddedSettings(ProcessSettings):
         return self.data_dir.expanduser().resolve()
 
 
-def start_registry(settings: RegistrySettings, metrics: GrpcMetrics | None, address: str,
-                   plane: InternalPlane | None = None) -> RunningServer:
+def start_registry(
+    settings: RegistrySettings, metrics: GrpcMetrics | None, address: str, plane: InternalPlane | None = None
+) -> RunningServer:
     """The registry's services, exactly those `jarvis serve registry` binds (see `registry_bindings`)."""
-    return create_server(build_registry_bindings(settings), address, metrics=metrics,
-                         plane=plane or settings.internal_plane())
+    return create_server(
+        build_registry_bindings(settings), address, metrics=metrics, plane=plane or settings.internal_plane()
+    )
 
 
 def start_debug(settings: DebugSettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
@@ -158,8 +181,9 @@ class EmbeddedStack:
 
     def start(self) -> str:
         self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.registry_server = start_registry(self.registry_settings, self.grpc_metrics,
-                                              f"127.0.0.1:{self.settings.registry_port}")
+        self.registry_server = start_registry(
+            self.registry_settings, self.grpc_metrics, f"127.0.0.1:{self.settings.registry_port}"
+        )
         self.ensure_debug()
         self.ensure_runtime()
         self.ensure_scheduler()
@@ -168,8 +192,9 @@ class EmbeddedStack:
     def ensure_scheduler(self) -> str:
         """Start the scheduler (with its in-process beat) on a free loopback port unless it runs; its target."""
         if self.scheduler is None:
-            self.scheduler = serve_scheduler(self.settings.scheduler_settings(self.ensure_runtime()),
-                                             self.metrics_registry, self.grpc_metrics)
+            self.scheduler = serve_scheduler(
+                self.settings.scheduler_settings(self.ensure_runtime()), self.metrics_registry, self.grpc_metrics
+            )
         return self.scheduler_target
 
     @property
@@ -234,8 +259,11 @@ class EmbeddedStack:
         self.restart_requested = True
         # Answer first; the HTTP server then stops accepting, lets in-flight calls finish, and re-executes.
         asyncio.get_running_loop().call_later(0.3, self.stop_serving)
-        return {"restarting": True, "pid": os.getpid(),
-                "detail": "in-flight calls finish, then Jarvis re-executes itself on the same address"}
+        return {
+            "restarting": True,
+            "pid": os.getpid(),
+            "detail": "in-flight calls finish, then Jarvis re-executes itself on the same address",
+        }
 
     async def restart_infra(self) -> dict[str, Any]:
         """Restart each service embedded Jarvis runs, on its own address, and wait (bounded) until it serves again.
@@ -243,16 +271,23 @@ class EmbeddedStack:
         Docker and Redis are the user's, not Jarvis's, under `jarvis up`: they are reported, not restarted.
         """
         restarted = [await self._restart(component) for component in RESTART_ORDER]
-        return {"restarted": restarted, "healthy": all(r["healthy"] for r in restarted),
-                "not_managed": await self.infra_status()}
+        return {
+            "restarted": restarted,
+            "healthy": all(r["healthy"] for r in restarted),
+            "not_managed": await self.infra_status(),
+        }
 
     async def _restart(self, component: str) -> dict[str, Any]:
         started = time.perf_counter()
         port, service = await asyncio.to_thread(self._restart_now, component)
-        health = await probes.wait_serving(f"127.0.0.1:{port}", service, READY_SECONDS,
-                                           self.settings.internal_plane())
-        return {"component": component, "address": f"127.0.0.1:{port}", "healthy": health["ok"],
-                "health": health["detail"], "seconds": round(time.perf_counter() - started, 3)}
+        health = await probes.wait_serving(f"127.0.0.1:{port}", service, READY_SECONDS, self.settings.internal_plane())
+        return {
+            "component": component,
+            "address": f"127.0.0.1:{port}",
+            "healthy": health["ok"],
+            "health": health["detail"],
+            "seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _restart_now(self, component: str) -> tuple[int, str]:
         """Stop one service and start it again on the same port (the aggregator's channels keep working)."""
@@ -279,8 +314,12 @@ class EmbeddedStack:
         assert self.scheduler is not None
         port = self.scheduler.port
         self.scheduler.stop(5.0)
-        self.scheduler = serve_scheduler(self.settings.scheduler_settings(self.runtime_target), self.metrics_registry,
-                                         self.grpc_metrics, f"127.0.0.1:{port}")
+        self.scheduler = serve_scheduler(
+            self.settings.scheduler_settings(self.runtime_target),
+            self.metrics_registry,
+            self.grpc_metrics,
+            f"127.0.0.1:{port}",
+        )
         return port, SCHEDULER_SERVICE
 
     async def infra_status(self) -> dict[str, Any]:
@@ -288,6 +327,8 @@ class EmbeddedStack:
         return {
             "docker": await probes.docker_ping(aggregator.docker_host),
             "redis": await probes.redis_ping(aggregator.redis_url),
-            "celery": {"ok": None, "detail": "not needed: embedded, the scheduler fires schedules from an "
-                                             "in-process timer"},
+            "celery": {
+                "ok": None,
+                "detail": "not needed: embedded, the scheduler fires schedules from an in-process timer",
+            },
         }

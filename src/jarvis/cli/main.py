@@ -38,12 +38,23 @@ from jarvis.common.settings import describe_invalid_settings
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 # Admin reads and small writes; a registry that takes longer is hung, and the error says where.
 CLI_DEADLINE_SECONDS = 10.0
-SURFACE_PATHS = {"discovery": "/mcp", "jarvis": "/mcp/jarvis", "debug": "/mcp/debug",
-                 "orchestrator": "/mcp/orchestrator"}
+SURFACE_PATHS = {
+    "discovery": "/mcp",
+    "jarvis": "/mcp/jarvis",
+    "debug": "/mcp/debug",
+    "orchestrator": "/mcp/orchestrator",
+}
 PROFILE_SURFACE = "profile/"
-TOKEN_COLUMNS = (("id", "id"), ("name", "name"), ("prefix", "prefix"), ("scopes", "scopes"),
-                 ("created_at", "created"), ("expires_at", "expires"), ("last_used_at", "last used"),
-                 ("revoked_at", "revoked"))
+TOKEN_COLUMNS = (
+    ("id", "id"),
+    ("name", "name"),
+    ("prefix", "prefix"),
+    ("scopes", "scopes"),
+    ("created_at", "created"),
+    ("expires_at", "expires"),
+    ("last_used_at", "last used"),
+    ("revoked_at", "revoked"),
+)
 
 
 class SurfaceType(click.ParamType[str]):
@@ -55,14 +66,20 @@ class SurfaceType(click.ParamType[str]):
         text = str(value)
         name = text.removeprefix(PROFILE_SURFACE)
         if text not in SURFACES and (name == text or not name or "/" in name):
-            self.fail(f"{text!r} is not a surface; use one of {', '.join(SURFACES)}, or profile/<name> "
-                      "(a profile's servers' tools)", param, ctx)
+            self.fail(
+                f"{text!r} is not a surface; use one of {', '.join(SURFACES)}, or profile/<name> "
+                "(a profile's servers' tools)",
+                param,
+                ctx,
+            )
         return text
 
-    def shell_complete(self, ctx: click.Context, param: click.Parameter,
-                       incomplete: str) -> list[click.shell_completion.CompletionItem]:
-        return [click.shell_completion.CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE)
-                if s.startswith(incomplete)]
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[click.shell_completion.CompletionItem]:
+        return [
+            click.shell_completion.CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE) if s.startswith(incomplete)
+        ]
 
 
 def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
@@ -74,8 +91,12 @@ def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
 
 @click.group()
 @click.option("--data-dir", envvar="JARVIS_DATA_DIR", help="Where embedded Jarvis keeps its data [~/.jarvis].")
-@click.option("--registry", "registry_target", envvar="JARVIS_REGISTRY_TARGET",
-              help="host:port of a running registry service; default: open the data dir directly.")
+@click.option(
+    "--registry",
+    "registry_target",
+    envvar="JARVIS_REGISTRY_TARGET",
+    help="host:port of a running registry service; default: open the data dir directly.",
+)
 @click.pass_context
 def cli(ctx: click.Context, data_dir: str | None, registry_target: str | None) -> None:
     """Jarvis: one MCP endpoint for a whole team's agents."""
@@ -88,8 +109,9 @@ def cli(ctx: click.Context, data_dir: str | None, registry_target: str | None) -
 @click.option("--stateless", is_flag=True, default=None, help="Stateless streamable HTTP (for replicas).")
 @click.option("--require-auth/--no-require-auth", default=None, help="Require a token even on loopback.")
 @click.pass_context
-def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool | None,
-       require_auth: bool | None) -> None:
+def up(
+    ctx: click.Context, host: str | None, port: int | None, stateless: bool | None, require_auth: bool | None
+) -> None:
     """Start Jarvis embedded: every service in one process, SQLite under the data dir."""
     from jarvis.cli.runner import run_embedded
 
@@ -101,7 +123,8 @@ def up(ctx: click.Context, host: str | None, port: int | None, stateless: bool |
         raise click.ClickException(
             f"the data dir {settings.resolved_data_dir} is in use by {holder.describe()}; a second Jarvis on it would "
             "take over its containers and sessions. Stop that one first, connect to it, or give this one another "
-            "--data-dir")
+            "--data-dir"
+        )
 
     def banner(aggregator: Any) -> None:
         base = f"http://{_display_host(settings.host)}:{settings.port}"
@@ -131,8 +154,12 @@ def _display_host(host: str) -> str:
 
 
 @cli.command()
-@click.argument("service", type=click.Choice(["registry", "aggregator", "debug", "runtime", "scheduler",
-                                              "scheduler-worker", "scheduler-beat"]))
+@click.argument(
+    "service",
+    type=click.Choice(
+        ["registry", "aggregator", "debug", "runtime", "scheduler", "scheduler-worker", "scheduler-beat"]
+    ),
+)
 def serve(service: str) -> None:
     """Serve one service (for containers); configured by environment variables."""
     try:
@@ -178,8 +205,13 @@ def _serve(service: str) -> None:
 
 
 @cli.command()
-@click.option("--surface", default="jarvis", type=SurfaceType(), show_default=True,
-              help=f"{', '.join(SURFACES)}, or profile/<name>.")
+@click.option(
+    "--surface",
+    default="jarvis",
+    type=SurfaceType(),
+    show_default=True,
+    help=f"{', '.join(SURFACES)}, or profile/<name>.",
+)
 @click.pass_context
 def mcp(ctx: click.Context, surface: str) -> None:
     """Serve one surface over stdio (for clients that spawn their servers).
@@ -204,7 +236,8 @@ def mcp(ctx: click.Context, surface: str) -> None:
         raise click.ClickException(
             f"the data dir {settings.resolved_data_dir} is in use by {holder.describe()}, which serves no HTTP to "
             "relay to; run `jarvis up` on it instead (every client can then connect, over HTTP or through "
-            "`jarvis mcp`), or give this one another --data-dir")
+            "`jarvis mcp`), or give this one another --data-dir"
+        )
     import anyio
 
     from jarvis.cli.bridge import bridge_stdio
@@ -269,8 +302,13 @@ def catalog() -> None:
 
 @catalog.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["", "server.json", "livemcpbench"]), default="",
-              help="Force a format instead of detecting it.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["", "server.json", "livemcpbench"]),
+    default="",
+    help="Force a format instead of detecting it.",
+)
 @click.pass_context
 def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     """Import servers from an MCP registry server.json or a LiveMCPBench tools.json file."""
@@ -282,17 +320,20 @@ def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     with _registry(ctx) as stub:
         if batches is None:
             click.echo("importing into the registry…", err=True)
-            resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=content, source=file.name, format=fmt),
-                                      timeout=120)
+            resp = stub.ImportCatalog(
+                pb.ImportCatalogRequest(content=content, source=file.name, format=fmt), timeout=120
+            )
             imported, updated, skipped, fmt = resp.imported, resp.updated, list(resp.skipped), resp.format
         else:
             parts, total = batches
-            with click.progressbar(length=total, label=f"importing {total:,} servers", file=sys.stderr,
-                                   show_pos=True) as bar:
+            with click.progressbar(
+                length=total, label=f"importing {total:,} servers", file=sys.stderr, show_pos=True
+            ) as bar:
                 for n, part in enumerate(parts):
                     # The first part detects the format; the rest are read as that format.
-                    resp = stub.ImportCatalog(pb.ImportCatalogRequest(content=part, source=file.name, format=fmt),
-                                              timeout=120)
+                    resp = stub.ImportCatalog(
+                        pb.ImportCatalogRequest(content=part, source=file.name, format=fmt), timeout=120
+                    )
                     fmt = resp.format
                     imported, updated = imported + resp.imported, updated + resp.updated
                     skipped += resp.skipped
@@ -310,18 +351,27 @@ def token() -> None:
 
 @token.command("create")
 @click.option("--name", required=True, help="What the token is for, e.g. ci-bot.")
-@click.option("--scope", "scopes", multiple=True, required=True,
-              help="Repeatable: admin, read, jarvis, jarvis:jarvis_server, jarvis:jarvis_server:list…")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    help="Repeatable: admin, read, jarvis, jarvis:jarvis_server, jarvis:jarvis_server:list…",
+)
 @click.option("--expires-in", type=int, default=0, help="Seconds until it expires (0: never).")
 @click.pass_context
 def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires_in: int) -> None:
     """Create a token and print its secret once."""
     with _registry(ctx) as stub:
-        resp = stub.CreateToken(pb.CreateTokenRequest(name=name, scopes=list(scopes),
-                                                      expires_in_seconds=expires_in), timeout=CLI_DEADLINE_SECONDS)
+        resp = stub.CreateToken(
+            pb.CreateTokenRequest(name=name, scopes=list(scopes), expires_in_seconds=expires_in),
+            timeout=CLI_DEADLINE_SECONDS,
+        )
     click.echo(resp.secret)
-    click.echo(f"token {resp.token.id} ({', '.join(resp.token.scopes)}): store the secret now; "
-               "Jarvis keeps only its hash", err=True)
+    click.echo(
+        f"token {resp.token.id} ({', '.join(resp.token.scopes)}): store the secret now; Jarvis keeps only its hash",
+        err=True,
+    )
 
 
 @token.command("list")
@@ -331,8 +381,7 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
     with _registry(ctx) as stub:
-        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked),
-                               timeout=CLI_DEADLINE_SECONDS)
+        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked), timeout=CLI_DEADLINE_SECONDS)
     tokens = [to_dict(t) for t in resp.tokens]
     if as_json:
         _echo_json(tokens)
@@ -358,8 +407,11 @@ def audit() -> None:
 
 
 @audit.command("export")
-@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
-              help="Only entries from this time on (UTC unless it says otherwise); default: all that are kept.")
+@click.option(
+    "--since",
+    type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
+    help="Only entries from this time on (UTC unless it says otherwise); default: all that are kept.",
+)
 @click.option("--tool", default="", help="Only calls of this tool.")
 @click.option("--token", default="", help="Only calls made with this token (its id or name).")
 @click.pass_context
@@ -392,13 +444,19 @@ def server() -> None:
 def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> None:
     """Accept the changed definitions of NAME's quarantined tools; aggregators serve them again."""
     with _registry(ctx) as stub:
-        before = {p.tool: p.state for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name),
-                                                                 timeout=CLI_DEADLINE_SECONDS).pins}
-        resp = stub.ApproveToolPins(pb.ApproveToolPinsRequest(server=name, tools=list(tools)),
-                                    timeout=CLI_DEADLINE_SECONDS)
+        before = {
+            p.tool: p.state
+            for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name), timeout=CLI_DEADLINE_SECONDS).pins
+        }
+        resp = stub.ApproveToolPins(
+            pb.ApproveToolPinsRequest(server=name, tools=list(tools)), timeout=CLI_DEADLINE_SECONDS
+        )
     approved = [p.tool for p in resp.pins if before.get(p.tool) == "quarantined" and p.state == "pinned"]
-    click.echo(f"approved {', '.join(approved)}" if approved else f"nothing to approve: no tool of {name} "
-               "is quarantined" + (f" among {', '.join(tools)}" if tools else ""))
+    click.echo(
+        f"approved {', '.join(approved)}"
+        if approved
+        else f"nothing to approve: no tool of {name} is quarantined" + (f" among {', '.join(tools)}" if tools else "")
+    )
 
 
 @cli.command()
@@ -431,9 +489,12 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
         raise click.ClickException(str(exc)) from None
     for path in result.files:
         click.echo(f"  wrote {path.relative_to(result.root)}")
-    click.echo(f"Project server scaffolded in {result.root / 'mcp-server'}. Configure "
-               "mcp-server/project-server.toml, then run: python -m project_mcp_server --root . "
-               "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server).")
+    click.echo(
+        f"Project server scaffolded in {result.root / 'mcp-server'}. Configure "
+        "mcp-server/project-server.toml, then run: python -m project_mcp_server --root . "
+        "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server)."
+    )
+
 
 cli.add_command(probe)
 cli.add_command(migrate)

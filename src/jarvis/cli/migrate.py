@@ -26,9 +26,11 @@ def _targets() -> list[tuple[str, str, Migrations]]:
     from jarvis.scheduler.settings import SchedulerSettings
     from jarvis.scheduler.storage.migrate import MIGRATIONS as SCHEDULER
 
-    return [("registry", RegistrySettings().database_url, REGISTRY),
-            ("runtime", RuntimeSettings().database_url, RUNTIME),
-            ("scheduler", SchedulerSettings().database_url, SCHEDULER)]
+    return [
+        ("registry", RegistrySettings().database_url, REGISTRY),
+        ("runtime", RuntimeSettings().database_url, RUNTIME),
+        ("scheduler", SchedulerSettings().database_url, SCHEDULER),
+    ]
 
 
 @click.command()

@@ -45,6 +45,6 @@ def catalog_batches(content: bytes) -> tuple[list[bytes], int] | None:
         return None
     if len(items) <= BATCH:
         return None
-    parts = (items[i:i + BATCH] for i in range(0, len(items), BATCH))
+    parts = (items[i : i + BATCH] for i in range(0, len(items), BATCH))
     batches = [json.dumps(part if envelope is None else {**envelope, "servers": part}).encode() for part in parts]
     return batches, len(items)

@@ -37,8 +37,11 @@ def probe_grpc(target: str, service: str) -> None:
         raise click.ClickException(f"{target}: {exc}") from None
     with sync_channel(target, {}, plane) as channel:
         try:
-            status = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=TIMEOUT_SECONDS).status
+            status = (
+                health_pb2_grpc.HealthStub(channel)
+                .Check(health_pb2.HealthCheckRequest(service=service), timeout=TIMEOUT_SECONDS)
+                .status
+            )
         except grpc.RpcError as exc:
             raise click.ClickException(f"{target}: {exc.code().name}: {exc.details()}") from None
     if status != health_pb2.HealthCheckResponse.SERVING:

@@ -42,30 +42,50 @@ class RemoteControl:
             raise FailedPrecondition("this aggregator was not started by `jarvis serve`; restart it where it runs")
         # The process exits after in-flight calls finish; the orchestrator starts it again.
         asyncio.get_running_loop().call_later(0.3, self.stop_serving)
-        return {"restarting": True, "pid": os.getpid(),
-                "detail": "in-flight calls finish, then this replica exits for its supervisor to restart it"}
+        return {
+            "restarting": True,
+            "pid": os.getpid(),
+            "detail": "in-flight calls finish, then this replica exits for its supervisor to restart it",
+        }
 
     async def restart_infra(self) -> dict[str, Any]:
         """Nothing here is this process's to restart: say so for each service, with its health now."""
         from jarvis.aggregator import probes
 
-        why = ("a separate process run by your orchestrator, which restarts it: `docker compose restart {name}` "
-               "or `kubectl rollout restart deployment/jarvis-{name}`")
-        services = {"registry": (self.settings.registry_target, REGISTRY_SERVICE),
-                    "debug": (self.settings.debug_target, DEBUG_SERVICE),
-                    "runtime": (self.settings.runtime_target, RUNTIME_SERVICE),
-                    "scheduler": (self.settings.scheduler_target, SCHEDULER_SERVICE)}
+        why = (
+            "a separate process run by your orchestrator, which restarts it: `docker compose restart {name}` "
+            "or `kubectl rollout restart deployment/jarvis-{name}`"
+        )
+        services = {
+            "registry": (self.settings.registry_target, REGISTRY_SERVICE),
+            "debug": (self.settings.debug_target, DEBUG_SERVICE),
+            "runtime": (self.settings.runtime_target, RUNTIME_SERVICE),
+            "scheduler": (self.settings.scheduler_target, SCHEDULER_SERVICE),
+        }
         not_restarted = [
-            {"component": name, "address": target, "why": why.format(name=name),
-             "health": await probes.wait_serving(target, service, 0, self.settings.internal_plane()) if target else
-             {"ok": None, "detail": "not deployed (no target configured)"}}
-            for name, (target, service) in services.items()]
+            {
+                "component": name,
+                "address": target,
+                "why": why.format(name=name),
+                "health": await probes.wait_serving(target, service, 0, self.settings.internal_plane())
+                if target
+                else {"ok": None, "detail": "not deployed (no target configured)"},
+            }
+            for name, (target, service) in services.items()
+        ]
         return {"restarted": [], "not_restarted": not_restarted}
 
 
 async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:
-    config = uvicorn.Config(aggregator.app, host=host, port=port, lifespan="on", log_level="warning",
-                            timeout_graceful_shutdown=5, access_log=False)
+    config = uvicorn.Config(
+        aggregator.app,
+        host=host,
+        port=port,
+        lifespan="on",
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        access_log=False,
+    )
     server = uvicorn.Server(config)
 
     def stop() -> None:
@@ -93,8 +113,9 @@ def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = 
     target = stack.start()
 
     async def main() -> None:
-        aggregator_settings = settings.aggregator_settings(target, stack.debug_target, stack.runtime_target,
-                                                          stack.scheduler_target)
+        aggregator_settings = settings.aggregator_settings(
+            target, stack.debug_target, stack.runtime_target, stack.scheduler_target
+        )
         client = RegistryClient(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
@@ -135,8 +156,9 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
     target = registry_target or stack.start()
 
     async def main() -> None:
-        aggregator_settings = settings.aggregator_settings(target, stack.ensure_debug(), stack.ensure_runtime(),
-                                                           stack.ensure_scheduler())
+        aggregator_settings = settings.aggregator_settings(
+            target, stack.ensure_debug(), stack.ensure_runtime(), stack.ensure_scheduler()
+        )
         client = RegistryClient(target, plane=aggregator_settings.internal_plane())
         stack.client = client
         if registry_target is None:
@@ -154,8 +176,9 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
                 await aggregator.downstream.stop()
                 raise NotFound(f"no profile named '{profile}'; jarvis_profile action=list shows them")
         if server is None:
-            raise NotFound(f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}, "
-                           "or profile/<name>")
+            raise NotFound(
+                f"unknown surface '{surface}'; surfaces: {', '.join(aggregator.mcp_servers)}, or profile/<name>"
+            )
         aggregator.usage.start()
         try:
             async with stdio_server() as (read, write):

@@ -15,11 +15,11 @@ OLD_FILTER = {"DEBUG_MCP_TOOLS": "describe_log_groups"}
 
 
 @pytest.fixture(scope="module")
-def configured(tmp_path_factory: pytest.TempPathFactory, aws: FakeAws, langsmith_url: str,
-               jira_url: str) -> Iterator[RunningJarvis]:
+def configured(
+    tmp_path_factory: pytest.TempPathFactory, aws: FakeAws, langsmith_url: str, jira_url: str
+) -> Iterator[RunningJarvis]:
     """Jarvis whose environment has every backend's (dummy) credentials and the fakes' endpoints."""
-    env = {"HOME": str(tmp_path_factory.mktemp("home")), **aws.env(), **saas_env(langsmith_url, jira_url),
-           **OLD_FILTER}
+    env = {"HOME": str(tmp_path_factory.mktemp("home")), **aws.env(), **saas_env(langsmith_url, jira_url), **OLD_FILTER}
     running = start_jarvis(tmp_path_factory.mktemp("debug-configured"), env=env)
     yield running
     running.stop()

@@ -22,18 +22,37 @@ from tests.support.stack import REPO, RunningJarvis, error_text, free_port, mcp_
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize(("tool", "arguments", "instructions"), [
-    ("cloudwatch_list_log_groups", "{}",
-     ["AWS credentials not found", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE",
-      "~/.aws/credentials", "debug.env"]),
-    ("stepfunctions_list_state_machines", "{}", ["AWS credentials not found", "AWS_ACCESS_KEY_ID"]),
-    ("langsmith_list_projects", "{}", ["LangSmith is not configured: set LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT",
-                                       "debug.env"]),
-    ("jira_search", '{"jql": "project = PAY"}', ["Jira is not configured: set JIRA_URL, JIRA_EMAIL, JIRA_API_TOKEN",
-                                                 "debug.env", "api-tokens"]),
-])
-async def test_missing_credentials_return_configuration_instructions(bare: RunningJarvis, tool: str, arguments: str,
-                                                                     instructions: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments", "instructions"),
+    [
+        (
+            "cloudwatch_list_log_groups",
+            "{}",
+            [
+                "AWS credentials not found",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_PROFILE",
+                "~/.aws/credentials",
+                "debug.env",
+            ],
+        ),
+        ("stepfunctions_list_state_machines", "{}", ["AWS credentials not found", "AWS_ACCESS_KEY_ID"]),
+        (
+            "langsmith_list_projects",
+            "{}",
+            ["LangSmith is not configured: set LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT", "debug.env"],
+        ),
+        (
+            "jira_search",
+            '{"jql": "project = PAY"}',
+            ["Jira is not configured: set JIRA_URL, JIRA_EMAIL, JIRA_API_TOKEN", "debug.env", "api-tokens"],
+        ),
+    ],
+)
+async def test_missing_credentials_return_configuration_instructions(
+    bare: RunningJarvis, tool: str, arguments: str, instructions: list[str]
+) -> None:
     async with mcp_client(bare.url("/mcp/debug")) as client:
         text = error_text(await client.call_tool("debug", {"tool": tool, "arguments": arguments}))
     assert text.startswith(f"debug tool {tool}: ")
@@ -41,16 +60,18 @@ async def test_missing_credentials_return_configuration_instructions(bare: Runni
         assert fragment in text, (fragment, text)
 
 
-async def test_credentials_added_to_the_data_dir_work_without_a_restart(bare: RunningJarvis, langsmith_url: str,
-                                                                        jira_url: str) -> None:
+async def test_credentials_added_to_the_data_dir_work_without_a_restart(
+    bare: RunningJarvis, langsmith_url: str, jira_url: str
+) -> None:
     env_file = bare.data_dir / "debug.env"
     async with mcp_client(bare.url("/mcp/debug")) as client:
         before = await client.call_tool("debug", {"tool": "jira_get_issue", "arguments": '{"key": "PAY-42"}'})
         assert str(env_file) in error_text(before)
         write_credentials(env_file, **saas_env(langsmith_url, jira_url))
         try:
-            after = result_json(await client.call_tool("debug", {"tool": "jira_get_issue",
-                                                                 "arguments": '{"key": "PAY-42"}'}))
+            after = result_json(
+                await client.call_tool("debug", {"tool": "jira_get_issue", "arguments": '{"key": "PAY-42"}'})
+            )
         finally:
             env_file.unlink()
     assert after["summary"] == "Checkout fails when the card is expired"
@@ -102,21 +123,32 @@ async def test_stdio_debug_surface(tmp_path: Path) -> None:
         assert "jira" in {c["category"] for c in listing["categories"]}
 
 
-async def test_distributed_mode_serves_debug_as_its_own_process(tmp_path: Path, jira_url: str,
-                                                                langsmith_url: str) -> None:
+async def test_distributed_mode_serves_debug_as_its_own_process(
+    tmp_path: Path, jira_url: str, langsmith_url: str
+) -> None:
     registry_port, debug_port, aggregator_port = free_port(), free_port(), free_port()
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING", **saas_env(langsmith_url, jira_url),
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path), "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
-           "JARVIS_DEBUG_LISTEN": f"127.0.0.1:{debug_port}", "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
-           "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
-           "JARVIS_AGGREGATOR_DEBUG_TARGET": f"127.0.0.1:{debug_port}"}
-    processes = [subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", service], env=env)
-                 for service in ("registry", "debug", "aggregator")]
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_LOG_LEVEL": "WARNING",
+        **saas_env(langsmith_url, jira_url),
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
+        "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
+        "JARVIS_DEBUG_LISTEN": f"127.0.0.1:{debug_port}",
+        "JARVIS_AGGREGATOR_PORT": str(aggregator_port),
+        "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
+        "JARVIS_AGGREGATOR_DEBUG_TARGET": f"127.0.0.1:{debug_port}",
+    }
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", service], env=env)
+        for service in ("registry", "debug", "aggregator")
+    ]
     try:
         wait_for_url(f"http://127.0.0.1:{aggregator_port}/healthz")
         async with mcp_client(f"http://127.0.0.1:{aggregator_port}/mcp/debug") as client:
-            issue = result_json(await client.call_tool("debug", {"tool": "jira_get_issue",
-                                                                 "arguments": '{"key": "PAY-42"}'}))
+            issue = result_json(
+                await client.call_tool("debug", {"tool": "jira_get_issue", "arguments": '{"key": "PAY-42"}'})
+            )
         assert issue["status"] == "In Progress"
     finally:
         for process in reversed(processes):

@@ -35,8 +35,9 @@ async def test_exactly_one_tool_about_500_tokens(configured: RunningJarvis) -> N
 
 
 @pytest.mark.parametrize("arguments", [{}, {"tool": "list"}, {"tool": "list", "arguments": "{}"}])
-async def test_list_returns_every_category_with_a_brief_description(configured: RunningJarvis,
-                                                                   arguments: dict[str, str]) -> None:
+async def test_list_returns_every_category_with_a_brief_description(
+    configured: RunningJarvis, arguments: dict[str, str]
+) -> None:
     listing = result_json(await debug(configured, **arguments))
     categories = {c["category"]: c for c in listing["categories"]}
     assert list(categories)[:4] == CATEGORIES
@@ -97,11 +98,13 @@ async def test_every_tool_executes_through_the_gateway(configured: RunningJarvis
             result = await client.call_tool("debug", {"tool": name, "arguments": json.dumps(arguments)})
             assert expected in json.dumps(result_json(result)), name
         query = {"log_groups": [LOG_GROUP], "query": "fields @message", "wait_seconds": 0}
-        started = result_json(await client.call_tool("debug", {"tool": "cloudwatch_insights_query",
-                                                               "arguments": json.dumps(query)}))
+        started = result_json(
+            await client.call_tool("debug", {"tool": "cloudwatch_insights_query", "arguments": json.dumps(query)})
+        )
         again = json.dumps({"query_id": started["query_id"]})
-        fetched = result_json(await client.call_tool("debug", {"tool": "cloudwatch_insights_results",
-                                                               "arguments": again}))
+        fetched = result_json(
+            await client.call_tool("debug", {"tool": "cloudwatch_insights_results", "arguments": again})
+        )
         assert fetched["query_id"] == started["query_id"]
 
 
@@ -114,7 +117,7 @@ async def test_missing_required_arguments_return_the_expected_schema(configured:
     text = error_text(await debug(configured, tool="cloudwatch_filter_logs", arguments='{"filter_pattern": "ERROR"}'))
     assert text.startswith("cloudwatch_filter_logs: missing required argument 'log_group'.")
     assert "required:\n    log_group (string): Log group name" in text
-    assert 'limit (integer, 1..1000, default 100)' in text
+    assert "limit (integer, 1..1000, default 100)" in text
     assert 'Example: debug(tool="cloudwatch_filter_logs", arguments=\'{"log_group": "<log_group>"}\')' in text
 
 
@@ -133,16 +136,29 @@ async def test_invalid_json_returns_a_parse_error_with_guidance(configured: Runn
     assert 'e.g. debug(tool="jira_search", arguments=\'{"jql": "<jql>"}\')' in text
 
 
-@pytest.mark.parametrize(("tool", "arguments", "expected"), [
-    ("cloudwatch_filter_logs", {"log_group": "/aws/lambda/gone"},
-     "debug tool cloudwatch_filter_logs: CloudWatch Logs FilterLogEvents failed: ResourceNotFoundException: "
-     "The specified log group does not exist."),
-    ("jira_search", {"jql": "sprint = 5"},
-     "debug tool jira_search: Jira GET /rest/api/3/search/jql answered 400: Field 'sprint' does not exist or you "
-     "do not have permission to view it."),
-    ("langsmith_get_run", {"run_id": "missing"},
-     "debug tool langsmith_get_run: LangSmith GET /runs/missing answered 404: Run not found"),
-])
-async def test_tool_errors_pass_through_with_context(configured: RunningJarvis, tool: str,
-                                                     arguments: dict[str, str], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        (
+            "cloudwatch_filter_logs",
+            {"log_group": "/aws/lambda/gone"},
+            "debug tool cloudwatch_filter_logs: CloudWatch Logs FilterLogEvents failed: ResourceNotFoundException: "
+            "The specified log group does not exist.",
+        ),
+        (
+            "jira_search",
+            {"jql": "sprint = 5"},
+            "debug tool jira_search: Jira GET /rest/api/3/search/jql answered 400: Field 'sprint' does not exist or "
+            "you do not have permission to view it.",
+        ),
+        (
+            "langsmith_get_run",
+            {"run_id": "missing"},
+            "debug tool langsmith_get_run: LangSmith GET /runs/missing answered 404: Run not found",
+        ),
+    ],
+)
+async def test_tool_errors_pass_through_with_context(
+    configured: RunningJarvis, tool: str, arguments: dict[str, str], expected: str
+) -> None:
     assert error_text(await debug(configured, tool=tool, arguments=json.dumps(arguments))) == expected

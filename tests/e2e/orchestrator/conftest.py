@@ -17,15 +17,22 @@ from tests.support.stack import RunningJarvis, start_jarvis
 
 
 def runtime_env(image: str, home: Path, **extra: str) -> dict[str, str]:
-    return {"HOME": str(home), "DOCKER_HOST": docker_host(), "JARVIS_RUNTIME_IMAGE": image,
-            "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]', "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
-            # Source repositories are made in tmp_path, not under HOME.
-            "JARVIS_PROJECT_ROOTS": json.dumps([tempfile.gettempdir()]), **extra}
+    return {
+        "HOME": str(home),
+        "DOCKER_HOST": docker_host(),
+        "JARVIS_RUNTIME_IMAGE": image,
+        "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]',
+        "JARVIS_RUNTIME_SESSION_END_GRACE_SECONDS": "2",
+        # Source repositories are made in tmp_path, not under HOME.
+        "JARVIS_PROJECT_ROOTS": json.dumps([tempfile.gettempdir()]),
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module")
-def orchestrator(tmp_path_factory: pytest.TempPathFactory, image: str,
-                 engine: docker.DockerClient) -> Iterator[RunningJarvis]:
+def orchestrator(
+    tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
+) -> Iterator[RunningJarvis]:
     data = tmp_path_factory.mktemp("orchestrator")
     running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
     yield running

@@ -29,8 +29,12 @@ async def wait_event(client: Client, project_id: str, session_id: str, text: str
     """The cursor after the event whose payload contains `text`."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        page = result_json(await client.call_tool("session", {"action": "events", "project_id": project_id,
-                                                              "session_id": session_id, "after": after, "wait": 2}))
+        page = result_json(
+            await client.call_tool(
+                "session",
+                {"action": "events", "project_id": project_id, "session_id": session_id, "after": after, "wait": 2},
+            )
+        )
         for event in page["events"]:
             if text in json.dumps(event["payload"]):
                 return int(event["seq"])
@@ -39,12 +43,14 @@ async def wait_event(client: Client, project_id: str, session_id: str, text: str
 
 
 async def test_mcp_relays_to_the_running_jarvis_and_a_second_up_refuses(
-        tmp_path: Path, image: str, engine: docker.DockerClient) -> None:
+    tmp_path: Path, image: str, engine: docker.DockerClient
+) -> None:
     data, home = tmp_path / "data", tmp_path / "home"
     env = runtime_env(image, home)
     running = start_jarvis(data, env=env)
     try:
         async with mcp_client(running.url("/mcp/orchestrator")) as http:
+
             async def call(tool: str, **args: Any) -> Any:
                 return result_json(await http.call_tool(tool, args))
 
@@ -59,18 +65,21 @@ async def test_mcp_relays_to_the_running_jarvis_and_a_second_up_refuses(
             params = StdioServerParameters(
                 command=sys.executable,
                 args=["-m", "jarvis.cli", "--data-dir", str(data), "mcp", "--surface", "orchestrator"],
-                env={**os.environ, **env, "JARVIS_LOG_LEVEL": "WARNING"})
+                env={**os.environ, **env, "JARVIS_LOG_LEVEL": "WARNING"},
+            )
             async with Client(params, mode="legacy") as stdio:
                 sessions = result_json(await stdio.call_tool("session", {"action": "list", "project_id": pid}))
                 assert [(s["id"], s["state"]) for s in sessions["sessions"]] == [(sid, "running")]
-                await stdio.call_tool("session", {"action": "message", "project_id": pid, "session_id": sid,
-                                                  "message": "via stdio"})
+                await stdio.call_tool(
+                    "session", {"action": "message", "project_id": pid, "session_id": sid, "message": "via stdio"}
+                )
                 cursor = await wait_event(stdio, pid, sid, "echo: via stdio", after=cursor)
                 names = result_json(await stdio.call_tool("project", {"action": "secret_list", "project_id": pid}))
                 assert [s["name"] for s in names["secrets"]] == ["API_TOKEN"]
                 assert KEY not in json.dumps(names)
-                unknown = await stdio.call_tool("project", {"action": "secret_delete", "project_id": pid,
-                                                            "name": "NOPE"})
+                unknown = await stdio.call_tool(
+                    "project", {"action": "secret_delete", "project_id": pid, "name": "NOPE"}
+                )
                 assert "no secret named 'NOPE'" in error_text(unknown)
 
             # A second `jarvis up` on the same data dir refuses, naming the holder; nothing is disturbed.
@@ -99,14 +108,18 @@ def test_up_refuses_a_data_dir_a_stdio_jarvis_holds(tmp_path: Path) -> None:
     data = tmp_path / "data"
     holder = subprocess.Popen(
         [sys.executable, "-m", "jarvis.cli", "--data-dir", str(data), "mcp", "--surface", "jarvis"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING"})
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "HOME": str(tmp_path), "JARVIS_LOG_LEVEL": "WARNING"},
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and '"jarvis mcp"' not in _read(data / "jarvis.lock"):
             time.sleep(0.1)
-        refused = jarvis_cli("up", "--port", str(free_port()), data_dir=data, env={"HOME": str(tmp_path)},
-                             check=False, timeout=60)
+        refused = jarvis_cli(
+            "up", "--port", str(free_port()), data_dir=data, env={"HOME": str(tmp_path)}, check=False, timeout=60
+        )
         assert refused.returncode != 0
         assert f"`jarvis mcp` (pid {holder.pid})" in refused.stderr
     finally:

@@ -22,8 +22,12 @@ URL = "/mcp/orchestrator"
 async def events_until(client: Any, project_id: str, session_id: str, kind: str, after: int = 0) -> list[Any]:
     seen: list[Any] = []
     for _ in range(20):
-        page = result_json(await client.call_tool("session", {"action": "events", "project_id": project_id,
-                                                              "session_id": session_id, "after": after, "wait": 2}))
+        page = result_json(
+            await client.call_tool(
+                "session",
+                {"action": "events", "project_id": project_id, "session_id": session_id, "after": after, "wait": 2},
+            )
+        )
         seen += page["events"]
         after = page["next_cursor"]
         if any(e["type"] == kind for e in page["events"]):
@@ -33,6 +37,7 @@ async def events_until(client: Any, project_id: str, session_id: str, kind: str,
 
 async def test_full_lifecycle(orchestrator: RunningJarvis, source: Path, engine: docker.DockerClient) -> None:
     async with mcp_client(orchestrator.url(URL)) as client:
+
         async def call(tool: str, **args: Any) -> Any:
             return result_json(await client.call_tool(tool, args))
 
@@ -81,8 +86,9 @@ async def test_bad_input_gets_clear_errors(orchestrator: RunningJarvis, tmp_path
         clone = await client.call_tool("project", {"action": "create", "name": "x", "source_url": str(tmp_path)})
         ext = await client.call_tool("project", {"action": "create", "name": "x", "source_url": "ext::sh -c id"})
         image = await client.call_tool("project", {"action": "create", "name": "x", "image": "nope:1"})
-        unknown = await client.call_tool("session", {"action": "events", "project_id": "p0123456789ab",
-                                                     "session_id": "s0123456789ab"})
+        unknown = await client.call_tool(
+            "session", {"action": "events", "project_id": "p0123456789ab", "session_id": "s0123456789ab"}
+        )
         listed = result_json(await client.call_tool("project", {"action": "list"}))
     assert "cloning" in error_text(clone)
     assert "source_url" in error_text(clone)
@@ -114,11 +120,16 @@ async def test_crash_leaves_no_orphans(tmp_path: Path, image: str, engine: docke
     try:
         async with mcp_client(running.url(URL)) as client:
             project = result_json(await client.call_tool("project", {"action": "create", "name": "crash"}))["created"]
-            started = result_json(await client.call_tool("container", {"action": "start",
-                                                                      "project_id": project["id"]}))["container"]
+            started = result_json(
+                await client.call_tool("container", {"action": "start", "project_id": project["id"]})
+            )["container"]
         instance = engine.api.inspect_container(started["id"])["Config"]["Labels"]["jarvis.runtime.instance"]
-        orphan = engine.containers.create(image, ["sleep", "1000"], network_mode="none", labels={
-            "jarvis.runtime": "1", "jarvis.runtime.instance": instance, "jarvis.project": "p00000000dead"})
+        orphan = engine.containers.create(
+            image,
+            ["sleep", "1000"],
+            network_mode="none",
+            labels={"jarvis.runtime": "1", "jarvis.runtime.instance": instance, "jarvis.project": "p00000000dead"},
+        )
         os.kill(running.process.pid, signal.SIGKILL)
         running.process.wait(10)
 

@@ -18,8 +18,12 @@ EXPECTED = {
     "workspace": ["list", "delete"],
     "token": ["create", "list", "revoke"],
     "schedule": ["create", "list", "get", "update", "delete", "trigger"],
-    "project_options": [], "project_changes": [], "project_tasks": [], "image_rebuild": [],
-    "caller_tool_response": [], "config_limits": [],
+    "project_options": [],
+    "project_changes": [],
+    "project_tasks": [],
+    "image_rebuild": [],
+    "caller_tool_response": [],
+    "config_limits": [],
 }
 # 12 tools with their parameter schemas and annotations; measured at about 6.0 kB (~1.5k tokens) since
 # projects gained agent presets and secrets (5.3 kB before).
@@ -50,19 +54,31 @@ async def test_action_errors_use_the_spec_texts(orchestrator: RunningJarvis) -> 
         invalid = await client.call_tool("project", {"action": "invalid"})
         missing = await client.call_tool("project", {})
         session_missing = await client.call_tool("session", {"action": "get", "project_id": "p0123456789ab"})
-    assert error_text(invalid) == ("unknown action 'invalid' for project tool; valid actions: create, list, get, "
-                                   "delete, secret_set, secret_list, secret_delete")
+    assert error_text(invalid) == (
+        "unknown action 'invalid' for project tool; valid actions: create, list, get, "
+        "delete, secret_set, secret_list, secret_delete"
+    )
     assert error_text(missing) == "action parameter is required"
     assert error_text(session_missing) == "session action=get requires 'session_id'"
 
 
 async def test_old_names_point_to_the_new_tool_and_action(orchestrator: RunningJarvis) -> None:
     async with mcp_client(orchestrator.url(URL)) as client:
-        answers = {old: error_text(await client.call_tool(old, {}))
-                   for old in ("project_create", "container_exec", "session_spawn", "workspace_delete",
-                               "token_revoke", "schedule_trigger")}
-    assert answers["project_create"] == ("tool 'project_create' not found: it was renamed; call 'project' with "
-                                         "action=\"create\" (on the orchestrator surface)")
+        answers = {
+            old: error_text(await client.call_tool(old, {}))
+            for old in (
+                "project_create",
+                "container_exec",
+                "session_spawn",
+                "workspace_delete",
+                "token_revoke",
+                "schedule_trigger",
+            )
+        }
+    assert answers["project_create"] == (
+        "tool 'project_create' not found: it was renamed; call 'project' with "
+        'action="create" (on the orchestrator surface)'
+    )
     for old, text in answers.items():
         tool, _, action = old.partition("_")
         assert f"call '{tool}' with action=\"{action}\"" in text

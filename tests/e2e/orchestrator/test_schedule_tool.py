@@ -22,11 +22,15 @@ RUN_WAIT_SECONDS = 30
 
 
 @pytest.fixture(scope="module")
-def scheduled(tmp_path_factory: pytest.TempPathFactory, image: str,
-              engine: docker.DockerClient) -> Iterator[RunningJarvis]:
+def scheduled(
+    tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
+) -> Iterator[RunningJarvis]:
     data = tmp_path_factory.mktemp("scheduled-orchestrator")
-    running = start_jarvis(data, "--require-auth", env=runtime_env(
-        image, tmp_path_factory.mktemp("home"), JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS="1"))
+    running = start_jarvis(
+        data,
+        "--require-auth",
+        env=runtime_env(image, tmp_path_factory.mktemp("home"), JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS="1"),
+    )
     yield running
     running.stop()
     remove_managed(engine, data)
@@ -41,8 +45,10 @@ def admin(scheduled: RunningJarvis) -> str:
 async def projects(scheduled: RunningJarvis, admin: str) -> tuple[str, str]:
     """Two projects, alpha and beta, for the whole module."""
     async with mcp_client(scheduled.url(URL), admin) as client:
-        ids = [result_json(await client.call_tool("project", {"action": "create", "name": n}))["created"]["id"]
-               for n in ("alpha", "beta")]
+        ids = [
+            result_json(await client.call_tool("project", {"action": "create", "name": n}))["created"]["id"]
+            for n in ("alpha", "beta")
+        ]
     return ids[0], ids[1]
 
 
@@ -50,8 +56,11 @@ def call_status(running: RunningJarvis, token: str, tool: str, arguments: dict[s
     """The HTTP status of one tools/call, 403 standing for the gate's refusal (a tool error it answers
     itself, before the MCP layer)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
     answer = httpx2.post(running.url(URL), json=body, headers=headers, timeout=30)
     return 403 if gate_refusal(answer) else answer.status_code
 
@@ -60,17 +69,29 @@ def when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
-async def test_create_answers_with_next_fires_and_names_bad_input(scheduled: RunningJarvis, admin: str,
-                                                                  projects: tuple[str, str]) -> None:
+async def test_create_answers_with_next_fires_and_names_bad_input(
+    scheduled: RunningJarvis, admin: str, projects: tuple[str, str]
+) -> None:
     alpha, _ = projects
     async with mcp_client(scheduled.url(URL), admin) as client:
+
         async def create(**args: Any) -> Any:
             return await client.call_tool("schedule", {"action": "create", **args})
 
-        created = result_json(await create(name="weekdays", cron="0 3 * * 1-5", prompt="nightly",
-                                           targets=[alpha]))["created"]
-        tokyo = result_json(await create(cron="0 3 * * *", timezone="Asia/Tokyo", prompt="hi", targets=[alpha],
-                                         concurrency="queue", missed="record", enabled=False))["created"]
+        created = result_json(await create(name="weekdays", cron="0 3 * * 1-5", prompt="nightly", targets=[alpha]))[
+            "created"
+        ]
+        tokyo = result_json(
+            await create(
+                cron="0 3 * * *",
+                timezone="Asia/Tokyo",
+                prompt="hi",
+                targets=[alpha],
+                concurrency="queue",
+                missed="record",
+                enabled=False,
+            )
+        )["created"]
         bad_cron = await create(cron="61 * * * *", prompt="x", targets=[alpha])
         four_fields = await create(cron="0 3 * *", prompt="x", targets=[alpha])
         too_often = await create(cron="* * * * * *", prompt="x", targets=[alpha])
@@ -116,11 +137,13 @@ async def test_create_answers_with_next_fires_and_names_bad_input(scheduled: Run
 async def test_list_get_update_delete(scheduled: RunningJarvis, admin: str, projects: tuple[str, str]) -> None:
     alpha, beta = projects
     async with mcp_client(scheduled.url(URL), admin) as client:
+
         async def call(**args: Any) -> Any:
             return result_json(await client.call_tool("schedule", args))
 
-        sid = (await call(action="create", cron="15 4 * * *", prompt="keep me",
-                          targets=[alpha]))["created"]["schedule"]["id"]
+        sid = (await call(action="create", cron="15 4 * * *", prompt="keep me", targets=[alpha]))["created"][
+            "schedule"
+        ]["id"]
         got = await call(action="get", schedule_id=sid)
         assert got["schedule"]["prompt"] == "keep me"
         assert len(got["next_fires"]) == 5
@@ -134,11 +157,18 @@ async def test_list_get_update_delete(scheduled: RunningJarvis, admin: str, proj
         assert disabled["next_fires"] == []
         assert disabled["schedule"]["prompt"] == "keep me"  # only what was given changes
 
-        moved = (await call(action="update", schedule_id=sid, enabled=True, cron="30 6 * * *",
-                            targets=[beta], name="renamed"))["updated"]["schedule"]
+        moved = (
+            await call(
+                action="update", schedule_id=sid, enabled=True, cron="30 6 * * *", targets=[beta], name="renamed"
+            )
+        )["updated"]["schedule"]
         again = await call(action="get", schedule_id=sid)
         assert (moved["cron"], moved["targets"], moved["name"], moved["enabled"]) == (
-            "30 6 * * *", [beta], "renamed", True)
+            "30 6 * * *",
+            [beta],
+            "renamed",
+            True,
+        )
         assert (moved["prompt"], moved["timezone"]) == ("keep me", "UTC")
         fires = [when(f) for f in again["next_fires"]]
         assert len(fires) == 5
@@ -162,16 +192,21 @@ async def test_list_get_update_delete(scheduled: RunningJarvis, admin: str, proj
         assert "schedule 'sch_000000000000' not found" in error_text(unknown)
 
 
-async def test_trigger_runs_a_session_on_the_target(scheduled: RunningJarvis, admin: str,
-                                                    projects: tuple[str, str]) -> None:
+async def test_trigger_runs_a_session_on_the_target(
+    scheduled: RunningJarvis, admin: str, projects: tuple[str, str]
+) -> None:
     alpha, _ = projects
     async with mcp_client(scheduled.url(URL), admin) as client:
+
         async def call(tool: str, **args: Any) -> Any:
             return result_json(await client.call_tool(tool, args))
 
         # Disabled and yearly: only the trigger runs it.
-        sid = (await call("schedule", action="create", cron="0 0 1 1 *", prompt="scheduled hello", targets=[alpha],
-                          enabled=False))["created"]["schedule"]["id"]
+        sid = (
+            await call(
+                "schedule", action="create", cron="0 0 1 1 *", prompt="scheduled hello", targets=[alpha], enabled=False
+            )
+        )["created"]["schedule"]["id"]
         triggered = await call("schedule", action="trigger", schedule_id=sid)
         assert triggered["count"] == 1
         run = triggered["runs"][0]
@@ -196,18 +231,27 @@ async def test_trigger_runs_a_session_on_the_target(scheduled: RunningJarvis, ad
         assert any("echo: scheduled hello" in str(e["payload"]) for e in events["events"])
 
 
-async def test_project_bound_tokens_reach_only_their_projects(scheduled: RunningJarvis, admin: str,
-                                                              projects: tuple[str, str]) -> None:
+async def test_project_bound_tokens_reach_only_their_projects(
+    scheduled: RunningJarvis, admin: str, projects: tuple[str, str]
+) -> None:
     alpha, beta = projects
     async with mcp_client(scheduled.url(URL), admin) as client:
-        bound = result_json(await client.call_tool("token", {"action": "create", "name": "alpha-scheduler",
-                                                             "scope": f"orchestrator@{alpha}"}))["secret"]
-        reader = result_json(await client.call_tool("token", {"action": "create",
-                                                              "scope": f"read@{alpha}"}))["secret"]
-        theirs = result_json(await client.call_tool("schedule", {"action": "create", "cron": "0 5 * * *",
-                                                                 "prompt": "b", "targets": [beta]}))
-        both = result_json(await client.call_tool("schedule", {"action": "create", "cron": "0 5 * * *",
-                                                               "prompt": "ab", "targets": [alpha, beta]}))
+        bound = result_json(
+            await client.call_tool(
+                "token", {"action": "create", "name": "alpha-scheduler", "scope": f"orchestrator@{alpha}"}
+            )
+        )["secret"]
+        reader = result_json(await client.call_tool("token", {"action": "create", "scope": f"read@{alpha}"}))["secret"]
+        theirs = result_json(
+            await client.call_tool(
+                "schedule", {"action": "create", "cron": "0 5 * * *", "prompt": "b", "targets": [beta]}
+            )
+        )
+        both = result_json(
+            await client.call_tool(
+                "schedule", {"action": "create", "cron": "0 5 * * *", "prompt": "ab", "targets": [alpha, beta]}
+            )
+        )
     other, shared = theirs["created"]["schedule"]["id"], both["created"]["schedule"]["id"]
 
     def create(targets: list[str]) -> dict[str, Any]:
@@ -231,11 +275,16 @@ async def test_project_bound_tokens_reach_only_their_projects(scheduled: Running
         hidden = await client.call_tool("schedule", {"action": "update", "schedule_id": shared, "enabled": False})
         assert f"schedule '{shared}' not found" in error_text(hidden)
         assert result_json(await client.call_tool("schedule", {"action": "get", "schedule_id": mine["id"]}))
-        updated = result_json(await client.call_tool("schedule", {"action": "update", "schedule_id": mine["id"],
-                                                                  "prompt": "y"}))["updated"]["schedule"]
+        updated = result_json(
+            await client.call_tool("schedule", {"action": "update", "schedule_id": mine["id"], "prompt": "y"})
+        )["updated"]["schedule"]
         assert updated["prompt"] == "y"
-    assert call_status(scheduled, bound, "schedule", {"action": "update", "schedule_id": mine["id"],
-                                                      "targets": [alpha, beta]}) == 403
+    assert (
+        call_status(
+            scheduled, bound, "schedule", {"action": "update", "schedule_id": mine["id"], "targets": [alpha, beta]}
+        )
+        == 403
+    )
 
     async with mcp_client(scheduled.url(URL), reader) as client:
         seen = {s["id"] for s in result_json(await client.call_tool("schedule", {"action": "list"}))["schedules"]}

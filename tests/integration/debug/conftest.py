@@ -16,8 +16,13 @@ from tests.support.debug_fixtures import saas_env, write_credentials
 @pytest.fixture
 def credentials_file(tmp_path: Path, aws: FakeAws, langsmith_url: str, jira_url: str) -> Path:
     """Every backend's credentials in the dotenv file the debug service reads on each call."""
-    return write_credentials(tmp_path / "debug.env", AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY,
-                             AWS_REGION=REGION, **saas_env(langsmith_url, jira_url))
+    return write_credentials(
+        tmp_path / "debug.env",
+        AWS_ACCESS_KEY_ID=ACCESS_KEY,
+        AWS_SECRET_ACCESS_KEY=SECRET_KEY,
+        AWS_REGION=REGION,
+        **saas_env(langsmith_url, jira_url),
+    )
 
 
 @pytest.fixture

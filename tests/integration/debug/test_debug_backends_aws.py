@@ -30,8 +30,9 @@ def test_list_log_streams(gateway: Gateway) -> None:
 
 
 def test_filter_logs_by_pattern_and_time(gateway: Gateway) -> None:
-    result = gateway.run("cloudwatch_filter_logs", json.dumps({"log_group": LOG_GROUP, "filter_pattern": "ERROR",
-                                                               "start": "15m"}))
+    result = gateway.run(
+        "cloudwatch_filter_logs", json.dumps({"log_group": LOG_GROUP, "filter_pattern": "ERROR", "start": "15m"})
+    )
     assert result["count"] == 1
     assert result["events"][0]["message"] == "ERROR payment declined for order 42: card_expired"
     assert result["events"][0]["stream"] == STREAM
@@ -53,8 +54,10 @@ def test_insights_query_waits_for_results_and_results_can_be_fetched_again(gatew
 def test_missing_log_group_error_passes_through_with_the_aws_call(gateway: Gateway) -> None:
     with pytest.raises(NotFound) as caught:
         gateway.run("cloudwatch_filter_logs", '{"log_group": "/aws/lambda/nope"}')
-    assert str(caught.value) == ("debug tool cloudwatch_filter_logs: CloudWatch Logs FilterLogEvents failed: "
-                                 "ResourceNotFoundException: The specified log group does not exist.")
+    assert str(caught.value) == (
+        "debug tool cloudwatch_filter_logs: CloudWatch Logs FilterLogEvents failed: "
+        "ResourceNotFoundException: The specified log group does not exist."
+    )
 
 
 def test_state_machines_and_executions_by_name(gateway: Gateway, aws: FakeAws) -> None:
@@ -63,22 +66,26 @@ def test_state_machines_and_executions_by_name(gateway: Gateway, aws: FakeAws) -
     executions = gateway.run("stepfunctions_list_executions", json.dumps({"state_machine": MACHINE}))
     assert executions["state_machine_arn"] == aws.machine_arn
     assert {e["name"] for e in executions["executions"]} == {"order-41", "order-42"}
-    aborted = gateway.run("stepfunctions_list_executions",
-                          json.dumps({"state_machine": aws.machine_arn, "status": "aborted"}))
+    aborted = gateway.run(
+        "stepfunctions_list_executions", json.dumps({"state_machine": aws.machine_arn, "status": "aborted"})
+    )
     assert [e["name"] for e in aborted["executions"]] == ["order-42"]
 
 
 def test_describe_execution_with_definition(gateway: Gateway, aws: FakeAws) -> None:
-    described = gateway.run("stepfunctions_describe_execution",
-                            json.dumps({"execution_arn": aws.executions["order-42"], "include_definition": True}))
+    described = gateway.run(
+        "stepfunctions_describe_execution",
+        json.dumps({"execution_arn": aws.executions["order-42"], "include_definition": True}),
+    )
     assert described["status"] == "ABORTED"
     assert described["input"] == {"order": 42}
     assert described["definition"]["StartAt"] == "Charge"
 
 
 def test_execution_history_flattens_event_details(gateway: Gateway, aws: FakeAws) -> None:
-    history = gateway.run("stepfunctions_get_execution_history",
-                          json.dumps({"execution_arn": aws.executions["order-41"], "limit": 5}))
+    history = gateway.run(
+        "stepfunctions_get_execution_history", json.dumps({"execution_arn": aws.executions["order-41"], "limit": 5})
+    )
     assert history["events"][0]["type"] == "ExecutionStarted"
     assert "roleArn" in history["events"][0]["details"]
 
@@ -90,8 +97,11 @@ def test_unknown_state_machine_suggests_similar_names(gateway: Gateway) -> None:
 
 def test_unknown_execution_passes_through(gateway: Gateway, aws: FakeAws) -> None:
     arn = aws.executions["order-41"].replace("order-41", "order-99")
-    with pytest.raises(NotFound, match=r"^debug tool stepfunctions_describe_execution: Step Functions "
-                                       r"DescribeExecution failed: ExecutionDoesNotExist"):
+    with pytest.raises(
+        NotFound,
+        match=r"^debug tool stepfunctions_describe_execution: Step Functions "
+        r"DescribeExecution failed: ExecutionDoesNotExist",
+    ):
         gateway.run("stepfunctions_describe_execution", json.dumps({"execution_arn": arn}))
 
 
@@ -100,8 +110,10 @@ def test_missing_aws_credentials_say_what_to_set(tmp_path: Path) -> None:
     with pytest.raises(FailedPrecondition) as caught:
         gateway.run("cloudwatch_list_log_groups", "{}")
     text = str(caught.value)
-    assert text.startswith("debug tool cloudwatch_list_log_groups: AWS credentials not found: set AWS_ACCESS_KEY_ID "
-                           "and AWS_SECRET_ACCESS_KEY")
+    assert text.startswith(
+        "debug tool cloudwatch_list_log_groups: AWS credentials not found: set AWS_ACCESS_KEY_ID "
+        "and AWS_SECRET_ACCESS_KEY"
+    )
     assert "AWS_PROFILE" in text
     assert "~/.aws/credentials" in text
     assert str(tmp_path / "absent.env") in text
@@ -118,8 +130,14 @@ def test_missing_region_and_half_a_key_pair(tmp_path: Path) -> None:
 
 
 def test_unreachable_endpoint_is_unavailable(credentials_file: Path) -> None:
-    gateway = Gateway(build_backends(DebugSettings(credentials_file=credentials_file, aws_endpoint_url=DEAD_ENDPOINT,
-                                                   timeout_seconds=2)))
-    with pytest.raises(Unavailable, match=r"^debug tool cloudwatch_list_log_groups: CloudWatch Logs "
-                                          r"DescribeLogGroups failed: AWS unreachable"):
+    gateway = Gateway(
+        build_backends(
+            DebugSettings(credentials_file=credentials_file, aws_endpoint_url=DEAD_ENDPOINT, timeout_seconds=2)
+        )
+    )
+    with pytest.raises(
+        Unavailable,
+        match=r"^debug tool cloudwatch_list_log_groups: CloudWatch Logs "
+        r"DescribeLogGroups failed: AWS unreachable",
+    ):
         gateway.run("cloudwatch_list_log_groups", "{}")

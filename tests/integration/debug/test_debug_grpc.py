@@ -54,20 +54,32 @@ def test_categories_and_tools(stub: pb_grpc.DebugServiceStub) -> None:
 def test_invoke_runs_the_gateway(stub: pb_grpc.DebugServiceStub) -> None:
     listing = json.loads(stub.Invoke(pb.InvokeRequest(tool="list")).result_json)
     assert [c["category"] for c in listing["categories"]] == [
-        "cloudwatch", "stepfunctions", "langsmith", "jira", "project"]
-    groups = json.loads(stub.Invoke(pb.InvokeRequest(tool="cloudwatch_list_log_groups",
-                                                      arguments_json='{"prefix": "/aws/lambda/orders"}')).result_json)
+        "cloudwatch",
+        "stepfunctions",
+        "langsmith",
+        "jira",
+        "project",
+    ]
+    groups = json.loads(
+        stub.Invoke(
+            pb.InvokeRequest(tool="cloudwatch_list_log_groups", arguments_json='{"prefix": "/aws/lambda/orders"}')
+        ).result_json
+    )
     assert [g["name"] for g in groups["log_groups"]] == [LOG_GROUP]
 
 
-@pytest.mark.parametrize(("tool", "arguments", "code"), [
-    ("list:nope", "", grpc.StatusCode.NOT_FOUND),
-    ("cloudwatch_filter_logs", "{", grpc.StatusCode.INVALID_ARGUMENT),
-    ("cloudwatch_filter_logs", "{}", grpc.StatusCode.INVALID_ARGUMENT),
-    ("jira_get_issue", '{"key": "PAY-999"}', grpc.StatusCode.NOT_FOUND),
-])
-def test_domain_errors_map_to_status_codes(stub: pb_grpc.DebugServiceStub, tool: str, arguments: str,
-                                           code: grpc.StatusCode) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code"),
+    [
+        ("list:nope", "", grpc.StatusCode.NOT_FOUND),
+        ("cloudwatch_filter_logs", "{", grpc.StatusCode.INVALID_ARGUMENT),
+        ("cloudwatch_filter_logs", "{}", grpc.StatusCode.INVALID_ARGUMENT),
+        ("jira_get_issue", '{"key": "PAY-999"}', grpc.StatusCode.NOT_FOUND),
+    ],
+)
+def test_domain_errors_map_to_status_codes(
+    stub: pb_grpc.DebugServiceStub, tool: str, arguments: str, code: grpc.StatusCode
+) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         stub.Invoke(pb.InvokeRequest(tool=tool, arguments_json=arguments))
     assert caught.value.code() == code
@@ -94,8 +106,9 @@ async def test_unconfigured_backend_is_a_failed_precondition(settings: DebugSett
     running = create_server(build_debug_bindings(settings), "127.0.0.1:0")
     client = DebugClient(f"127.0.0.1:{running.port}")
     try:
-        with pytest.raises(FailedPrecondition, match="Jira is not configured: set JIRA_URL, JIRA_EMAIL, "
-                                                     "JIRA_API_TOKEN"):
+        with pytest.raises(
+            FailedPrecondition, match="Jira is not configured: set JIRA_URL, JIRA_EMAIL, JIRA_API_TOKEN"
+        ):
             await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_search", arguments_json='{"jql": "x"}'))
         assert (await probes.grpc_health(client, DEBUG_SERVICE))["ok"] is True
     finally:

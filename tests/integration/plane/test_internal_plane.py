@@ -67,8 +67,9 @@ def _runtime_call(channel: grpc.Channel, timeout: float) -> Any:
 
 
 def _scheduler_call(channel: grpc.Channel, timeout: float) -> Any:
-    return scheduler_pb2_grpc.SchedulerServiceStub(channel).ListSchedules(scheduler_pb2.ListSchedulesRequest(),
-                                                                         timeout=timeout)
+    return scheduler_pb2_grpc.SchedulerServiceStub(channel).ListSchedules(
+        scheduler_pb2.ListSchedulesRequest(), timeout=timeout
+    )
 
 
 def _debug_call(channel: grpc.Channel, timeout: float) -> Any:
@@ -79,15 +80,30 @@ def _debug_call(channel: grpc.Channel, timeout: float) -> Any:
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
     """The four services as their processes build them, each given the deployment's credential."""
     tmp = tmp_path_factory.mktemp("plane")
-    registry = start_registry(RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET), None,
-                              "127.0.0.1:0")
+    registry = start_registry(
+        RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET), None, "127.0.0.1:0"
+    )
     runtime, runtime_server = serve_runtime(
-        RuntimeSettings(data_dir=tmp / "runtime", listen="127.0.0.1:0", docker_host="unix:///nonexistent/docker.sock",
-                        internal_token=SECRET, secrets_key=SecretStr(TEST_SECRETS_KEY)), None)
+        RuntimeSettings(
+            data_dir=tmp / "runtime",
+            listen="127.0.0.1:0",
+            docker_host="unix:///nonexistent/docker.sock",
+            internal_token=SECRET,
+            secrets_key=SecretStr(TEST_SECRETS_KEY),
+        ),
+        None,
+    )
     scheduler = serve_scheduler(
-        SchedulerSettings(data_dir=tmp / "scheduler", listen="127.0.0.1:0", redis_url="",
-                          database_url=f"sqlite:///{tmp / 'scheduler.db'}", internal_token=SECRET),
-        CollectorRegistry(), None)
+        SchedulerSettings(
+            data_dir=tmp / "scheduler",
+            listen="127.0.0.1:0",
+            redis_url="",
+            database_url=f"sqlite:///{tmp / 'scheduler.db'}",
+            internal_token=SECRET,
+        ),
+        CollectorRegistry(),
+        None,
+    )
     debug = start_debug(DebugSettings(listen="127.0.0.1:0", internal_token=SECRET), None, "127.0.0.1:0")
     try:
         yield {
@@ -139,8 +155,9 @@ def test_reflection_is_not_open(services: dict[str, Served]) -> None:
 
     with grpc.insecure_channel(f"127.0.0.1:{services['registry'].port}") as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                            timeout=10)
+        replies = stub.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+        )
         assert _code(lambda: list(replies)) == grpc.StatusCode.UNAUTHENTICATED
 
 
@@ -159,7 +176,8 @@ def test_minting_an_admin_token_without_the_credential_fails(services: dict[str,
 
 
 async def test_the_aggregator_client_names_the_setting_when_its_credential_is_refused(
-        services: dict[str, Served]) -> None:
+    services: dict[str, Served],
+) -> None:
     """A wrong credential is a deployment fault, not a user's bad token: the error says which setting to fix."""
     target = f"127.0.0.1:{services['registry'].port}"
     wrong = RegistryClient(target, plane=InternalPlane(token="wrong"))
@@ -195,12 +213,23 @@ def test_the_scheduler_worker_calls_the_runtime_with_the_credential(services: di
 def test_a_service_beyond_loopback_without_a_credential_refuses_to_start(tmp_path: Path) -> None:
     with pytest.raises(PlaneConfigError, match=TOKEN):
         create_server([], "0.0.0.0:0")
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
-           "JARVIS_REGISTRY_LISTEN": "0.0.0.0:0", "JARVIS_LOG_JSON": "false"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
+        "JARVIS_REGISTRY_LISTEN": "0.0.0.0:0",
+        "JARVIS_LOG_JSON": "false",
+    }
     env.pop(TOKEN, None)
     env.pop("JARVIS_INTERNAL_TOKEN_FILE", None)
-    result = subprocess.run([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env, capture_output=True,
-                            text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "jarvis.cli", "serve", "registry"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode != 0
     assert TOKEN in result.stderr
     assert "Traceback" not in result.stderr
@@ -232,19 +261,32 @@ def test_jarvis_up_makes_an_owner_only_credential_once(tmp_path: Path) -> None:
     assert again.internal_plane().token == settings.internal_plane().token  # `jarvis --registry` can find it
 
 
-def test_admin_cli_reaches_a_deployed_registry_only_with_the_credential(tmp_path: Path,
-                                                                         services: dict[str, Served]) -> None:
+def test_admin_cli_reaches_a_deployed_registry_only_with_the_credential(
+    tmp_path: Path, services: dict[str, Served]
+) -> None:
     target = f"127.0.0.1:{services['registry'].port}"
     base = [sys.executable, "-m", "jarvis.cli", "--data-dir", str(tmp_path), "--registry", target]
     env = {**os.environ, "JARVIS_LOG_LEVEL": "WARNING"}
     env.pop(TOKEN, None)
-    refused = subprocess.run([*base, "token", "create", "--name", "x", "--scope", "admin"], env=env,
-                             capture_output=True, text=True, timeout=120, check=False)
+    refused = subprocess.run(
+        [*base, "token", "create", "--name", "x", "--scope", "admin"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert refused.returncode != 0
     assert TOKEN in refused.stderr
     assert "Traceback" not in refused.stderr
-    made = subprocess.run([*base, "token", "create", "--name", "ops", "--scope", "admin"], env={**env, TOKEN: SECRET},
-                          capture_output=True, text=True, timeout=120, check=False)
+    made = subprocess.run(
+        [*base, "token", "create", "--name", "ops", "--scope", "admin"],
+        env={**env, TOKEN: SECRET},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     assert made.stdout.startswith("jv_")
 
@@ -263,8 +305,7 @@ def _tls_server(tmp: Path, authority: Authority, mutual: bool) -> RunningServer:
     return start_registry(RegistrySettings(data_dir=tmp, home=tmp), None, "127.0.0.1:0", plane)
 
 
-async def test_tls_serves_clients_that_trust_the_ca_and_refuses_plaintext(tmp_path: Path,
-                                                                          authority: Authority) -> None:
+async def test_tls_serves_clients_that_trust_the_ca_and_refuses_plaintext(tmp_path: Path, authority: Authority) -> None:
     server = _tls_server(tmp_path, authority, mutual=False)
     target = f"127.0.0.1:{server.port}"
     client = RegistryClient(target, plane=load_plane(SECRET, None, None, None, authority.path))
@@ -295,7 +336,6 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path, autho
             assert _code(lambda: _registry_call(wrong_token, 5)) == grpc.StatusCode.UNAUTHENTICATED
     finally:
         server.stop(0)
-
 
 
 async def test_a_streaming_call_carries_the_credential(services: dict[str, Served]) -> None:
@@ -333,10 +373,22 @@ async def test_a_streaming_call_carries_the_credential(services: dict[str, Serve
 
 @pytest.mark.parametrize("service", ["registry", "scheduler-worker"])
 def test_an_unreadable_credential_file_stops_a_process_at_start(tmp_path: Path, service: str) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "JARVIS_REGISTRY_DATA_DIR": str(tmp_path), "JARVIS_LOG_JSON": "false",
-           "JARVIS_SCHEDULER_REDIS_URL": "redis://127.0.0.1:1/0", "JARVIS_INTERNAL_TOKEN_FILE": str(tmp_path / "none")}
-    result = subprocess.run([sys.executable, "-m", "jarvis.cli", "serve", service], env=env, capture_output=True,
-                            text=True, timeout=120, check=False)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
+        "JARVIS_LOG_JSON": "false",
+        "JARVIS_SCHEDULER_REDIS_URL": "redis://127.0.0.1:1/0",
+        "JARVIS_INTERNAL_TOKEN_FILE": str(tmp_path / "none"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "jarvis.cli", "serve", service],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode != 0
     assert "JARVIS_INTERNAL_TOKEN_FILE" in result.stderr
     assert "Traceback" not in result.stderr

@@ -21,8 +21,7 @@ from tests.support.git_env import GIT_ENV
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], env={**os.environ, **GIT_ENV}, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "-C", str(cwd), *args], env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
 
 
 @pytest.fixture
@@ -45,8 +44,9 @@ def projects(tmp_path: Path) -> Path:
 @pytest.fixture
 def stub(projects: Path) -> Iterator[project_pb2_grpc.ProjectServiceStub]:
     servicer = ProjectServicer(allowed_roots=[projects])
-    binding = ServiceBinding(project_pb2_grpc.add_ProjectServiceServicer_to_server, servicer,
-                             "jarvis.api.registry.v1.ProjectService")
+    binding = ServiceBinding(
+        project_pb2_grpc.add_ProjectServiceServicer_to_server, servicer, "jarvis.api.registry.v1.ProjectService"
+    )
     running = create_server([binding], "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{running.port}")
     try:
@@ -100,8 +100,9 @@ def test_apply_devops(stub: project_pb2_grpc.ProjectServiceStub, projects: Path)
     again = stub.ApplyDevops(project_pb2.ApplyDevopsRequest(path=str(app)), timeout=30)
 
     assert dry.stack == reply.stack == "python"
-    assert list(dry.written) == list(reply.written) == ["ruff.toml", ".pre-commit-config.yaml",
-                                                        ".github/workflows/ci.yml"]
+    assert (
+        list(dry.written) == list(reply.written) == ["ruff.toml", ".pre-commit-config.yaml", ".github/workflows/ci.yml"]
+    )
     assert yaml.safe_load((app / ".github/workflows/ci.yml").read_text())["jobs"]
     assert list(again.written) == []
     assert len(again.skipped) == 3
@@ -110,23 +111,46 @@ def test_apply_devops(stub: project_pb2_grpc.ProjectServiceStub, projects: Path)
 @pytest.mark.parametrize(
     ("rpc", "request_for", "code", "details"),
     [
-        ("Analyze", lambda r: project_pb2.AnalyzeRequest(path=str(r / "missing")), grpc.StatusCode.NOT_FOUND,
-         "does not exist; pass the absolute path of an existing project directory"),
-        ("Analyze", lambda r: project_pb2.AnalyzeRequest(path="relative/dir"), grpc.StatusCode.INVALID_ARGUMENT,
-         "path 'relative/dir' is relative; pass the absolute path"),
-        ("Analyze", lambda r: project_pb2.AnalyzeRequest(), grpc.StatusCode.INVALID_ARGUMENT,
-         "path is required"),
-        ("Analyze", lambda r: project_pb2.AnalyzeRequest(path=str(r / "..")), grpc.StatusCode.PERMISSION_DENIED,
-         "outside the allowed project roots"),
-        ("Diff", lambda r: project_pb2.DiffRequest(path=str(r / "plain")), grpc.StatusCode.FAILED_PRECONDITION,
-         "is not a git repository; run `git init` there"),
-        ("ApplyDevops", lambda r: project_pb2.ApplyDevopsRequest(path=str(r / "app"), stack="cobol"),
-         grpc.StatusCode.INVALID_ARGUMENT, "unknown stack 'cobol'; supported stacks: go, node, python, rust"),
+        (
+            "Analyze",
+            lambda r: project_pb2.AnalyzeRequest(path=str(r / "missing")),
+            grpc.StatusCode.NOT_FOUND,
+            "does not exist; pass the absolute path of an existing project directory",
+        ),
+        (
+            "Analyze",
+            lambda r: project_pb2.AnalyzeRequest(path="relative/dir"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "path 'relative/dir' is relative; pass the absolute path",
+        ),
+        ("Analyze", lambda r: project_pb2.AnalyzeRequest(), grpc.StatusCode.INVALID_ARGUMENT, "path is required"),
+        (
+            "Analyze",
+            lambda r: project_pb2.AnalyzeRequest(path=str(r / "..")),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "outside the allowed project roots",
+        ),
+        (
+            "Diff",
+            lambda r: project_pb2.DiffRequest(path=str(r / "plain")),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "is not a git repository; run `git init` there",
+        ),
+        (
+            "ApplyDevops",
+            lambda r: project_pb2.ApplyDevopsRequest(path=str(r / "app"), stack="cobol"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown stack 'cobol'; supported stacks: go, node, python, rust",
+        ),
     ],
 )
 def test_errors_carry_status_and_readable_details(
-    stub: project_pb2_grpc.ProjectServiceStub, projects: Path, rpc: str,
-    request_for: Callable[[Path], Message], code: grpc.StatusCode, details: str,
+    stub: project_pb2_grpc.ProjectServiceStub,
+    projects: Path,
+    rpc: str,
+    request_for: Callable[[Path], Message],
+    code: grpc.StatusCode,
+    details: str,
 ) -> None:
     error = _error(getattr(stub, rpc), request_for(projects))
     assert error.code() == code

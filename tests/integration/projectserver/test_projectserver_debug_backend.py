@@ -109,8 +109,9 @@ def test_restarts_after_a_crash_follows_the_setting_and_stops_on_close(
     assert not alive(third)
 
 
-def test_project_server_runs_without_jarvis_environment(environ: dict[str, str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_project_server_runs_without_jarvis_environment(
+    environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 15: the server inherited Jarvis's environment (AWS_*, JIRA_API_TOKEN) and could show it."""
     monkeypatch.setenv("JIRA_API_TOKEN", "jira-canary-15")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-canary-15")
@@ -120,8 +121,9 @@ def test_project_server_runs_without_jarvis_environment(environ: dict[str, str],
         assert backend._manager is not None
         pid = backend._manager.pid
         assert pid is not None
-        variables = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-                         if b"=" in entry)
+        variables = dict(
+            entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in entry
+        )
     finally:
         backend.close()
     assert b"JIRA_API_TOKEN" not in variables

@@ -26,9 +26,7 @@ pytestmark = pytest.mark.anyio
 
 def _wrapped(project: Path, prelude: str) -> list[str]:
     """The real server, after `prelude` ran in the same process (signal handling, extra threads)."""
-    code = (f"{prelude}\n"
-            "from project_mcp_server.__main__ import main\n"
-            f"sys.exit(main(['--root', {str(project)!r}]))\n")
+    code = f"{prelude}\nfrom project_mcp_server.__main__ import main\nsys.exit(main(['--root', {str(project)!r}]))\n"
     return [sys.executable, "-c", f"import os, signal, subprocess, sys, threading, time\n{code}"]
 
 
@@ -116,8 +114,11 @@ async def test_unexpected_exit_emits_a_crash_event_with_exit_code_and_stderr(pro
 
 
 async def test_startup_timeout_is_a_clear_error(project: Path) -> None:
-    argv = [sys.executable, "-c", "import sys, time; print('warming up forever', file=sys.stderr, flush=True); "
-            "time.sleep(60)"]
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys, time; print('warming up forever', file=sys.stderr, flush=True); time.sleep(60)",
+    ]
     async with ProjectServerLifecycleManager(project, argv=argv, startup_timeout=1.0) as manager:
         started = time.monotonic()
         with pytest.raises(ProjectServerError) as caught:

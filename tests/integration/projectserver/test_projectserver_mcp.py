@@ -50,25 +50,38 @@ async def test_schemas_are_exactly_as_spec_004_lists_them(client: Client) -> Non
         return {"properties": props, "required": sorted(schema["required"])}
 
     assert shape("inspect_state") == {
-        "properties": {"path": {"type": "string", "minLength": 1, "maxLength": 512},
-                       "depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3}},
-        "required": ["path"]}
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "maxLength": 512},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        },
+        "required": ["path"],
+    }
     assert shape("run_test_task") == {
         "properties": {"test_path": {"type": "string"}, "reporter": {"type": "string", "enum": ["json", "tap"]}},
-        "required": ["reporter", "test_path"]}
+        "required": ["reporter", "test_path"],
+    }
     assert shape("db_bridge") == {
-        "properties": {"action": {"type": "string", "enum": ["query", "schema", "seed"]},
-                       "payload": {"type": "string"}},
-        "required": ["action", "payload"]}
+        "properties": {
+            "action": {"type": "string", "enum": ["query", "schema", "seed"]},
+            "payload": {"type": "string"},
+        },
+        "required": ["action", "payload"],
+    }
     assert shape("capture_trace") == {
-        "properties": {"duration_ms": {"type": "integer", "minimum": 100, "maximum": 30000},
-                       "type": {"type": "string", "enum": ["cpu", "heap", "network"]}},
-        "required": ["duration_ms", "type"]}
+        "properties": {
+            "duration_ms": {"type": "integer", "minimum": 100, "maximum": 30000},
+            "type": {"type": "string", "enum": ["cpu", "heap", "network"]},
+        },
+        "required": ["duration_ms", "type"],
+    }
     assert shape("get_logs") == {
-        "properties": {"level": {"type": "string", "enum": ["debug", "info", "warn", "error"]},
-                       "limit": {"type": "integer", "minimum": 1, "maximum": 500},
-                       "follow": {"type": "boolean"}},
-        "required": ["level", "limit"]}
+        "properties": {
+            "level": {"type": "string", "enum": ["debug", "info", "warn", "error"]},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+            "follow": {"type": "boolean"},
+        },
+        "required": ["level", "limit"],
+    }
 
 
 INVALID = [
@@ -104,4 +117,6 @@ async def test_invalid_params_are_json_rpc_invalid_params(client: Client, tool: 
     assert caught.value.code == -32602
     # The server is still there and answering after every rejection.
     assert (await client.call_tool("inspect_state", {"path": "cache.7"})).structured_content == {
-        "value": "seven", "type": "str"}
+        "value": "seven",
+        "type": "str",
+    }

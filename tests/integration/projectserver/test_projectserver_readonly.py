@@ -33,7 +33,10 @@ async def test_reads_registered_singletons_and_module_globals(client: Client) ->
     assert (await inspect(client, "cache.users.alice.roles.0"))["value"] == "admin"
     assert (await inspect(client, "sample_app.state.SENTINEL.value"))["value"] == 42
     assert (await inspect(client, "settings"))["value"] == {
-        "__type__": "sample_app.state.Settings", "debug": True, "name": "sample"}
+        "__type__": "sample_app.state.Settings",
+        "debug": True,
+        "name": "sample",
+    }
     assert (await inspect(client, "settings.TIMEOUT"))["value"] == 30
     assert (await inspect(client, "sample_app.state.Settings"))["value"] == {"__class__": "sample_app.state.Settings"}
 
@@ -44,7 +47,8 @@ async def test_depth_bounds_the_rendering(client: Client) -> None:
     default = (await inspect(client, "sample_app.state.SENTINEL"))["value"]  # depth 3 by default
     assert default["nested"]["deep"]["deeper"]["__truncated__"] is True
     assert (await inspect(client, "sample_app.state.SENTINEL", depth=10))["value"]["nested"]["deep"] == {
-        "deeper": {"deepest": [1, 2, 3]}}
+        "deeper": {"deepest": [1, 2, 3]}
+    }
 
 
 async def test_unknown_paths_answer_with_an_error_not_a_failure(client: Client) -> None:
@@ -58,9 +62,23 @@ async def test_unknown_paths_answer_with_an_error_not_a_failure(client: Client) 
 async def test_no_application_code_runs_and_nothing_changes(client: Client) -> None:
     """Traps record any dunder, property, metaclass hook or override a reader could trigger."""
     sentinel_before = await inspect(client, "sample_app.state.SENTINEL", depth=10)
-    reads = ["traps", "traps.trap", "traps.trap.visible.ok", "traps.dict", "traps.dict.k.1", "traps.list",
-             "traps.list.1.two", "traps.slotted", "traps.slotted.a", "traps.point", "traps.point.y", "lazy.absent",
-             "lazy", "sample_app.traps", "sample_app.state"]
+    reads = [
+        "traps",
+        "traps.trap",
+        "traps.trap.visible.ok",
+        "traps.dict",
+        "traps.dict.k.1",
+        "traps.list",
+        "traps.list.1.two",
+        "traps.slotted",
+        "traps.slotted.a",
+        "traps.point",
+        "traps.point.y",
+        "lazy.absent",
+        "lazy",
+        "sample_app.traps",
+        "sample_app.state",
+    ]
     for path in reads:
         await inspect(client, path, depth=4)
     assert (await inspect(client, "traps.trap.visible.ok"))["value"] == 1
@@ -103,7 +121,12 @@ async def test_get_logs_filters_by_level_and_returns_the_newest(client: Client, 
     assert everything["unparsable_lines"] == 1
     info = await logs(client, level="info", limit=500)
     assert [e["msg"] for e in info["entries"]] == [
-        "request served", "slow query", "payment failed", "request served", "timeout talking to bank"]
+        "request served",
+        "slow query",
+        "payment failed",
+        "request served",
+        "timeout talking to bank",
+    ]
     newest = await logs(client, level="info", limit=1)
     assert newest["entries"] == [LOG_ENTRIES[-1]]
     assert _fingerprint(log_file) == before  # not a byte, not an mtime tick
@@ -130,8 +153,15 @@ async def test_get_logs_follow_picks_up_new_entries_and_writes_nothing(client: C
 
 async def test_environment_and_credential_paths_are_refused(client: Client) -> None:
     """Issue 15: `inspect_state path=os.environ` returned the environment (hex-encoded at depth 3)."""
-    for path in ("os.environ", "os.environ._data", "posix.environ", "os.environb", "service.api_key",
-                 "service.nested.db_password", "sample_app.state.SERVICE.api_key"):
+    for path in (
+        "os.environ",
+        "os.environ._data",
+        "posix.environ",
+        "os.environb",
+        "service.api_key",
+        "service.nested.db_password",
+        "sample_app.state.SERVICE.api_key",
+    ):
         with pytest.raises(MCPError, match="never reads") as refused:  # invalid params, like other bad paths
             await client.call_tool("inspect_state", {"path": path, "depth": 3})
         assert refused.value.error.code == INVALID_PARAMS

@@ -32,12 +32,18 @@ async def refused(client: Client, tool: str, **arguments: Any) -> str:
 
 # -- run_test_task ------------------------------------------------------------------------------
 
+
 async def test_run_test_task_reports_the_failure_as_data(client: Client) -> None:
     report = await call(client, "run_test_task", test_path="tests", reporter="json")
     assert report["success"] is False
     assert report["exit_code"] == 1
     assert {k: report["summary"][k] for k in ("total", "passed", "failed", "error", "skipped")} == {
-        "total": 2, "passed": 1, "failed": 1, "error": 0, "skipped": 0}
+        "total": 2,
+        "passed": 1,
+        "failed": 1,
+        "error": 0,
+        "skipped": 0,
+    }
     [failure] = report["failures"]
     assert failure["node_id"] == "tests/check_sample.py::test_fail"
     assert failure["file"] == "tests/check_sample.py"
@@ -73,6 +79,7 @@ async def test_run_test_task_cannot_be_pointed_outside_the_project(client: Clien
 
 
 # -- db_bridge ----------------------------------------------------------------------------------
+
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -136,6 +143,7 @@ async def test_db_bridge_seed_is_one_transaction(client: Client, project: Path) 
 
 
 # -- capture_trace ------------------------------------------------------------------------------
+
 
 async def test_capture_trace_cpu_sees_the_application_thread(client: Client) -> None:
     profile = await call(client, "capture_trace", duration_ms=600, type="cpu")

@@ -62,11 +62,21 @@ def test_import_livemcpbench_is_idempotent(stub: pb_grpc.RegistryServiceStub) ->
 
 def test_import_server_json_with_skips(stub: pb_grpc.RegistryServiceStub) -> None:
     doc = [
-        {"$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
-         "name": "io.github.acme/notes", "description": "Notes", "version": "1.2.0",
-         "packages": [{"registryType": "pypi", "identifier": "acme-notes", "version": "1.2.0",
-                       "transport": {"type": "stdio"},
-                       "environmentVariables": [{"name": "NOTES_TOKEN", "isRequired": True}]}]},
+        {
+            "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
+            "name": "io.github.acme/notes",
+            "description": "Notes",
+            "version": "1.2.0",
+            "packages": [
+                {
+                    "registryType": "pypi",
+                    "identifier": "acme-notes",
+                    "version": "1.2.0",
+                    "transport": {"type": "stdio"},
+                    "environmentVariables": [{"name": "NOTES_TOKEN", "isRequired": True}],
+                }
+            ],
+        },
         {"name": "io.github.acme/broken", "packages": [{"registryType": "mcpb", "identifier": "x"}]},
     ]
     result = stub.ImportCatalog(pb.ImportCatalogRequest(content=json.dumps(doc).encode(), source="acme.json"))
@@ -75,14 +85,16 @@ def test_import_server_json_with_skips(stub: pb_grpc.RegistryServiceStub) -> Non
     assert result.skipped[0].startswith("io.github.acme/broken: ")
     entry = stub.GetCatalogEntry(pb.GetCatalogEntryRequest(name="io.github.acme-notes"))
     assert (entry.launch.command, list(entry.launch.args)) == ("uvx", ["acme-notes==1.2.0"])
-    server = stub.InstallServer(pb.InstallServerRequest(catalog_name="io.github.acme-notes", name="notes",
-                                                        env={"NOTES_TOKEN": "t"}))
+    server = stub.InstallServer(
+        pb.InstallServerRequest(catalog_name="io.github.acme-notes", name="notes", env={"NOTES_TOKEN": "t"})
+    )
     assert server.catalog_name == "io.github.acme-notes"
 
 
 def test_import_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
-    error = rpc_error(stub.ImportCatalog, pb.ImportCatalogRequest(content=b"{oops", source="bad.json"),
-                      Code.INVALID_ARGUMENT)
+    error = rpc_error(
+        stub.ImportCatalog, pb.ImportCatalogRequest(content=b"{oops", source="bad.json"), Code.INVALID_ARGUMENT
+    )
     assert "catalog file 'bad.json' is not valid JSON" in error.details()
     error = rpc_error(stub.ImportCatalog, pb.ImportCatalogRequest(content=b"{}", format="csv"), Code.INVALID_ARGUMENT)
     assert "unknown catalog format 'csv'" in error.details()

@@ -64,11 +64,17 @@ def test_edit_client_errors(stub: pb_grpc.RegistryServiceStub, home: Path, rpc_e
 def test_config_path_and_import(stub: pb_grpc.RegistryServiceStub, home: Path, tmp_path: Path) -> None:
     custom = tmp_path / "elsewhere" / "mcp.json"
     custom.parent.mkdir()
-    custom.write_text(json.dumps({"mcpServers": {
-        "Notes": {"command": "uvx", "args": ["notes-mcp"]},
-        "remote": {"url": "https://mcp.example.com/mcp"},
-        "meta": {"url": "http://169.254.169.254/mcp"},
-    }}))
+    custom.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "Notes": {"command": "uvx", "args": ["notes-mcp"]},
+                    "remote": {"url": "https://mcp.example.com/mcp"},
+                    "meta": {"url": "http://169.254.169.254/mcp"},
+                }
+            }
+        )
+    )
     default = stub.ClientConfigPath(pb.ClientConfigPathRequest(name="cursor"))
     assert (default.custom, default.exists) == (False, False)
     changed = stub.ClientConfigPath(pb.ClientConfigPathRequest(name="cursor", path=str(custom)))

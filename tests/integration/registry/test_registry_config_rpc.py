@@ -33,8 +33,9 @@ def test_get_set_list(stub: pb_grpc.RegistryServiceStub) -> None:
 def test_set_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
     error = rpc_error(stub.SetConfig, pb.SetConfigRequest(key="theme", value_json='"dark"'), Code.INVALID_ARGUMENT)
     assert "unknown config key 'theme'; known keys: aggregator_url" in error.details()
-    error = rpc_error(stub.SetConfig, pb.SetConfigRequest(key="usage.enabled", value_json='"yes"'),
-                      Code.INVALID_ARGUMENT)
+    error = rpc_error(
+        stub.SetConfig, pb.SetConfigRequest(key="usage.enabled", value_json='"yes"'), Code.INVALID_ARGUMENT
+    )
     assert "takes true or false" in error.details()
     error = rpc_error(stub.SetConfig, pb.SetConfigRequest(key="log_level", value_json="DEBUG"), Code.INVALID_ARGUMENT)
     assert "must be JSON" in error.details()

@@ -37,8 +37,9 @@ def test_profile_lifecycle(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcErro
 
 def test_profile_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
     install(stub, "time")
-    error = rpc_error(stub.CreateProfile, pb.CreateProfileRequest(name="p", servers=["time", "ghost", "nope"]),
-                      Code.NOT_FOUND)
+    error = rpc_error(
+        stub.CreateProfile, pb.CreateProfileRequest(name="p", servers=["time", "ghost", "nope"]), Code.NOT_FOUND
+    )
     assert "server(s) ghost, nope not installed" in error.details()
     assert list(stub.ListProfiles(pb.ListProfilesRequest()).profiles) == []
     stub.CreateProfile(pb.CreateProfileRequest(name="p"))
@@ -49,12 +50,15 @@ def test_profile_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) 
         (stub.EditProfile, pb.EditProfileRequest(name="p", add_servers=["ghost"]), Code.NOT_FOUND, "ghost"),
         (stub.EditProfile, pb.EditProfileRequest(name="p"), Code.INVALID_ARGUMENT, "nothing to change"),
         (stub.EditProfile, pb.EditProfileRequest(name="p", new_name="q"), Code.ALREADY_EXISTS, "'q' already exists"),
-        (stub.EditProfile, pb.EditProfileRequest(name="p", add_servers=["time"], remove_servers=["time"]),
-         Code.INVALID_ARGUMENT, "both added and removed"),
+        (
+            stub.EditProfile,
+            pb.EditProfileRequest(name="p", add_servers=["time"], remove_servers=["time"]),
+            Code.INVALID_ARGUMENT,
+            "both added and removed",
+        ),
         (stub.EditProfile, pb.EditProfileRequest(name="zz", description="x"), Code.NOT_FOUND, "profile 'zz' not found"),
         (stub.DeleteProfile, pb.DeleteProfileRequest(name="zz"), Code.NOT_FOUND, "profile 'zz' not found"),
     ]
     for method, request, code, message in cases:
         assert message in rpc_error(method, request, code).details()
     assert list(stub.GetProfile(pb.GetProfileRequest(name="p")).servers) == []
-

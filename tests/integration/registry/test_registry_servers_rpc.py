@@ -36,8 +36,11 @@ def test_install_needs_required_env(stub: pb_grpc.RegistryServiceStub, rpc_error
     error = rpc_error(stub.InstallServer, pb.InstallServerRequest(catalog_name="slack"), Code.INVALID_ARGUMENT)
     assert "SLACK_BOT_TOKEN, SLACK_TEAM_ID" in error.details()
     assert "env" in error.details()
-    server = stub.InstallServer(pb.InstallServerRequest(
-        catalog_name="slack", name="team-slack", env={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_TEAM_ID": "T1"}))
+    server = stub.InstallServer(
+        pb.InstallServerRequest(
+            catalog_name="slack", name="team-slack", env={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_TEAM_ID": "T1"}
+        )
+    )
     assert server.name == "team-slack"
     assert dict(server.launch.env) == {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_TEAM_ID": "T1"}
 
@@ -48,8 +51,9 @@ def test_install_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) 
     stub.InstallServer(pb.InstallServerRequest(catalog_name="fetch"))
     error = rpc_error(stub.InstallServer, pb.InstallServerRequest(catalog_name="fetch"), Code.ALREADY_EXISTS)
     assert "server 'fetch' already exists" in error.details()
-    error = rpc_error(stub.InstallServer, pb.InstallServerRequest(catalog_name="fetch", name="Bad Name"),
-                      Code.INVALID_ARGUMENT)
+    error = rpc_error(
+        stub.InstallServer, pb.InstallServerRequest(catalog_name="fetch", name="Bad Name"), Code.INVALID_ARGUMENT
+    )
     assert "lowercase letters, digits" in error.details()
 
 
@@ -58,11 +62,21 @@ def test_create_each_transport(stub: pb_grpc.RegistryServiceStub) -> None:
     assert local.name == "mine"
     assert local.catalog_name == ""
     assert dict(local.launch.env) == {"A": "1"}
-    remote = stub.CreateServer(pb.CreateServerRequest(name="remote", launch=pb.LaunchSpec(
-        transport=pb.TRANSPORT_STREAMABLE_HTTP, url="https://mcp.example.com/mcp", headers={"X-Key": "k"})))
+    remote = stub.CreateServer(
+        pb.CreateServerRequest(
+            name="remote",
+            launch=pb.LaunchSpec(
+                transport=pb.TRANSPORT_STREAMABLE_HTTP, url="https://mcp.example.com/mcp", headers={"X-Key": "k"}
+            ),
+        )
+    )
     assert remote.launch.url == "https://mcp.example.com/mcp"
-    box = stub.CreateServer(pb.CreateServerRequest(name="box", launch=pb.LaunchSpec(
-        transport=pb.TRANSPORT_CONTAINER, image="ghcr.io/org/box:1", args=["--stdio"])))
+    box = stub.CreateServer(
+        pb.CreateServerRequest(
+            name="box",
+            launch=pb.LaunchSpec(transport=pb.TRANSPORT_CONTAINER, image="ghcr.io/org/box:1", args=["--stdio"]),
+        )
+    )
     assert box.launch.transport == pb.TRANSPORT_CONTAINER
     assert box.launch.image == "ghcr.io/org/box:1"
 
@@ -77,8 +91,9 @@ def test_create_each_transport(stub: pb_grpc.RegistryServiceStub) -> None:
         (pb.LaunchSpec(transport=pb.TRANSPORT_CONTAINER), "a container server needs an image"),
     ],
 )
-def test_create_validates_launch(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError, launch: pb.LaunchSpec,
-                                 message: str) -> None:
+def test_create_validates_launch(
+    stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError, launch: pb.LaunchSpec, message: str
+) -> None:
     error = rpc_error(stub.CreateServer, pb.CreateServerRequest(name="x", launch=launch), Code.INVALID_ARGUMENT)
     assert message in error.details()
     assert stub.ListServers(pb.ListServersRequest()).servers == []
@@ -86,8 +101,9 @@ def test_create_validates_launch(stub: pb_grpc.RegistryServiceStub, rpc_error: R
 
 def test_edit_partial_updates(stub: pb_grpc.RegistryServiceStub) -> None:
     stub.CreateServer(pb.CreateServerRequest(name="tool", launch=stdio("uvx", "a", KEEP="1", DROP="2")))
-    edited = stub.EditServer(pb.EditServerRequest(name="tool", args=["b"], set_env={"NEW": "3"}, unset_env=["DROP"],
-                                                  cwd="/srv"))
+    edited = stub.EditServer(
+        pb.EditServerRequest(name="tool", args=["b"], set_env={"NEW": "3"}, unset_env=["DROP"], cwd="/srv")
+    )
     assert list(edited.launch.args) == ["a", "b"]
     assert dict(edited.launch.env) == {"KEEP": "1", "NEW": "3"}
     assert (edited.launch.cwd, edited.launch.command, edited.description) == ("/srv", "uvx", "")
@@ -103,8 +119,11 @@ def test_edit_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> 
         (pb.EditServerRequest(name="zzz", description="x"), Code.NOT_FOUND, "server 'zzz' is not installed"),
         (pb.EditServerRequest(name="a"), Code.INVALID_ARGUMENT, "nothing to change"),
         (pb.EditServerRequest(name="a", new_name="b"), Code.ALREADY_EXISTS, "server 'b' already exists"),
-        (pb.EditServerRequest(name="a", url="https://x.example"), Code.INVALID_ARGUMENT,
-         "url does not apply to a stdio server"),
+        (
+            pb.EditServerRequest(name="a", url="https://x.example"),
+            Code.INVALID_ARGUMENT,
+            "url does not apply to a stdio server",
+        ),
         (pb.EditServerRequest(name="a", command=""), Code.INVALID_ARGUMENT, "needs a command"),
         (pb.EditServerRequest(name="a", unset_env=["NOPE"]), Code.INVALID_ARGUMENT, "no environment variable(s) NOPE"),
     ]
@@ -114,11 +133,16 @@ def test_edit_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> 
 
 
 def test_edit_remote_url_is_checked(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
-    stub.CreateServer(pb.CreateServerRequest(name="r", launch=pb.LaunchSpec(
-        transport=pb.TRANSPORT_STREAMABLE_HTTP, url="https://a.example/mcp")))
+    stub.CreateServer(
+        pb.CreateServerRequest(
+            name="r", launch=pb.LaunchSpec(transport=pb.TRANSPORT_STREAMABLE_HTTP, url="https://a.example/mcp")
+        )
+    )
     error = rpc_error(stub.EditServer, pb.EditServerRequest(name="r", url="http://[fe80::1]/"), Code.INVALID_ARGUMENT)
     assert "link-local" in error.details()
-    assert stub.EditServer(pb.EditServerRequest(name="r", url="https://b.example/mcp")).launch.url.startswith("https://b")
+    assert stub.EditServer(pb.EditServerRequest(name="r", url="https://b.example/mcp")).launch.url.startswith(
+        "https://b"
+    )
 
 
 def test_uninstall_removes_from_profiles(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:

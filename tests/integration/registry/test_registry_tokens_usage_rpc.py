@@ -17,8 +17,9 @@ RpcError = Callable[..., grpc.RpcError]
 
 
 def test_token_lifecycle(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
-    created = stub.CreateToken(pb.CreateTokenRequest(name="ci", scopes=["jarvis:jarvis_server:list", "read"],
-                                                     expires_in_seconds=3600))
+    created = stub.CreateToken(
+        pb.CreateTokenRequest(name="ci", scopes=["jarvis:jarvis_server:list", "read"], expires_in_seconds=3600)
+    )
     assert created.secret.startswith("jv_")
     assert created.token.prefix == created.secret[: len(created.token.prefix)]
     assert created.token.expires_at.seconds - created.token.created_at.seconds == 3600
@@ -61,8 +62,11 @@ def test_usage_aggregates(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError
         pb.UsageEvent(tool="debug", action="", ok=True, latency_ms=1),
     ]
     assert stub.RecordUsage(pb.RecordUsageRequest(events=events)).recorded == 4
-    stub.RecordUsage(pb.RecordUsageRequest(events=[
-        pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=20, at=at(2))]))
+    stub.RecordUsage(
+        pb.RecordUsageRequest(
+            events=[pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=20, at=at(2))]
+        )
+    )
     stats = {(s.tool, s.action): s for s in stub.GetUsage(pb.GetUsageRequest()).stats}
     assert set(stats) == {("debug", ""), ("jarvis_server", "install"), ("jarvis_server", "list")}
     listed = stats[("jarvis_server", "list")]
@@ -89,17 +93,39 @@ def test_audit_log_keeps_calls_that_say_who_pages_filters_and_prunes(stub: pb_gr
     old.FromDatetime(now - timedelta(days=40))  # beyond the default 30-day retention
     recent.FromDatetime(now)
     who = {"token_id": "t1", "token_name": "ci-bot", "surface": "jarvis", "outcome": "ok"}
-    events = [pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=3, at=recent, **who),
-              pb.UsageEvent(tool="jarvis_server", action="info", ok=True, latency_ms=4, at=recent, target="time",
-                            arguments_json='{"name":"time"}', **who),
-              pb.UsageEvent(tool="jarvis_config", action="set", ok=False, latency_ms=0, at=recent,
-                            token_id="t2", token_name="other", surface="jarvis", outcome="denied"),
-              pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=1, at=old, **who),
-              pb.UsageEvent(tool="share:t9", action="request", ok=True, latency_ms=1)]  # a counter, not a call
+    events = [
+        pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=3, at=recent, **who),
+        pb.UsageEvent(
+            tool="jarvis_server",
+            action="info",
+            ok=True,
+            latency_ms=4,
+            at=recent,
+            target="time",
+            arguments_json='{"name":"time"}',
+            **who,
+        ),
+        pb.UsageEvent(
+            tool="jarvis_config",
+            action="set",
+            ok=False,
+            latency_ms=0,
+            at=recent,
+            token_id="t2",
+            token_name="other",
+            surface="jarvis",
+            outcome="denied",
+        ),
+        pb.UsageEvent(tool="jarvis_server", action="list", ok=True, latency_ms=1, at=old, **who),
+        pb.UsageEvent(tool="share:t9", action="request", ok=True, latency_ms=1),
+    ]  # a counter, not a call
     assert stub.RecordUsage(pb.RecordUsageRequest(events=events)).recorded == 5
     entries = stub.ListAudit(pb.ListAuditRequest()).entries
     assert [(e.event.tool, e.event.action, e.event.outcome) for e in entries] == [
-        ("jarvis_config", "set", "denied"), ("jarvis_server", "info", "ok"), ("jarvis_server", "list", "ok")]
+        ("jarvis_config", "set", "denied"),
+        ("jarvis_server", "info", "ok"),
+        ("jarvis_server", "list", "ok"),
+    ]
     assert entries[1].event.target == "time"
     assert entries[1].event.arguments_json == '{"name":"time"}'
     assert entries[1].event.token_name == "ci-bot"

@@ -46,15 +46,29 @@ class Service:
 
 
 REQUESTS: dict[str, Callable[..., Any]] = {
-    "CreateProject": pb.CreateProjectRequest, "ListProjects": pb.ListProjectsRequest, "GetProject": pb.ProjectRef,
-    "DeleteProject": pb.ProjectRef, "ProjectOptions": pb.ProjectOptionsRequest, "ProjectTasks": pb.ProjectRef,
-    "ProjectChanges": pb.ProjectChangesRequest, "StartContainer": pb.ProjectRef, "StopContainer": pb.ProjectRef,
-    "ContainerLogs": pb.ContainerLogsRequest, "Exec": pb.ExecRequest, "RebuildImage": pb.ProjectRef,
-    "SpawnSession": pb.SpawnSessionRequest, "MessageSession": pb.MessageSessionRequest,
-    "GetSession": pb.SessionRef, "ListSessions": pb.ProjectRef, "EndSession": pb.SessionRef,
-    "SessionEvents": pb.SessionEventsRequest, "CleanupSessions": pb.CleanupSessionsRequest,
-    "RespondToolRequest": pb.RespondToolRequestRequest, "ListWorkspaces": pb.ProjectRef,
-    "DeleteWorkspace": pb.WorkspaceRef, "GetLimits": pb.GetLimitsRequest,
+    "CreateProject": pb.CreateProjectRequest,
+    "ListProjects": pb.ListProjectsRequest,
+    "GetProject": pb.ProjectRef,
+    "DeleteProject": pb.ProjectRef,
+    "ProjectOptions": pb.ProjectOptionsRequest,
+    "ProjectTasks": pb.ProjectRef,
+    "ProjectChanges": pb.ProjectChangesRequest,
+    "StartContainer": pb.ProjectRef,
+    "StopContainer": pb.ProjectRef,
+    "ContainerLogs": pb.ContainerLogsRequest,
+    "Exec": pb.ExecRequest,
+    "RebuildImage": pb.ProjectRef,
+    "SpawnSession": pb.SpawnSessionRequest,
+    "MessageSession": pb.MessageSessionRequest,
+    "GetSession": pb.SessionRef,
+    "ListSessions": pb.ProjectRef,
+    "EndSession": pb.SessionRef,
+    "SessionEvents": pb.SessionEventsRequest,
+    "CleanupSessions": pb.CleanupSessionsRequest,
+    "RespondToolRequest": pb.RespondToolRequestRequest,
+    "ListWorkspaces": pb.ProjectRef,
+    "DeleteWorkspace": pb.WorkspaceRef,
+    "GetLimits": pb.GetLimitsRequest,
 }
 
 
@@ -86,12 +100,15 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def source(tmp_path: Path, image: str) -> Path:
-    return make_repo(tmp_path / "source", {
-        "README.md": "hello\n",
-        "Makefile": "test:\n\techo ok\nlint:\n\ttrue\n",
-        "package.json": '{"scripts": {"dev": "vite"}}\n',
-        "Dockerfile": f"FROM {image}\nUSER root\nRUN echo built > /built.txt\nUSER 1000:1000\n",
-    })
+    return make_repo(
+        tmp_path / "source",
+        {
+            "README.md": "hello\n",
+            "Makefile": "test:\n\techo ok\nlint:\n\ttrue\n",
+            "package.json": '{"scripts": {"dev": "vite"}}\n',
+            "Dockerfile": f"FROM {image}\nUSER root\nRUN echo built > /built.txt\nUSER 1000:1000\n",
+        },
+    )
 
 
 def rpc_error(call: Callable[[], Any]) -> grpc.RpcError:

@@ -27,19 +27,29 @@ from tests.support.docker_env import remove_instance
 from tests.support.runtime_service import runtime_settings
 
 KEY = "sk-test-0123456789abcdefSECRET"  # what a model API key looks like; must never leak
-KEYS = {"claude": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
-        "opencode": "ANTHROPIC_API_KEY", "aider": "OPENAI_API_KEY"}
+KEYS = {
+    "claude": "ANTHROPIC_API_KEY",
+    "codex": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "opencode": "ANTHROPIC_API_KEY",
+    "aider": "OPENAI_API_KEY",
+}
 # The event types each preset's output maps onto (besides session_start, input, stderr and exit).
-EXPECTED = {"claude": {"system", "assistant", "result"}, "codex": {"system", "assistant", "tool_result", "result"},
-            "gemini": {"system", "assistant", "result"}, "opencode": {"system", "assistant", "step_finish"},
-            "aider": {"text"}}
+EXPECTED = {
+    "claude": {"system", "assistant", "result"},
+    "codex": {"system", "assistant", "tool_result", "result"},
+    "gemini": {"system", "assistant", "result"},
+    "opencode": {"system", "assistant", "step_finish"},
+    "aider": {"text"},
+}
 
 
 @pytest.fixture
 def presets(tmp_path: Path, presets_image: str, engine: docker.DockerClient) -> Iterator[Service]:
     """A runtime whose default image has every preset's fake CLI, with tight flood and lifetime limits."""
-    settings = runtime_settings(tmp_path / "runtime", presets_image, session_output_max_bytes=200_000,
-                                session_max_seconds=8)
+    settings = runtime_settings(
+        tmp_path / "runtime", presets_image, session_output_max_bytes=200_000, session_max_seconds=8
+    )
     runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
     try:
@@ -60,8 +70,9 @@ def events_until_done(service: Service, project_id: str, session_id: str, timeou
     seen: list[Any] = []
     after, deadline = 0, time.monotonic() + timeout
     while time.monotonic() < deadline:
-        page = service.call("SessionEvents", project_id=project_id, session_id=session_id, after=after, limit=500,
-                            wait_seconds=2)
+        page = service.call(
+            "SessionEvents", project_id=project_id, session_id=session_id, after=after, limit=500, wait_seconds=2
+        )
         seen += page.events
         after = page.next_cursor
         if page.state != "running" and not page.events:
@@ -71,7 +82,8 @@ def events_until_done(service: Service, project_id: str, session_id: str, timeou
 
 @pytest.mark.parametrize("agent", sorted(KEYS))
 def test_each_preset_runs_headless_with_its_key_and_maps_its_events(
-        presets: Service, agent: str, caplog: pytest.LogCaptureFixture) -> None:
+    presets: Service, agent: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     project = presets.call("CreateProject", name=f"uses-{agent}", agent=agent)
     assert project.agent == agent
@@ -128,14 +140,20 @@ def test_secrets_are_write_only_and_reach_only_their_project(presets: Service) -
     assert "DEPLOY_TOKEN" not in env_b
 
     # An override gives a variable another secret's value, for one spawn.
-    override = call(presets, "SpawnSession", pb.SpawnSessionRequest(project_id=a.id,
-                                                                    secret_overrides={"DEPLOY_TOKEN": "OTHER_TOKEN"}))
+    override = call(
+        presets,
+        "SpawnSession",
+        pb.SpawnSessionRequest(project_id=a.id, secret_overrides={"DEPLOY_TOKEN": "OTHER_TOKEN"}),
+    )
     env_o = " ".join(e.payload_json for e in events_until_done(presets, a.id, override.id))
     assert "DEPLOY_TOKEN=[secret]" in env_o
     assert "OTHER_TOKEN=[secret]" in env_o
 
-    missing = rpc_error(lambda: call(presets, "SpawnSession", pb.SpawnSessionRequest(
-        project_id=a.id, secret_overrides={"DEPLOY_TOKEN": "NOPE"})))
+    missing = rpc_error(
+        lambda: call(
+            presets, "SpawnSession", pb.SpawnSessionRequest(project_id=a.id, secret_overrides={"DEPLOY_TOKEN": "NOPE"})
+        )
+    )
     assert missing.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "NOPE" in missing.details()
     assert "secret_set" in missing.details()
@@ -197,8 +215,9 @@ def test_an_agent_that_cannot_start_fails_the_spawn_with_its_reason(presets: Ser
     assert [(s.state, s.exit_code) for s in sessions] == [("exited", 127)]
     assert list(presets.call("ListWorkspaces", project_id=project.id).workspaces) == []
 
-    crash = presets.call("CreateProject", name="crash", agent_command=["sh", "-c", "echo boom >&2; exit 3"],
-                         agent_protocol="text")
+    crash = presets.call(
+        "CreateProject", name="crash", agent_command=["sh", "-c", "echo boom >&2; exit 3"], agent_protocol="text"
+    )
     error = rpc_error(lambda: presets.call("SpawnSession", project_id=crash.id))
     assert "exited with code 3: boom" in error.details()
 
@@ -220,15 +239,16 @@ def test_a_flooding_or_endless_agent_is_contained_and_others_run_on(presets: Ser
     assert "more than 200000 bytes" in ended.detail
     # The calm project's agent was not disturbed: it still answers.
     before = presets.call("MessageSession", project_id=calm.id, session_id=calm_session.id, message="still there")
-    answered = wait_for(presets, calm.id, calm_session.id, lambda e: "echo: still there" in e.payload_json,
-                        after=before.events)
+    answered = wait_for(
+        presets, calm.id, calm_session.id, lambda e: "echo: still there" in e.payload_json, after=before.events
+    )
     assert answered[-1].type in ("assistant", "result")
 
-    endless = presets.call("CreateProject", name="endless", agent_command=["sh", "-c", "echo up; sleep 1000"],
-                           agent_protocol="text")
+    endless = presets.call(
+        "CreateProject", name="endless", agent_command=["sh", "-c", "echo up; sleep 1000"], agent_protocol="text"
+    )
     forever = presets.call("SpawnSession", project_id=endless.id)
     events_until_done(presets, endless.id, forever.id, timeout=30)
     expired = presets.call("GetSession", project_id=endless.id, session_id=forever.id)
     assert expired.state == "ended"
     assert "ran longer than 8 s" in expired.detail
-

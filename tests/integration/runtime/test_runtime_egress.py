@@ -33,8 +33,12 @@ from tests.support.docker_env import egress_agent_image, remove_instance
 from tests.support.runtime_service import runtime_settings
 
 PORT = 3128
-NAMES = {"fake.test": ["127.0.0.1"], "meta.test": ["169.254.169.254"], "private.test": ["10.0.0.5"],
-         "ula.test": ["fd00:ec2::254"]}
+NAMES = {
+    "fake.test": ["127.0.0.1"],
+    "meta.test": ["169.254.169.254"],
+    "private.test": ["10.0.0.5"],
+    "ula.test": ["fd00:ec2::254"],
+}
 
 
 class Upstream(http.server.BaseHTTPRequestHandler):
@@ -56,8 +60,9 @@ class Egress:
     connected: list[str]
 
     def exec(self, project_id: str, command: str) -> pb.ExecResponse:
-        response: pb.ExecResponse = self.stub.Exec(pb.ExecRequest(project_id=project_id, command=command,
-                                                                  timeout_seconds=30), timeout=60)
+        response: pb.ExecResponse = self.stub.Exec(
+            pb.ExecRequest(project_id=project_id, command=command, timeout_seconds=30), timeout=60
+        )
         return response
 
 
@@ -73,8 +78,13 @@ def egress(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Egress]:
             raise AssertionError(f"the proxy tried to connect to {address}; tests reach loopback only")
         return await open_tcp(address, port)
 
-    settings = runtime_settings(tmp_path / "rt", egress_agent_image(engine), egress_resolve=NAMES,
-                                egress_internal_hosts=["fake.test"], egress_port=PORT)
+    settings = runtime_settings(
+        tmp_path / "rt",
+        egress_agent_image(engine),
+        egress_resolve=NAMES,
+        egress_internal_hosts=["fake.test"],
+        egress_port=PORT,
+    )
     runtime = Runtime.open(settings, egress_connector=loopback_only)
     server = create_server(runtime_bindings(runtime), "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
@@ -94,10 +104,15 @@ def _refused(reason: str) -> float:
 
 
 def test_a_container_without_network_reaches_only_allowed_hosts(
-        egress: Egress, engine: docker.DockerClient, caplog: pytest.LogCaptureFixture) -> None:
+    egress: Egress, engine: docker.DockerClient, caplog: pytest.LogCaptureFixture
+) -> None:
     up = egress.upstream
-    project = egress.stub.CreateProject(pb.CreateProjectRequest(
-        name="egress", egress_allow=[f"fake.test:{up}", "meta.test", "private.test", "ula.test"]), timeout=60)
+    project = egress.stub.CreateProject(
+        pb.CreateProjectRequest(
+            name="egress", egress_allow=[f"fake.test:{up}", "meta.test", "private.test", "ula.test"]
+        ),
+        timeout=60,
+    )
     assert list(project.egress_allow) == [f"fake.test:{up}", "meta.test", "private.test", "ula.test"]
     container = egress.stub.StartContainer(pb.ProjectRef(project_id=project.id), timeout=60)
     assert engine.api.inspect_container(container.id)["HostConfig"]["NetworkMode"] == "none"
@@ -105,8 +120,10 @@ def test_a_container_without_network_reaches_only_allowed_hosts(
     # Plain HTTP through HTTP_PROXY (busybox wget reads http_proxy), and HTTPS-style CONNECT (socat).
     got = egress.exec(project.id, f"wget -q -O - http://fake.test:{up}/plain")
     assert (got.exit_code, got.stdout) == (0, "hello from upstream /plain"), got.stderr
-    tunnel = egress.exec(project.id, f"printf 'GET /tunnel HTTP/1.0\\r\\n\\r\\n' | "
-                                     f"socat - PROXY:127.0.0.1:fake.test:{up},proxyport={PORT}")
+    tunnel = egress.exec(
+        project.id,
+        f"printf 'GET /tunnel HTTP/1.0\\r\\n\\r\\n' | socat - PROXY:127.0.0.1:fake.test:{up},proxyport={PORT}",
+    )
     assert tunnel.exit_code == 0, tunnel.stderr
     assert tunnel.stdout.endswith("hello from upstream /tunnel")
     # Without the proxy there is no way out: no route, not even to the host's loopback.
@@ -134,8 +151,11 @@ def test_a_container_without_network_reaches_only_allowed_hosts(
 
 
 def test_bad_allowlist_entries_and_projects_without_hosts(egress: Egress, engine: docker.DockerClient) -> None:
-    bad = rpc_error(lambda: egress.stub.CreateProject(pb.CreateProjectRequest(
-        name="bad", egress_allow=["https://api.example.com/v1"]), timeout=60))
+    bad = rpc_error(
+        lambda: egress.stub.CreateProject(
+            pb.CreateProjectRequest(name="bad", egress_allow=["https://api.example.com/v1"]), timeout=60
+        )
+    )
     assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "is not a host name" in (bad.details() or "")
     assert not egress.stub.ListProjects(pb.ListProjectsRequest(), timeout=10).projects
@@ -151,8 +171,9 @@ def test_bad_allowlist_entries_and_projects_without_hosts(egress: Egress, engine
 
 def test_stopping_the_container_closes_its_socket_and_a_restart_serves_again(egress: Egress) -> None:
     up = egress.upstream
-    project = egress.stub.CreateProject(pb.CreateProjectRequest(name="again", egress_allow=[f"fake.test:{up}"]),
-                                        timeout=60)
+    project = egress.stub.CreateProject(
+        pb.CreateProjectRequest(name="again", egress_allow=[f"fake.test:{up}"]), timeout=60
+    )
     ref = pb.ProjectRef(project_id=project.id)
     egress.stub.StartContainer(ref, timeout=60)
     assert egress.exec(project.id, f"wget -q -O - http://fake.test:{up}/1").exit_code == 0
@@ -166,8 +187,9 @@ def test_a_runtime_restart_serves_a_running_container_again(tmp_path: Path, engi
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     up = upstream.server_address[1]
-    settings = runtime_settings(tmp_path / "rt", egress_agent_image(engine), egress_resolve=NAMES,
-                                egress_internal_hosts=["fake.test"])
+    settings = runtime_settings(
+        tmp_path / "rt", egress_agent_image(engine), egress_resolve=NAMES, egress_internal_hosts=["fake.test"]
+    )
     try:
         first = Runtime.open(settings)
         project = first.projects.create("restart", "", "", [], "", False, [f"fake.test:{up}"])
@@ -186,8 +208,9 @@ def test_a_runtime_restart_serves_a_running_container_again(tmp_path: Path, engi
         upstream.server_close()
 
 
-def test_an_image_without_the_bridge_fails_the_start_with_the_reason(tmp_path: Path, engine: docker.DockerClient,
-                                                                     image: str) -> None:
+def test_an_image_without_the_bridge_fails_the_start_with_the_reason(
+    tmp_path: Path, engine: docker.DockerClient, image: str
+) -> None:
     settings = runtime_settings(tmp_path / "rt", image)  # the fake-agent image has no socat
     runtime = Runtime.open(settings)
     try:

@@ -85,8 +85,9 @@ def test_exec_limits_contain_runaway_commands(service: Service) -> None:
             break
         time.sleep(0.2)
     assert int(left) <= int(baseline)
-    memory = service.call("Exec", project_id=project.id, argv=["dd", "if=/dev/zero", "of=/dev/null", "bs=256M",
-                                                               "count=1"])
+    memory = service.call(
+        "Exec", project_id=project.id, argv=["dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"]
+    )
     assert memory.exit_code != 0  # a 256 MiB buffer does not fit in the 128 MiB limit
 
     # The container survives all of it and still answers at once.
@@ -107,11 +108,20 @@ def test_arguments_reach_the_container_verbatim(service: Service, tmp_path: Path
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("source_url", [
-    "ext::sh -c touch% /tmp/jarvis-pwned-ext", "--upload-pack=touch /tmp/jarvis-pwned-up", "-oProxyCommand=x",
-    "relative/path", "fd::3", "git@example.invalid:x/y.git", "file://otherhost/srv/repo", "/tmp/../etc",
-    "http://example.invalid/x.git",
-])
+@pytest.mark.parametrize(
+    "source_url",
+    [
+        "ext::sh -c touch% /tmp/jarvis-pwned-ext",
+        "--upload-pack=touch /tmp/jarvis-pwned-up",
+        "-oProxyCommand=x",
+        "relative/path",
+        "fd::3",
+        "git@example.invalid:x/y.git",
+        "file://otherhost/srv/repo",
+        "/tmp/../etc",
+        "http://example.invalid/x.git",
+    ],
+)
 def test_dangerous_sources_are_refused(service: Service, source_url: str) -> None:
     error = rpc_error(lambda: service.call("CreateProject", name="bad", source_url=source_url))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -125,14 +135,18 @@ def test_dangerous_sources_are_refused(service: Service, source_url: str) -> Non
 OUTSIDE_REPO = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize(("source_url", "reason"), [
-    (f"file://{OUTSIDE_REPO}", "outside the allowed project roots"),
-    (str(OUTSIDE_REPO), "outside the allowed project roots"),
-    ("file:///tmp/../etc", "without '..'"),
-    ("file:///tmp/%2e%2e/root", "without '..'"),
-])
-def test_local_sources_are_confined_to_the_project_roots(service: Service, tmp_path: Path, source_url: str,
-                                                         reason: str) -> None:
+@pytest.mark.parametrize(
+    ("source_url", "reason"),
+    [
+        (f"file://{OUTSIDE_REPO}", "outside the allowed project roots"),
+        (str(OUTSIDE_REPO), "outside the allowed project roots"),
+        ("file:///tmp/../etc", "without '..'"),
+        ("file:///tmp/%2e%2e/root", "without '..'"),
+    ],
+)
+def test_local_sources_are_confined_to_the_project_roots(
+    service: Service, tmp_path: Path, source_url: str, reason: str
+) -> None:
     """Issue 15: `file://` sources accepted `..` and any local repository on the runtime's host."""
     error = rpc_error(lambda: service.call("CreateProject", name="confined", source_url=source_url))
     assert error.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
@@ -150,8 +164,13 @@ def test_malformed_ids_name_nothing(service: Service, project_id: str) -> None:
     assert error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
     project = service.call("CreateProject", name=f"ids-{len(project_id)}")
     for workspace_id in ("../repo", "w../../x", "w0123456789ab"):
-        wrong = rpc_error(lambda w=workspace_id: service.call("DeleteWorkspace", project_id=project.id,  # type: ignore[misc]
-                                                               workspace_id=w))
+        wrong = rpc_error(
+            lambda w=workspace_id: service.call(
+                "DeleteWorkspace",
+                project_id=project.id,  # type: ignore[misc]
+                workspace_id=w,
+            )
+        )
         assert wrong.code() == grpc.StatusCode.NOT_FOUND
         assert "workspace action=list" in wrong.details()
     assert (service.settings.projects_dir / project.id / "repo").is_dir()
@@ -170,8 +189,11 @@ def test_creation_is_all_or_nothing(service: Service, tmp_path: Path) -> None:
     bad_name = rpc_error(lambda: service.call("CreateProject", name="../x"))
     assert bad_name.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert list(service.call("ListProjects").projects) == []
-    assert [p.name for p in service.settings.projects_dir.iterdir()] == [] if service.settings.projects_dir.exists() \
+    assert (
+        [p.name for p in service.settings.projects_dir.iterdir()] == []
+        if service.settings.projects_dir.exists()
         else True
+    )
     service.call("CreateProject", name="taken")
     twice = rpc_error(lambda: service.call("CreateProject", name="taken"))
     assert twice.code() == grpc.StatusCode.ALREADY_EXISTS
@@ -194,8 +216,11 @@ def test_image_rebuild_streams_build_output_and_is_used(service: Service, source
 def test_tasks_come_from_the_checkout(service: Service, source: Path) -> None:
     project = service.call("CreateProject", name="tasks", source_url=str(source))
     tasks = {(t.source, t.name): list(t.command) for t in service.call("ProjectTasks", project_id=project.id).tasks}
-    assert tasks == {("Makefile", "test"): ["make", "test"], ("Makefile", "lint"): ["make", "lint"],
-                     ("package.json", "dev"): ["npm", "run", "dev"]}
+    assert tasks == {
+        ("Makefile", "test"): ["make", "test"],
+        ("Makefile", "lint"): ["make", "lint"],
+        ("package.json", "dev"): ["npm", "run", "dev"],
+    }
 
 
 def test_a_docker_engine_that_is_down_gets_a_clear_error(tmp_path: Path, image: str) -> None:

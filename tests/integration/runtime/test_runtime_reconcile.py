@@ -23,11 +23,19 @@ from tests.support.stack import free_port
 
 
 def start_runtime(data_dir: Path, image: str, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "JARVIS_RUNTIME_DATA_DIR": str(data_dir), "JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{port}",
-           "JARVIS_RUNTIME_IMAGE": image, "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]',
-           "DOCKER_HOST": docker_host(), "JARVIS_LOG_JSON": "false", "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY}
-    return subprocess.Popen([sys.executable, "-m", "jarvis.runtime"], env=env, stdout=log.open("ab"),
-                            stderr=subprocess.STDOUT)
+    env = {
+        **os.environ,
+        "JARVIS_RUNTIME_DATA_DIR": str(data_dir),
+        "JARVIS_RUNTIME_LISTEN": f"127.0.0.1:{port}",
+        "JARVIS_RUNTIME_IMAGE": image,
+        "JARVIS_RUNTIME_AGENT_COMMAND": '["fake-agent"]',
+        "DOCKER_HOST": docker_host(),
+        "JARVIS_LOG_JSON": "false",
+        "JARVIS_RUNTIME_SECRETS_KEY": TEST_SECRETS_KEY,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "jarvis.runtime"], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT
+    )
 
 
 def wait_serving(stub: pb_grpc.RuntimeServiceStub, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -57,8 +65,9 @@ def _wait_for_process(stub: pb_grpc.RuntimeServiceStub, project_id: str, args: s
     raise AssertionError(f"`{args}` did not start")
 
 
-def test_restart_after_sigkill_removes_orphans_and_readopts(tmp_path: Path, image: str,
-                                                             engine: docker.DockerClient) -> None:
+def test_restart_after_sigkill_removes_orphans_and_readopts(
+    tmp_path: Path, image: str, engine: docker.DockerClient
+) -> None:
     port, log, data = free_port(), tmp_path / "runtime.log", tmp_path / "runtime"
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = pb_grpc.RuntimeServiceStub(channel)
@@ -72,12 +81,22 @@ def test_restart_after_sigkill_removes_orphans_and_readopts(tmp_path: Path, imag
         instance = engine.api.inspect_container(container.id)["Config"]["Labels"]["jarvis.runtime.instance"]
         # What a crash in the middle of creating another project leaves behind: a labelled container
         # whose project never reached the database.
-        orphan = engine.containers.create(image, ["sleep", "1000"], network_mode="none", labels={
-            "jarvis.runtime": "1", "jarvis.runtime.instance": instance, "jarvis.project": "p0123456789ab"})
+        orphan = engine.containers.create(
+            image,
+            ["sleep", "1000"],
+            network_mode="none",
+            labels={"jarvis.runtime": "1", "jarvis.runtime.instance": instance, "jarvis.project": "p0123456789ab"},
+        )
         (data / "projects" / ".staging-p0123456789ab").mkdir()
         # An exec whose 5 s timeout lived in the runtime: killed with it, it must not run on.
-        runaway = threading.Thread(target=lambda: _ignore_rpc_error(lambda: stub.Exec(pb.ExecRequest(
-            project_id=project.id, argv=["sleep", "1000"], timeout_seconds=5), timeout=30)), daemon=True)
+        runaway = threading.Thread(
+            target=lambda: _ignore_rpc_error(
+                lambda: stub.Exec(
+                    pb.ExecRequest(project_id=project.id, argv=["sleep", "1000"], timeout_seconds=5), timeout=30
+                )
+            ),
+            daemon=True,
+        )
         runaway.start()
         _wait_for_process(stub, project.id, "sleep 1000")
 
@@ -113,10 +132,16 @@ def test_restart_after_sigkill_removes_orphans_and_readopts(tmp_path: Path, imag
 
 def test_a_deployed_runtime_without_a_secrets_key_refuses_to_start(tmp_path: Path, image: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_RUNTIME_SECRETS_KEY")}
-    env.update({"JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"), "JARVIS_RUNTIME_LISTEN": "127.0.0.1:0",
-                "DOCKER_HOST": docker_host()})
-    done = subprocess.run([sys.executable, "-m", "jarvis.runtime"], env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+    env.update(
+        {
+            "JARVIS_RUNTIME_DATA_DIR": str(tmp_path / "runtime"),
+            "JARVIS_RUNTIME_LISTEN": "127.0.0.1:0",
+            "DOCKER_HOST": docker_host(),
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "jarvis.runtime"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 1
     assert "JARVIS_RUNTIME_SECRETS_KEY" in done.stderr
     assert "Traceback" not in done.stderr

@@ -24,9 +24,12 @@ from tests.support.docker_env import remove_instance
 from tests.support.mcp_server_image import mcp_server_image
 from tests.support.runtime_service import runtime_settings
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "test", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +109,14 @@ def test_attach_speaks_mcp_in_a_hardened_container(service: Service, mcp_image: 
     assert answer["result"]["protocolVersion"] == "2025-06-18"
     assert "tools" in answer["result"]["capabilities"]
     attached.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    attached.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                   "params": {"name": "echo", "arguments": {"text": "through the box"}}})
+    attached.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "through the box"}},
+        }
+    )
     assert attached.reply()["result"]["content"][0]["text"] == "through the box"
 
     data = service.engine.api.inspect_container(started.container_id)
@@ -180,14 +189,18 @@ def test_a_missing_image_says_which_and_what_to_do(service: Service) -> None:
     assert not [c for c in service.containers() if "jarvis.server" in c.labels]
 
 
-@pytest.mark.parametrize(("fields", "expected"), [
-    ({"image": ""}, "image is required"),
-    ({"env": {"1BAD": "x"}}, "invalid environment variable name '1BAD'"),
-    ({"server": "Not A Name"}, "invalid server name"),
-    ({"image": "UPPER/case"}, "invalid image reference"),
-])
-def test_bad_input_is_an_invalid_argument(service: Service, mcp_image: str, fields: dict[str, Any],
-                                          expected: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"image": ""}, "image is required"),
+        ({"env": {"1BAD": "x"}}, "invalid environment variable name '1BAD'"),
+        ({"server": "Not A Name"}, "invalid server name"),
+        ({"image": "UPPER/case"}, "invalid image reference"),
+    ],
+)
+def test_bad_input_is_an_invalid_argument(
+    service: Service, mcp_image: str, fields: dict[str, Any], expected: str
+) -> None:
     attached = attach(service, fields.pop("image", mcp_image), **fields)
     with pytest.raises(grpc.RpcError) as caught:
         attached.started()
@@ -207,11 +220,15 @@ def test_the_first_message_must_start_the_server(service: Service) -> None:
 
 
 def test_server_containers_left_by_a_previous_runtime_are_removed_at_start(
-        tmp_path: Path, image: str, mcp_image: str, engine: docker.DockerClient) -> None:
+    tmp_path: Path, image: str, mcp_image: str, engine: docker.DockerClient
+) -> None:
     settings = runtime_settings(tmp_path / "runtime", image)
     # What a killed runtime leaves behind: a server container whose stdio nobody holds any more.
-    leftover = engine.containers.create(mcp_image, network_mode="none", labels={
-        "jarvis.runtime": "1", "jarvis.runtime.instance": settings.instance, "jarvis.server": "ghost"})
+    leftover = engine.containers.create(
+        mcp_image,
+        network_mode="none",
+        labels={"jarvis.runtime": "1", "jarvis.runtime.instance": settings.instance, "jarvis.server": "ghost"},
+    )
     runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
     try:
         runtime.ensure_reconciled()
@@ -224,7 +241,8 @@ def test_server_containers_left_by_a_previous_runtime_are_removed_at_start(
 
 
 def test_streaming_calls_are_measured_and_their_errors_mapped_like_unary_ones(
-        tmp_path: Path, image: str, mcp_image: str, engine: docker.DockerClient) -> None:
+    tmp_path: Path, image: str, mcp_image: str, engine: docker.DockerClient
+) -> None:
     """The server's interceptor covers AttachServer: status codes from domain errors, and call metrics."""
     settings = runtime_settings(tmp_path / "runtime", image)
     registry = CollectorRegistry()
@@ -243,9 +261,14 @@ def test_streaming_calls_are_measured_and_their_errors_mapped_like_unary_ones(
         assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
         def handled(code: str) -> float | None:
-            return registry.get_sample_value("jarvis_grpc_server_handled_total", {
-                "grpc_service": "jarvis.api.runtime.v1.RuntimeService", "grpc_method": "AttachServer",
-                "grpc_code": code})
+            return registry.get_sample_value(
+                "jarvis_grpc_server_handled_total",
+                {
+                    "grpc_service": "jarvis.api.runtime.v1.RuntimeService",
+                    "grpc_method": "AttachServer",
+                    "grpc_code": code,
+                },
+            )
 
         deadline = time.monotonic() + 10  # the server records a stream once its handler has returned
         while (handled("OK"), handled("FAILED_PRECONDITION")) != (1.0, 1.0) and time.monotonic() < deadline:

@@ -15,14 +15,14 @@ import pytest
 from tests.integration.runtime.conftest import Service, rpc_error
 
 
-def wait_for(service: Service, project_id: str, session_id: str, predicate: Any, after: int = 0,
-              timeout: float = 20) -> list[Any]:
+def wait_for(
+    service: Service, project_id: str, session_id: str, predicate: Any, after: int = 0, timeout: float = 20
+) -> list[Any]:
     """Events after `after` until one satisfies `predicate` (long-polling like a client would)."""
     seen: list[Any] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        page = service.call("SessionEvents", project_id=project_id, session_id=session_id, after=after,
-                            wait_seconds=2)
+        page = service.call("SessionEvents", project_id=project_id, session_id=session_id, after=after, wait_seconds=2)
         seen += page.events
         after = page.next_cursor
         if any(predicate(e) for e in page.events):
@@ -59,21 +59,32 @@ def test_session_dialogue_events_and_changes(service: Service, source: Path) -> 
     # A tool request from the agent is answered by request id, once.
     service.call("MessageSession", project_id=project.id, session_id=session.id, message="ask tool")
     asked = wait_for(service, project.id, session.id, lambda e: e.type == "tool_request", after=later[-1].seq)
-    service.call("RespondToolRequest", project_id=project.id, session_id=session.id, request_id="req-1",
-                 result_json=json.dumps({"healthy": True}))
-    answered = wait_for(service, project.id, session.id, lambda e: "tool answered" in e.payload_json,
-                        after=asked[-1].seq)
+    service.call(
+        "RespondToolRequest",
+        project_id=project.id,
+        session_id=session.id,
+        request_id="req-1",
+        result_json=json.dumps({"healthy": True}),
+    )
+    answered = wait_for(
+        service, project.id, session.id, lambda e: "tool answered" in e.payload_json, after=asked[-1].seq
+    )
     assert payload(answered[-1])["answer"]["result"] == {"healthy": True}
-    again = rpc_error(lambda: service.call("RespondToolRequest", project_id=project.id, session_id=session.id,
-                                           request_id="req-1", result_json="1"))
+    again = rpc_error(
+        lambda: service.call(
+            "RespondToolRequest", project_id=project.id, session_id=session.id, request_id="req-1", result_json="1"
+        )
+    )
     assert again.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "already answered" in again.details()
-    unknown = rpc_error(lambda: service.call("RespondToolRequest", project_id=project.id, session_id=session.id,
-                                             request_id="nope", result_json="1"))
+    unknown = rpc_error(
+        lambda: service.call(
+            "RespondToolRequest", project_id=project.id, session_id=session.id, request_id="nope", result_json="1"
+        )
+    )
     assert "no tool request 'nope'" in unknown.details()
 
-    busy = rpc_error(lambda: service.call("DeleteWorkspace", project_id=project.id,
-                                          workspace_id=session.workspace_id))
+    busy = rpc_error(lambda: service.call("DeleteWorkspace", project_id=project.id, workspace_id=session.workspace_id))
     assert busy.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert session.id in busy.details()
     listed = service.call("ListWorkspaces", project_id=project.id).workspaces
@@ -83,8 +94,7 @@ def test_session_dialogue_events_and_changes(service: Service, source: Path) -> 
     assert ended.state == "ended"
     assert ended.exit_code == 0
     assert "killed" not in ended.detail
-    gone = rpc_error(lambda: service.call("MessageSession", project_id=project.id, session_id=session.id,
-                                          message="hi"))
+    gone = rpc_error(lambda: service.call("MessageSession", project_id=project.id, session_id=session.id, message="hi"))
     assert gone.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "spawn" in gone.details()
 
@@ -126,9 +136,12 @@ def test_sessions_of_other_projects_are_not_found(service: Service) -> None:
     a = service.call("CreateProject", name="a")
     b = service.call("CreateProject", name="b")
     session = service.call("SpawnSession", project_id=a.id)
-    for method, fields in (("GetSession", {"session_id": session.id}), ("EndSession", {"session_id": session.id}),
-                           ("SessionEvents", {"session_id": session.id}),
-                           ("DeleteWorkspace", {"workspace_id": session.workspace_id})):
+    for method, fields in (
+        ("GetSession", {"session_id": session.id}),
+        ("EndSession", {"session_id": session.id}),
+        ("SessionEvents", {"session_id": session.id}),
+        ("DeleteWorkspace", {"workspace_id": session.workspace_id}),
+    ):
         error = rpc_error(lambda m=method, f=fields: service.call(m, project_id=b.id, **f))  # type: ignore[misc]
         assert error.code() == grpc.StatusCode.NOT_FOUND, method
     service.call("DeleteProject", project_id=a.id)
@@ -138,8 +151,9 @@ def test_sessions_of_other_projects_are_not_found(service: Service) -> None:
 def all_events(service: Service, project_id: str, session_id: str) -> list[Any]:
     """Every event of the session so far, after a short wait for late ones."""
     page = service.call("SessionEvents", project_id=project_id, session_id=session_id, limit=500, wait_seconds=0)
-    late = service.call("SessionEvents", project_id=project_id, session_id=session_id, after=page.next_cursor,
-                        wait_seconds=1)
+    late = service.call(
+        "SessionEvents", project_id=project_id, session_id=session_id, after=page.next_cursor, wait_seconds=1
+    )
     return [*page.events, *late.events]
 
 
@@ -192,7 +206,8 @@ def test_concurrent_spawns_with_one_key_start_one_session(service: Service) -> N
 
 
 def test_a_spawn_losing_the_race_at_the_database_returns_the_winner_and_cleans_up(
-        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Another runtime sharing the database inserted the key first: neither look-up saw it, the insert fails."""
     project = service.call("CreateProject", name="replicas")
     winner = service.call("SpawnSession", project_id=project.id, idempotency_key="shared")
@@ -222,8 +237,13 @@ def test_idempotency_keys_are_checked_and_scoped_to_their_project(service: Servi
     a = service.call("CreateProject", name="keys-a")
     b = service.call("CreateProject", name="keys-b")
     for bad in ("has space", "x" * 201, "tab\there", "ключ"):
-        error = rpc_error(lambda k=bad: service.call("SpawnSession", project_id=a.id,  # type: ignore[misc]
-                                                     idempotency_key=k))
+        error = rpc_error(
+            lambda k=bad: service.call(
+                "SpawnSession",
+                project_id=a.id,  # type: ignore[misc]
+                idempotency_key=k,
+            )
+        )
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
         assert "printable ASCII characters without spaces" in error.details()
     assert list(service.call("ListSessions", project_id=a.id).sessions) == []

@@ -41,8 +41,7 @@ class Runtime:
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory, image: str,
-            engine: docker.DockerClient) -> Iterator[Runtime]:
+def runtime(tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient) -> Iterator[Runtime]:
     settings = runtime_settings(tmp_path_factory.mktemp("runtime"), image)
     service, server = serve_runtime(settings, None, "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
@@ -91,16 +90,20 @@ class Scheduler:
 
     def runs(self, schedule_id: str, state: str = "") -> list[pb.Run]:
         assert self.stub is not None
-        return list(self.stub.ListRuns(pb.ListRunsRequest(schedule_id=schedule_id, state=state, limit=500),
-                                       timeout=30).runs)
+        return list(
+            self.stub.ListRuns(pb.ListRunsRequest(schedule_id=schedule_id, state=state, limit=500), timeout=30).runs
+        )
 
-    def wait_run(self, schedule_id: str, run_id: str, states: tuple[str, ...] = FINISHED,
-                 timeout: float = 60) -> pb.Run:
+    def wait_run(
+        self, schedule_id: str, run_id: str, states: tuple[str, ...] = FINISHED, timeout: float = 60
+    ) -> pb.Run:
         def probe() -> pb.Run | None:
             found = [r for r in self.runs(schedule_id) if r.id == run_id and r.state in states]
             return found[0] if found else None
-        return wait_for(probe, timeout, lambda: f"run {run_id} not in {states}: {self.runs(schedule_id)}\n"
-                                                + self.logs())
+
+        return wait_for(
+            probe, timeout, lambda: f"run {run_id} not in {states}: {self.runs(schedule_id)}\n" + self.logs()
+        )
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.kind} {p.log_path.name}\n{p.output()[-4000:]}" for p in self.processes)
@@ -117,12 +120,24 @@ class Scheduler:
 def base_values(tmp: Path, runtime_target: str, redis_url: str, **overrides: Any) -> dict[str, Any]:
     """Settings for quick tests: seconds-level crons allowed, short heartbeats, leases and timeouts."""
     values: dict[str, Any] = {
-        "data_dir": tmp / "scheduler", "database_url": f"sqlite:///{tmp / 'scheduler.db'}",
-        "runtime_target": runtime_target, "redis_url": redis_url, "queue": f"q-{secrets.token_hex(4)}",
-        "min_interval_seconds": 1, "beat_interval_seconds": 0.2, "beat_lock_ttl_seconds": 3,
-        "heartbeat_seconds": 1, "sweep_seconds": 2, "requeue_after_seconds": 5, "run_timeout_seconds": 30,
-        "visibility_timeout_seconds": 40, "retry_base_seconds": 0.3, "retry_cap_seconds": 1, "retry_max": 2,
-        "queue_poll_seconds": 0.5, "misfire_grace_seconds": 5,
+        "data_dir": tmp / "scheduler",
+        "database_url": f"sqlite:///{tmp / 'scheduler.db'}",
+        "runtime_target": runtime_target,
+        "redis_url": redis_url,
+        "queue": f"q-{secrets.token_hex(4)}",
+        "min_interval_seconds": 1,
+        "beat_interval_seconds": 0.2,
+        "beat_lock_ttl_seconds": 3,
+        "heartbeat_seconds": 1,
+        "sweep_seconds": 2,
+        "requeue_after_seconds": 5,
+        "run_timeout_seconds": 30,
+        "visibility_timeout_seconds": 40,
+        "retry_base_seconds": 0.3,
+        "retry_cap_seconds": 1,
+        "retry_max": 2,
+        "queue_poll_seconds": 0.5,
+        "misfire_grace_seconds": 5,
     }
     values.update(overrides)
     return values

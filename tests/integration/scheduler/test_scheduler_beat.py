@@ -36,8 +36,9 @@ def now() -> datetime:
 
 def start(scheduler: Scheduler, kind: str, name: str, env: dict[str, str] | None = None) -> CeleryProcess:
     """Like `Scheduler.celery` but not waiting for readiness, and with extra environment (a metrics port)."""
-    process = CeleryProcess(kind, {**scheduler_env(scheduler.values), **(env or {})},
-                            scheduler.tmp / f"{name}.log", name)
+    process = CeleryProcess(
+        kind, {**scheduler_env(scheduler.values), **(env or {})}, scheduler.tmp / f"{name}.log", name
+    )
     scheduler.processes.append(process)
     return process
 
@@ -62,13 +63,16 @@ def count_stays(scheduler: Scheduler, schedule_id: str, expected: int, seconds: 
         time.sleep(0.3)
 
 
-def wait_runs(scheduler: Scheduler, schedule_id: str, enough: Callable[[list[pb.Run]], bool],
-              timeout: float, what: str) -> list[pb.Run]:
+def wait_runs(
+    scheduler: Scheduler, schedule_id: str, enough: Callable[[list[pb.Run]], bool], timeout: float, what: str
+) -> list[pb.Run]:
     def probe() -> list[pb.Run] | None:
         runs = scheduler.runs(schedule_id)
         return runs if enough(runs) else None
-    return wait_for(probe, timeout, lambda: f"{what} not reached in {timeout}s: {scheduler.runs(schedule_id)}\n"
-                                            + scheduler.logs())
+
+    return wait_for(
+        probe, timeout, lambda: f"{what} not reached in {timeout}s: {scheduler.runs(schedule_id)}\n" + scheduler.logs()
+    )
 
 
 def assert_every_tick_fired_once(runs: list[pb.Run], targets: list[str], period: timedelta) -> list[datetime]:
@@ -91,13 +95,16 @@ def assert_every_tick_fired_once(runs: list[pb.Run], targets: list[str], period:
 
 def between_runs(period: timedelta) -> Callable[[list[pb.Run]], bool]:
     """Every run finished a moment ago (its message acknowledged), and the next tick not imminent."""
+
     def idle(runs: list[pb.Run]) -> bool:
         if not runs or any(r.state not in FINISHED for r in runs):
             return False
         latest = max(runs, key=lambda r: at(r.tick))
         moment = now()
-        return (moment - at(latest.finished_at) >= timedelta(seconds=0.3)
-                and at(latest.tick) + period - moment >= timedelta(seconds=0.7))
+        return moment - at(latest.finished_at) >= timedelta(seconds=0.3) and at(
+            latest.tick
+        ) + period - moment >= timedelta(seconds=0.7)
+
     return idle
 
 
@@ -109,8 +116,9 @@ def test_cron_fires_on_time(celery_scheduler: Scheduler, runtime: Runtime) -> No
     schedule = celery_scheduler.create([project], cron="* * * * * */3", prompt="on time")
     assert schedule.next_fire_at.seconds % 3 == 0
 
-    runs = wait_runs(celery_scheduler, schedule.id, lambda rs: sum(r.state == "succeeded" for r in rs) >= 2, 30,
-                     "two succeeded runs")
+    runs = wait_runs(
+        celery_scheduler, schedule.id, lambda rs: sum(r.state == "succeeded" for r in rs) >= 2, 30, "two succeeded runs"
+    )
     runs.sort(key=lambda r: at(r.tick))
     assert not [r for r in runs if r.state in ("failed", "missed")], runs
     ticks = [at(r.tick) for r in runs]
@@ -156,8 +164,9 @@ def test_update_and_delete_reach_the_running_beat(celery_scheduler: Scheduler, r
 
     # Enable with a new cron: runs resume on the new ticks.
     resumed_at = now()
-    resumed = stub.UpdateSchedule(pb.UpdateScheduleRequest(schedule_id=schedule.id, enabled=True,
-                                                           cron="* * * * * */3"), timeout=30)
+    resumed = stub.UpdateSchedule(
+        pb.UpdateScheduleRequest(schedule_id=schedule.id, enabled=True, cron="* * * * * */3"), timeout=30
+    )
     assert resumed.schedule.enabled
     assert resumed.schedule.cron == "* * * * * */3"
     assert at(resumed.schedule.next_fire_at) > resumed_at
@@ -187,12 +196,14 @@ def test_update_and_delete_reach_the_running_beat(celery_scheduler: Scheduler, r
     assert schedule.id not in [s.id for s in stub.ListSchedules(pb.ListSchedulesRequest(), timeout=30).schedules]
 
 
-def test_two_beats_fire_each_tick_once_and_the_survivor_takes_over(celery_scheduler: Scheduler,
-                                                                   runtime: Runtime, redis: RedisServer) -> None:
+def test_two_beats_fire_each_tick_once_and_the_survivor_takes_over(
+    celery_scheduler: Scheduler, runtime: Runtime, redis: RedisServer
+) -> None:
     targets = [runtime.project("beat-pair-a"), runtime.project("beat-pair-b")]
     ports = {"beat-a": free_port(), "beat-b": free_port()}
-    beats = {name: start(celery_scheduler, "beat", name, {"JARVIS_METRICS_PORT": str(port)})
-             for name, port in ports.items()}
+    beats = {
+        name: start(celery_scheduler, "beat", name, {"JARVIS_METRICS_PORT": str(port)}) for name, port in ports.items()
+    }
     worker = start(celery_scheduler, "worker", "worker")
     for process in (*beats.values(), worker):
         process.wait_ready()
@@ -212,8 +223,7 @@ def test_two_beats_fire_each_tick_once_and_the_survivor_takes_over(celery_schedu
     assert token is not None
     assert 0 < lock.pttl(key) <= 3000
 
-    runs = wait_runs(celery_scheduler, schedule.id, lambda rs: len({r.tick.seconds for r in rs}) >= 4, 20,
-                     "four ticks")
+    runs = wait_runs(celery_scheduler, schedule.id, lambda rs: len({r.tick.seconds for r in rs}) >= 4, 20, "four ticks")
     assert_every_tick_fired_once(runs, targets, period)
     assert leader() == first, "the lead changed while both beats ran"
 
@@ -233,14 +243,19 @@ def test_two_beats_fire_each_tick_once_and_the_survivor_takes_over(celery_schedu
     ticks = assert_every_tick_fired_once(runs, targets, period)
     assert len(ticks) >= 6
     assert all(r.trigger in ("cron", "catch_up") for r in runs), runs
-    finished = wait_runs(celery_scheduler, schedule.id,
-                         lambda rs: all(r.state in FINISHED for r in rs if at(r.tick) <= after[0]), 30,
-                         "runs up to the takeover finished")
+    finished = wait_runs(
+        celery_scheduler,
+        schedule.id,
+        lambda rs: all(r.state in FINISHED for r in rs if at(r.tick) <= after[0]),
+        30,
+        "runs up to the takeover finished",
+    )
     assert not [r for r in finished if r.state == "failed"], finished
 
 
-def test_redis_restart_loses_no_schedule_and_strands_no_run(celery_scheduler: Scheduler, runtime: Runtime,
-                                                            redis: RedisServer) -> None:
+def test_redis_restart_loses_no_schedule_and_strands_no_run(
+    celery_scheduler: Scheduler, runtime: Runtime, redis: RedisServer
+) -> None:
     project = runtime.project("beat-redis")
     worker, beat = start(celery_scheduler, "worker", "worker"), start(celery_scheduler, "beat", "beat")
     worker.wait_ready()
@@ -250,8 +265,7 @@ def test_redis_restart_loses_no_schedule_and_strands_no_run(celery_scheduler: Sc
     schedule = celery_scheduler.create([project], cron="* * * * * */2", prompt="through a restart")
     # Triggered while Redis is down, its run never reaches the queue: only beat's sweep can send it.
     manual = celery_scheduler.create([project], enabled=False, prompt="stranded")
-    wait_runs(celery_scheduler, schedule.id, lambda rs: any(r.state == "succeeded" for r in rs), 30,
-              "a succeeded run")
+    wait_runs(celery_scheduler, schedule.id, lambda rs: any(r.state == "succeeded" for r in rs), 30, "a succeeded run")
     # Stop Redis between runs: no message unacknowledged (see the in-flight test below).
     wait_runs(celery_scheduler, schedule.id, between_runs(timedelta(seconds=2)), 20, "a moment between runs")
 
@@ -282,24 +296,31 @@ def test_redis_restart_loses_no_schedule_and_strands_no_run(celery_scheduler: Sc
     assert done.state == "succeeded", done
     assert (at(done.started_at) - at(stranded.queued_at)).total_seconds() >= 5, done
     caught_up_at = now()
-    runs = wait_runs(celery_scheduler, schedule.id,
-                     lambda rs: all(r.state in FINISHED for r in rs if at(r.queued_at) <= caught_up_at), 20,
-                     "every run queued before the catch-up finished")
+    runs = wait_runs(
+        celery_scheduler,
+        schedule.id,
+        lambda rs: all(r.state in FINISHED for r in rs if at(r.queued_at) <= caught_up_at),
+        20,
+        "every run queued before the catch-up finished",
+    )
     assert not [r for r in runs if r.state == "failed"], runs
     ticks = [at(r.tick) for r in runs if r.trigger != "missed"]
     assert len(set(ticks)) == len(ticks), runs
 
 
-def test_redis_outage_during_a_run_keeps_the_worker(celery_scheduler: Scheduler, runtime: Runtime,
-                                                    redis: RedisServer) -> None:
+def test_redis_outage_during_a_run_keeps_the_worker(
+    celery_scheduler: Scheduler, runtime: Runtime, redis: RedisServer
+) -> None:
     project = runtime.project("beat-redis-in-flight")
     worker, beat = start(celery_scheduler, "worker", "worker"), start(celery_scheduler, "beat", "beat")
     worker.wait_ready()
     beat.wait_ready()
     schedule = celery_scheduler.create([project], cron="* * * * * */3", prompt="sleep 4")
-    in_flight = wait_for(lambda: next((r for r in celery_scheduler.runs(schedule.id)
-                                       if r.state == "running" and r.session_id), None), 30,
-                         lambda: f"no run in flight: {celery_scheduler.runs(schedule.id)}\n{celery_scheduler.logs()}")
+    in_flight = wait_for(
+        lambda: next((r for r in celery_scheduler.runs(schedule.id) if r.state == "running" and r.session_id), None),
+        30,
+        lambda: f"no run in flight: {celery_scheduler.runs(schedule.id)}\n{celery_scheduler.logs()}",
+    )
     redis.stop()
     try:
         time.sleep(3)

@@ -30,9 +30,14 @@ def test_worker_killed_mid_run_completes_the_run_once(celery_scheduler: Schedule
     worker = celery_scheduler.celery("worker", "doomed")
     assert celery_scheduler.stub is not None
     (run,) = celery_scheduler.stub.TriggerSchedule(pb.ScheduleRef(schedule_id=schedule.id), timeout=30).runs
-    running = wait_for(lambda: next((r for r in celery_scheduler.runs(schedule.id)
-                                     if r.id == run.id and r.state == "running" and r.session_id), None), 30,
-                       celery_scheduler.logs)
+    running = wait_for(
+        lambda: next(
+            (r for r in celery_scheduler.runs(schedule.id) if r.id == run.id and r.state == "running" and r.session_id),
+            None,
+        ),
+        30,
+        celery_scheduler.logs,
+    )
     worker.kill()
     celery_scheduler.celery("worker", "rescuer")
     # Beat's sweep (or Redis's visibility timeout) hands the run to the new worker once the lease lapses.

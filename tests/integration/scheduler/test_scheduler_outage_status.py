@@ -21,8 +21,12 @@ pytestmark = pytest.mark.anyio
 
 def _serve(service: str, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_") and k != "DATABASE_URL"}
-    return subprocess.Popen([sys.executable, "-m", "jarvis.cli", "serve", service], stdout=log.open("wb"),
-                            stderr=subprocess.STDOUT, env={**clean, "JARVIS_LOG_LEVEL": "WARNING", **env})
+    return subprocess.Popen(
+        [sys.executable, "-m", "jarvis.cli", "serve", service],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        env={**clean, "JARVIS_LOG_LEVEL": "WARNING", **env},
+    )
 
 
 @pytest.fixture
@@ -30,14 +34,26 @@ def aggregator_url(tmp_path: Path, celery_scheduler: Scheduler) -> Iterator[str]
     """A registry and an aggregator process, the aggregator pointed at the test's scheduler API."""
     assert celery_scheduler.api is not None
     registry_port, port = free_port(), free_port()
-    registry = _serve("registry", tmp_path / "registry.log", {
-        "HOME": str(tmp_path), "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
-        "JARVIS_REGISTRY_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
-        "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}"})
-    aggregator = _serve("aggregator", tmp_path / "aggregator.log", {
-        "HOME": str(tmp_path), "JARVIS_AGGREGATOR_PORT": str(port),
-        "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
-        "JARVIS_AGGREGATOR_SCHEDULER_TARGET": f"127.0.0.1:{celery_scheduler.api.port}"})
+    registry = _serve(
+        "registry",
+        tmp_path / "registry.log",
+        {
+            "HOME": str(tmp_path),
+            "JARVIS_REGISTRY_DATA_DIR": str(tmp_path / "registry"),
+            "JARVIS_REGISTRY_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
+            "JARVIS_REGISTRY_LISTEN": f"127.0.0.1:{registry_port}",
+        },
+    )
+    aggregator = _serve(
+        "aggregator",
+        tmp_path / "aggregator.log",
+        {
+            "HOME": str(tmp_path),
+            "JARVIS_AGGREGATOR_PORT": str(port),
+            "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
+            "JARVIS_AGGREGATOR_SCHEDULER_TARGET": f"127.0.0.1:{celery_scheduler.api.port}",
+        },
+    )
     try:
         wait_for_url(f"http://127.0.0.1:{port}/healthz", timeout=90)
         yield f"http://127.0.0.1:{port}"
@@ -48,7 +64,8 @@ def aggregator_url(tmp_path: Path, celery_scheduler: Scheduler) -> Iterator[str]
 
 
 async def test_outage_shows_in_status_and_a_trigger_is_pending_with_the_reason(
-        aggregator_url: str, celery_scheduler: Scheduler, runtime: Runtime, redis: RedisServer) -> None:
+    aggregator_url: str, celery_scheduler: Scheduler, runtime: Runtime, redis: RedisServer
+) -> None:
     schedule = celery_scheduler.create([runtime.project("outage-status")], enabled=False, prompt="during")
     async with mcp_client(f"{aggregator_url}/mcp/jarvis") as jarvis:
         before = result_json(await jarvis.call_tool("jarvis_check_status", {}))["services"]["scheduler"]
@@ -58,8 +75,9 @@ async def test_outage_shows_in_status_and_a_trigger_is_pending_with_the_reason(
         try:
             status = result_json(await jarvis.call_tool("jarvis_check_status", {}))
             async with mcp_client(f"{aggregator_url}/mcp/orchestrator") as orchestrator:
-                triggered = result_json(await orchestrator.call_tool("schedule", {
-                    "action": "trigger", "schedule_id": schedule.id}))
+                triggered = result_json(
+                    await orchestrator.call_tool("schedule", {"action": "trigger", "schedule_id": schedule.id})
+                )
         finally:
             redis.start()
         after = result_json(await jarvis.call_tool("jarvis_check_status", {}))["services"]["scheduler"]

@@ -73,11 +73,14 @@ def test_embedded_timer_fires_a_seconds_cron_into_a_session(embedded_scheduler: 
     schedule = embedded_scheduler.create([project], cron="* * * * * */2", prompt="tick")
     assert schedule.next_fire_at.ToDatetime().second % 2 == 0
 
-    done = wait_for(lambda: next((r for r in embedded_scheduler.runs(schedule.id)
-                                  if r.trigger == "cron" and r.state == "succeeded"), None), 60,
-                    lambda: f"no cron run succeeded: {embedded_scheduler.runs(schedule.id)}")
-    api(embedded_scheduler).UpdateSchedule(pb.UpdateScheduleRequest(schedule_id=schedule.id, enabled=False),
-                                           timeout=30)
+    done = wait_for(
+        lambda: next(
+            (r for r in embedded_scheduler.runs(schedule.id) if r.trigger == "cron" and r.state == "succeeded"), None
+        ),
+        60,
+        lambda: f"no cron run succeeded: {embedded_scheduler.runs(schedule.id)}",
+    )
+    api(embedded_scheduler).UpdateSchedule(pb.UpdateScheduleRequest(schedule_id=schedule.id, enabled=False), timeout=30)
 
     tick = done.tick.ToDatetime()
     assert tick.second % 2 == 0
@@ -95,8 +98,9 @@ def test_embedded_timer_fires_a_seconds_cron_into_a_session(embedded_scheduler: 
 # 2. Concurrency --------------------------------------------------------------------------------------------------
 
 
-def test_a_fire_while_the_previous_run_goes_is_skipped_with_policy_skip(embedded_scheduler: Scheduler,
-                                                                       runtime: Runtime) -> None:
+def test_a_fire_while_the_previous_run_goes_is_skipped_with_policy_skip(
+    embedded_scheduler: Scheduler, runtime: Runtime
+) -> None:
     project = runtime.project("sched-skip")
     schedule = embedded_scheduler.create([project], prompt="sleep 4")
     assert schedule.concurrency == "skip"
@@ -117,8 +121,7 @@ def test_a_fire_while_the_previous_run_goes_is_skipped_with_policy_skip(embedded
     assert len(sessions_with_key(runtime, project, first.idempotency_key)) == 1
 
 
-def test_two_triggers_at_once_with_policy_skip_run_one_session(embedded_scheduler: Scheduler,
-                                                               runtime: Runtime) -> None:
+def test_two_triggers_at_once_with_policy_skip_run_one_session(embedded_scheduler: Scheduler, runtime: Runtime) -> None:
     project = runtime.project("sched-skip-race")
     schedule = embedded_scheduler.create([project], prompt="sleep 3")
     (first,) = trigger(embedded_scheduler, schedule.id)
@@ -133,8 +136,9 @@ def test_two_triggers_at_once_with_policy_skip_run_one_session(embedded_schedule
     assert [s.id for s in runtime.sessions(project)] == [ran.session_id]
 
 
-def test_a_fire_while_the_previous_run_goes_waits_its_turn_with_policy_queue(embedded_scheduler: Scheduler,
-                                                                            runtime: Runtime) -> None:
+def test_a_fire_while_the_previous_run_goes_waits_its_turn_with_policy_queue(
+    embedded_scheduler: Scheduler, runtime: Runtime
+) -> None:
     project = runtime.project("sched-queue")
     schedule = embedded_scheduler.create([project], prompt="sleep 4", concurrency="queue")
     assert schedule.concurrency == "queue"
@@ -186,8 +190,9 @@ def test_an_agent_error_fails_the_run_with_the_agents_reason(embedded_scheduler:
     assert done.attempts == 1
 
 
-def test_a_target_deleted_after_the_schedule_was_made_fails_its_run(embedded_scheduler: Scheduler,
-                                                                   runtime: Runtime) -> None:
+def test_a_target_deleted_after_the_schedule_was_made_fails_its_run(
+    embedded_scheduler: Scheduler, runtime: Runtime
+) -> None:
     kept, deleted = runtime.project("sched-kept"), runtime.project("sched-gone")
     schedule = embedded_scheduler.create([kept, deleted], prompt="hello")
     runtime.stub.DeleteProject(rpb.ProjectRef(project_id=deleted), timeout=60)
@@ -209,8 +214,10 @@ def test_a_target_deleted_after_the_schedule_was_made_fails_its_run(embedded_sch
 
 def test_creating_a_schedule_while_the_runtime_is_down_says_so(tmp_path: Path) -> None:
     with scheduler_at(tmp_path, dead_target(), retry_max=2) as scheduler:
-        error = rpc_error(api(scheduler).CreateSchedule,
-                          pb.CreateScheduleRequest(cron="0 3 * * *", prompt="hello", targets=["p0123456789ab"]))
+        error = rpc_error(
+            api(scheduler).CreateSchedule,
+            pb.CreateScheduleRequest(cron="0 3 * * *", prompt="hello", targets=["p0123456789ab"]),
+        )
 
         assert error.code() == grpc.StatusCode.UNAVAILABLE
         assert "the runtime service at 127.0.0.1:" in error.details()
@@ -244,20 +251,24 @@ def input_project(runtime: Runtime) -> str:
     return runtime.project("sched-input")
 
 
-@pytest.mark.parametrize(("fields", "says"), [
-    ({"cron": "61 * * * *"}, "cron '61 * * * *' is not valid"),
-    ({"cron": "every day"}, "has 2 fields"),
-    ({"cron": "0 0 30 2 *"}, "never fires"),
-    ({"cron": "* * * * * * *"}, "has 7 fields"),
-    ({"targets": ["p0123456789ab"]}, "unknown target project(s): p0123456789ab"),
-    ({"targets": []}, "targets is empty"),
-    ({"prompt": "   "}, "prompt is empty"),
-    ({"timezone": "Mars/Olympus"}, "time zone 'Mars/Olympus' is unknown"),
-    ({"concurrency": "sometimes"}, "concurrency 'sometimes' is unknown; use one of skip, queue"),
-    ({"missed": "forget"}, "missed 'forget' is unknown; use one of run_once, record"),
-])
-def test_bad_input_at_creation_is_refused_with_the_reason(embedded_scheduler: Scheduler, input_project: str,
-                                                         fields: dict[str, Any], says: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"cron": "61 * * * *"}, "cron '61 * * * *' is not valid"),
+        ({"cron": "every day"}, "has 2 fields"),
+        ({"cron": "0 0 30 2 *"}, "never fires"),
+        ({"cron": "* * * * * * *"}, "has 7 fields"),
+        ({"targets": ["p0123456789ab"]}, "unknown target project(s): p0123456789ab"),
+        ({"targets": []}, "targets is empty"),
+        ({"prompt": "   "}, "prompt is empty"),
+        ({"timezone": "Mars/Olympus"}, "time zone 'Mars/Olympus' is unknown"),
+        ({"concurrency": "sometimes"}, "concurrency 'sometimes' is unknown; use one of skip, queue"),
+        ({"missed": "forget"}, "missed 'forget' is unknown; use one of run_once, record"),
+    ],
+)
+def test_bad_input_at_creation_is_refused_with_the_reason(
+    embedded_scheduler: Scheduler, input_project: str, fields: dict[str, Any], says: str
+) -> None:
     request: dict[str, Any] = {"cron": "0 3 * * *", "prompt": "hello", "targets": [input_project], **fields}
 
     error = rpc_error(api(embedded_scheduler).CreateSchedule, pb.CreateScheduleRequest(**request))
@@ -274,15 +285,28 @@ def test_an_update_with_a_bad_part_changes_nothing(embedded_scheduler: Scheduler
     before = stub.GetSchedule(pb.ScheduleRef(schedule_id=schedule.id), timeout=30)
     bad_updates = [
         # Targets are checked with the runtime before the transaction opens ...
-        (pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", prompt="changed",
-                                  targets=pb.Targets(ids=[project, "p0123456789ab"])), "unknown target"),
+        (
+            pb.UpdateScheduleRequest(
+                schedule_id=schedule.id,
+                cron="*/5 * * * *",
+                prompt="changed",
+                targets=pb.Targets(ids=[project, "p0123456789ab"]),
+            ),
+            "unknown target",
+        ),
         # ... the rest inside it, after the cron was already applied to the row: rolled back whole.
-        (pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", concurrency="sometimes"),
-         "concurrency 'sometimes' is unknown"),
-        (pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", name="x" * 101, enabled=False),
-         "name has 101 characters"),
-        (pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", timezone="Mars/Olympus"),
-         "time zone 'Mars/Olympus' is unknown"),
+        (
+            pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", concurrency="sometimes"),
+            "concurrency 'sometimes' is unknown",
+        ),
+        (
+            pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", name="x" * 101, enabled=False),
+            "name has 101 characters",
+        ),
+        (
+            pb.UpdateScheduleRequest(schedule_id=schedule.id, cron="*/5 * * * *", timezone="Mars/Olympus"),
+            "time zone 'Mars/Olympus' is unknown",
+        ),
         (pb.UpdateScheduleRequest(schedule_id=schedule.id, prompt="changed", cron="61 * * * *"), "is not valid"),
     ]
     for request, says in bad_updates:
@@ -305,13 +329,24 @@ def test_a_good_update_applies_whole(embedded_scheduler: Scheduler, runtime: Run
     project, other = runtime.project("sched-upd-a"), runtime.project("sched-upd-b")
     schedule = embedded_scheduler.create([project], cron="0 3 * * *", prompt="hello")
 
-    detail = api(embedded_scheduler).UpdateSchedule(pb.UpdateScheduleRequest(
-        schedule_id=schedule.id, cron="30 4 * * *", timezone="Europe/Paris", targets=pb.Targets(ids=[other]),
-        concurrency="queue"), timeout=30)
+    detail = api(embedded_scheduler).UpdateSchedule(
+        pb.UpdateScheduleRequest(
+            schedule_id=schedule.id,
+            cron="30 4 * * *",
+            timezone="Europe/Paris",
+            targets=pb.Targets(ids=[other]),
+            concurrency="queue",
+        ),
+        timeout=30,
+    )
 
-    assert (detail.schedule.cron, detail.schedule.timezone, list(detail.schedule.targets),
-            detail.schedule.concurrency, detail.schedule.prompt) == ("30 4 * * *", "Europe/Paris", [other],
-                                                                     "queue", "hello")
+    assert (
+        detail.schedule.cron,
+        detail.schedule.timezone,
+        list(detail.schedule.targets),
+        detail.schedule.concurrency,
+        detail.schedule.prompt,
+    ) == ("30 4 * * *", "Europe/Paris", [other], "queue", "hello")
     fires = [t.ToDatetime().replace(tzinfo=UTC) for t in detail.next_fires]
     assert len(fires) == 5
     assert {(f.hour, f.minute) for f in fires} <= {(2, 30), (3, 30)}  # 04:30 in Paris (CEST or CET)
@@ -320,19 +355,21 @@ def test_a_good_update_applies_whole(embedded_scheduler: Scheduler, runtime: Run
 # 7. Restart ------------------------------------------------------------------------------------------------------
 
 
-def test_a_run_left_queued_by_a_stopped_embedded_scheduler_completes_after_restart(tmp_path: Path,
-                                                                                   runtime: Runtime) -> None:
+def test_a_run_left_queued_by_a_stopped_embedded_scheduler_completes_after_restart(
+    tmp_path: Path, runtime: Runtime
+) -> None:
     project = runtime.project("sched-restart")
     with scheduler_at(tmp_path, runtime.target) as live:
         schedule = live.create([project], prompt="hello")
 
     # Down: the runtime is unreachable and the run keeps retrying (it is never given up here).
-    with scheduler_at(tmp_path, dead_target(), retry_max=1000, retry_base_seconds=0.3,
-                      retry_cap_seconds=0.5) as dead:
+    with scheduler_at(tmp_path, dead_target(), retry_max=1000, retry_base_seconds=0.3, retry_cap_seconds=0.5) as dead:
         (run,) = trigger(dead, schedule.id)
-        retrying = wait_for(lambda: next((r for r in dead.runs(schedule.id)
-                                          if r.id == run.id and r.attempts >= 2), None), 30,
-                            lambda: f"run not retried: {dead.runs(schedule.id)}")
+        retrying = wait_for(
+            lambda: next((r for r in dead.runs(schedule.id) if r.id == run.id and r.attempts >= 2), None),
+            30,
+            lambda: f"run not retried: {dead.runs(schedule.id)}",
+        )
     assert retrying.state in ("queued", "running")
     assert "unreachable" in retrying.error
     time.sleep(1)  # past its retry time, and any attempt in flight has ended
@@ -349,16 +386,19 @@ def test_a_run_left_queued_by_a_stopped_embedded_scheduler_completes_after_resta
     assert [s.id for s in sessions_with_key(runtime, project, run.idempotency_key)] == [done.session_id]
 
 
-def test_a_run_waiting_to_retry_when_its_scheduler_stopped_resumes_after_restart(tmp_path: Path,
-                                                                                 runtime: Runtime) -> None:
+def test_a_run_waiting_to_retry_when_its_scheduler_stopped_resumes_after_restart(
+    tmp_path: Path, runtime: Runtime
+) -> None:
     project = runtime.project("sched-restart-retry")
     with scheduler_at(tmp_path, runtime.target) as live:
         schedule = live.create([project], prompt="hello")
-    with scheduler_at(tmp_path, dead_target(), retry_max=1000, retry_base_seconds=4,
-                      retry_cap_seconds=4) as dead:
+    with scheduler_at(tmp_path, dead_target(), retry_max=1000, retry_base_seconds=4, retry_cap_seconds=4) as dead:
         (run,) = trigger(dead, schedule.id)
-        wait_for(lambda: next((r for r in dead.runs(schedule.id) if r.id == run.id and "retrying in 4s" in r.error),
-                              None), 30, lambda: f"run not waiting to retry: {dead.runs(schedule.id)}")
+        wait_for(
+            lambda: next((r for r in dead.runs(schedule.id) if r.id == run.id and "retrying in 4s" in r.error), None),
+            30,
+            lambda: f"run not waiting to retry: {dead.runs(schedule.id)}",
+        )
 
     # Restarted at once: the retry is still seconds ahead. The run must resume when it is due, not only once
     # requeue_after_seconds passed since it was sent.
@@ -375,8 +415,10 @@ def test_a_run_waiting_to_retry_when_its_scheduler_stopped_resumes_after_restart
 def test_a_schedules_secret_overrides_reach_its_runs_sessions(embedded_scheduler: Scheduler, runtime: Runtime) -> None:
     # The agent reports the length of DEPLOY_TOKEN (its value would be masked in its events).
     report = 'echo "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"result\\":\\"len=${#DEPLOY_TOKEN}\\"}"'
-    project = runtime.stub.CreateProject(rpb.CreateProjectRequest(
-        name="sched-secrets", agent_command=["sh", "-c", f"{report}; cat >/dev/null"]), timeout=60).id
+    project = runtime.stub.CreateProject(
+        rpb.CreateProjectRequest(name="sched-secrets", agent_command=["sh", "-c", f"{report}; cat >/dev/null"]),
+        timeout=60,
+    ).id
     for name, value in (("DEPLOY_TOKEN", "d" * 10), ("NIGHTLY_TOKEN", "n" * 23)):
         runtime.stub.SetSecret(rpb.SetSecretRequest(project_id=project, name=name, value=value), timeout=30)
     schedule = embedded_scheduler.create([project], prompt="go", secret_overrides={"DEPLOY_TOKEN": "NIGHTLY_TOKEN"})
@@ -385,14 +427,19 @@ def test_a_schedules_secret_overrides_reach_its_runs_sessions(embedded_scheduler
     (run,) = trigger(embedded_scheduler, schedule.id)
     done = embedded_scheduler.wait_run(schedule.id, run.id)
     assert done.state == "succeeded", done.error
-    events = runtime.stub.SessionEvents(rpb.SessionEventsRequest(project_id=project, session_id=done.session_id,
-                                                                 limit=100), timeout=30).events
+    events = runtime.stub.SessionEvents(
+        rpb.SessionEventsRequest(project_id=project, session_id=done.session_id, limit=100), timeout=30
+    ).events
     assert "len=23" in " ".join(e.payload_json for e in events)
 
     # An override naming a secret the project lacks fails the run with what to do.
     assert embedded_scheduler.stub is not None
-    embedded_scheduler.stub.UpdateSchedule(pb.UpdateScheduleRequest(
-        schedule_id=schedule.id, secret_overrides=pb.SecretOverrides(pairs={"DEPLOY_TOKEN": "MISSING"})), timeout=30)
+    embedded_scheduler.stub.UpdateSchedule(
+        pb.UpdateScheduleRequest(
+            schedule_id=schedule.id, secret_overrides=pb.SecretOverrides(pairs={"DEPLOY_TOKEN": "MISSING"})
+        ),
+        timeout=30,
+    )
     (bad,) = trigger(embedded_scheduler, schedule.id)
     failed = embedded_scheduler.wait_run(schedule.id, bad.id)
     assert failed.state == "failed"

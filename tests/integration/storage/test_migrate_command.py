@@ -24,10 +24,21 @@ def database_url() -> Iterator[str]:
 
 
 def _migrate(url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": url, "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
-           "JARVIS_RUNTIME_DATA_DIR": str(tmp_path), "JARVIS_SCHEDULER_DATA_DIR": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "jarvis.cli", "migrate"], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
+        "JARVIS_RUNTIME_DATA_DIR": str(tmp_path),
+        "JARVIS_SCHEDULER_DATA_DIR": str(tmp_path),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "jarvis.cli", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_migrate_builds_every_schema_once(database_url: str, tmp_path: Path) -> None:
@@ -40,8 +51,14 @@ def test_migrate_builds_every_schema_once(database_url: str, tmp_path: Path) -> 
         tables = set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
-    assert {"alembic_version", "runtime_alembic_version", "scheduler_alembic_version", "tokens",
-            "runtime_projects", "scheduler_runs"} <= tables
+    assert {
+        "alembic_version",
+        "runtime_alembic_version",
+        "scheduler_alembic_version",
+        "tokens",
+        "runtime_projects",
+        "scheduler_runs",
+    } <= tables
     again = _migrate(database_url, tmp_path)
     assert again.returncode == 0, again.stderr
     assert all("already at" in line for line in again.stdout.splitlines())

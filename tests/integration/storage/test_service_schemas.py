@@ -18,8 +18,10 @@ from jarvis.scheduler.storage.migrate import MIGRATIONS as SCHEDULER_MIGRATIONS
 from jarvis.scheduler.storage.models import Base as SchedulerBase
 from tests.support.postgres import fresh_postgres_url
 
-SERVICES = {"runtime": (RUNTIME_MIGRATIONS, RuntimeBase.metadata),
-            "scheduler": (SCHEDULER_MIGRATIONS, SchedulerBase.metadata)}
+SERVICES = {
+    "runtime": (RUNTIME_MIGRATIONS, RuntimeBase.metadata),
+    "scheduler": (SCHEDULER_MIGRATIONS, SchedulerBase.metadata),
+}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -43,8 +45,9 @@ def _check(migrations: Migrations, metadata: MetaData, database_url: str) -> Non
         assert migrations.upgrade_to_head(db.engine) == (None, migrations.head_revision())
         assert migrations.upgrade_to_head(db.engine) == (migrations.head_revision(), migrations.head_revision())
         with db.engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True,
-                                                             "version_table": migrations.version_table})
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "version_table": migrations.version_table}
+            )
             assert compare_metadata(context, metadata) == []
     finally:
         db.close()

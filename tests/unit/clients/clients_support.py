@@ -19,10 +19,14 @@ LINUX_CONFIGS = {
     "gemini": (".gemini/settings.json", "gemini_settings.json"),
     "goose": (".config/goose/config.yaml", "goose_config.yaml"),
     "continue": (".continue/config.yaml", "continue_config.yaml"),
-    "cline": (".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-              "cline_mcp_settings.json"),
-    "roo-code": (".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
-                 "roo_mcp_settings.json"),
+    "cline": (
+        ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        "cline_mcp_settings.json",
+    ),
+    "roo-code": (
+        ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        "roo_mcp_settings.json",
+    ),
     "opencode": (".config/opencode/opencode.json", "opencode.json"),
     "zed": (".config/zed/settings.json", "zed_settings.json"),
 }

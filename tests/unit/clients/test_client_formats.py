@@ -29,10 +29,20 @@ PROFILE_ENTRIES: dict[str, dict[str, Any]] = {
     "windsurf": {"serverUrl": PROFILE_URL, "headers": {"Authorization": TOKEN}},
     "codex": {"url": PROFILE_URL, "http_headers": {"Authorization": TOKEN}},
     "gemini": {"httpUrl": PROFILE_URL, "headers": {"Authorization": TOKEN}},
-    "goose": {"name": "jarvis-walk", "type": "streamable_http", "uri": PROFILE_URL,
-              "headers": {"Authorization": TOKEN}, "enabled": True, "timeout": 300},
-    "continue": {"name": "jarvis-walk", "type": "streamable-http", "url": PROFILE_URL,
-                 "requestOptions": {"headers": {"Authorization": TOKEN}}},
+    "goose": {
+        "name": "jarvis-walk",
+        "type": "streamable_http",
+        "uri": PROFILE_URL,
+        "headers": {"Authorization": TOKEN},
+        "enabled": True,
+        "timeout": 300,
+    },
+    "continue": {
+        "name": "jarvis-walk",
+        "type": "streamable-http",
+        "url": PROFILE_URL,
+        "requestOptions": {"headers": {"Authorization": TOKEN}},
+    },
     "cline": {"type": "streamableHttp", "url": PROFILE_URL, "headers": {"Authorization": TOKEN}},
     "roo-code": {"type": "streamable-http", "url": PROFILE_URL, "headers": {"Authorization": TOKEN}},
     "opencode": {"type": "remote", "url": PROFILE_URL, "headers": {"Authorization": TOKEN}, "enabled": True},
@@ -41,19 +51,30 @@ PROFILE_ENTRIES: dict[str, dict[str, Any]] = {
 # A stdio server as each client spells it.
 TIME = ServerLaunch("time", "stdio", command="uvx", args=["mcp-server-time"], env={"TZ": "UTC"})
 STDIO_ENTRIES: dict[str, dict[str, Any]] = {
-    "goose": {"name": "time", "type": "stdio", "cmd": "uvx", "args": ["mcp-server-time"], "envs": {"TZ": "UTC"},
-              "enabled": True, "timeout": 300},
+    "goose": {
+        "name": "time",
+        "type": "stdio",
+        "cmd": "uvx",
+        "args": ["mcp-server-time"],
+        "envs": {"TZ": "UTC"},
+        "enabled": True,
+        "timeout": 300,
+    },
     "continue": {"name": "time", "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
-    "opencode": {"type": "local", "command": ["uvx", "mcp-server-time"], "environment": {"TZ": "UTC"},
-                 "enabled": True},
+    "opencode": {"type": "local", "command": ["uvx", "mcp-server-time"], "environment": {"TZ": "UTC"}, "enabled": True},
     "claude-code": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
     "vscode": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
 }
 # The user's own servers in each sample that import must bring back.
 IMPORTABLE = {
-    "codex": {"github", "figma"}, "gemini": {"github", "fetch"}, "goose": {"github"},
-    "continue": {"SQLite", "remote-docs"}, "cline": {"weather", "remote"}, "roo-code": {"filesystem", "remote"},
-    "opencode": {"everything", "jira"}, "zed": {"hexdocs-mcp", "spectron"},
+    "codex": {"github", "figma"},
+    "gemini": {"github", "fetch"},
+    "goose": {"github"},
+    "continue": {"SQLite", "remote-docs"},
+    "cline": {"weather", "remote"},
+    "roo-code": {"filesystem", "remote"},
+    "opencode": {"everything", "jira"},
+    "zed": {"hexdocs-mcp", "spectron"},
 }
 
 
@@ -83,7 +104,8 @@ def test_detected_from_its_sample(name: str, venv_manager: ClientManager, instal
 
 @pytest.mark.parametrize("name", list(LINUX_CONFIGS))
 def test_edit_keeps_everything_else_and_writes_the_clients_own_spelling(
-        name: str, venv_manager: ClientManager, install: Install) -> None:
+    name: str, venv_manager: ClientManager, install: Install
+) -> None:
     path = install(name)
     client = CLIENTS_BY_NAME[name]
     original = path.read_text()
@@ -132,7 +154,9 @@ def test_import_reads_the_users_servers(name: str, venv_manager: ClientManager, 
         assert by_name["github"].env == {"GITHUB_TOKEN": "ghp_example"}
     if name == "opencode":
         assert (by_name["everything"].command, list(by_name["everything"].args)) == (
-            "npx", ["-y", "@modelcontextprotocol/server-everything"])
+            "npx",
+            ["-y", "@modelcontextprotocol/server-everything"],
+        )
 
 
 @pytest.mark.parametrize("name", ["codex", "goose", "continue"])
@@ -146,8 +170,9 @@ def test_new_file_in_toml_or_yaml(name: str, venv_manager: ClientManager, home: 
         assert "[mcp_servers.jarvis-walk]" in path.read_text()
 
 
-def test_stdio_only_client_gets_the_absolute_command_and_data_dir(venv_manager: ClientManager,
-                                                                  install: Install) -> None:
+def test_stdio_only_client_gets_the_absolute_command_and_data_dir(
+    venv_manager: ClientManager, install: Install
+) -> None:
     path = install("claude-desktop")
     venv_manager.edit("claude-desktop", add_profiles=["walk"], authorization=TOKEN)
     entry = load_config(CLIENTS_BY_NAME["claude-desktop"], path).servers["jarvis-walk"]

@@ -223,8 +223,9 @@ def test_unreadable_state_file_is_an_error(manager: ClientManager, data_dir: Pat
 # --- path policy (issue 15: a config path must not become a write anywhere) ----------------------
 
 
-def test_default_path_symlinked_out_of_home_is_never_written(manager: ClientManager, install: Install,
-                                                             tmp_path: Path) -> None:
+def test_default_path_symlinked_out_of_home_is_never_written(
+    manager: ClientManager, install: Install, tmp_path: Path
+) -> None:
     path = install("cursor")
     outside = tmp_path / "outside.json"
     outside.write_text('{"keep": true}\n')
@@ -254,13 +255,12 @@ def test_jarvis_data_dir_is_never_a_client_config(manager: ClientManager, data_d
     assert (data_dir / "config.json").read_text() == '{"version": 2}'
 
 
-def test_a_custom_path_set_before_the_policy_is_checked_again_on_write(
-    manager: ClientManager, data_dir: Path
-) -> None:
+def test_a_custom_path_set_before_the_policy_is_checked_again_on_write(manager: ClientManager, data_dir: Path) -> None:
     data_dir.mkdir()
     (data_dir / "config.json").write_text('{"version": 2}')
-    (data_dir / "clients.json").write_text(json.dumps(
-        {"version": 1, "clients": {"cursor": {"config_path": str(data_dir / "config.json"), "managed": {}}}}))
+    (data_dir / "clients.json").write_text(
+        json.dumps({"version": 1, "clients": {"cursor": {"config_path": str(data_dir / "config.json"), "managed": {}}}})
+    )
     with pytest.raises(PermissionDenied, match="Jarvis's own data directory"):
         manager.edit("cursor", [], [], ["dev"], [])
     assert (data_dir / "config.json").read_text() == '{"version": 2}'

@@ -11,8 +11,10 @@ from jarvis.cli.output import BATCH, catalog_batches, table
 
 
 def test_table_aligns_columns_and_shows_empty_cells_as_dashes() -> None:
-    rows: list[dict[str, Any]] = [{"id": "a1", "name": "ci", "scopes": ["jarvis", "read"], "expires_at": None},
-            {"id": "b22", "name": "alice-laptop", "scopes": [], "expires_at": "2027-01-01T00:00:00Z"}]
+    rows: list[dict[str, Any]] = [
+        {"id": "a1", "name": "ci", "scopes": ["jarvis", "read"], "expires_at": None},
+        {"id": "b22", "name": "alice-laptop", "scopes": [], "expires_at": "2027-01-01T00:00:00Z"},
+    ]
     out = table(rows, (("id", "id"), ("name", "name"), ("scopes", "scopes"), ("expires_at", "expires")))
     assert out.splitlines() == [
         "ID   NAME          SCOPES       EXPIRES",

@@ -28,14 +28,21 @@ def secret(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("settings_class", [RegistrySettings, RuntimeSettings, SchedulerSettings])
 def test_each_database_service_builds_its_url_from_the_file(
-        settings_class: type[RegistrySettings | RuntimeSettings | SchedulerSettings], secret: Path,
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings_class: type[RegistrySettings | RuntimeSettings | SchedulerSettings],
+    secret: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("DATABASE_URL", URL)
     monkeypatch.setenv("DATABASE_PASSWORD_FILE", str(secret))
     settings = settings_class(data_dir=tmp_path)
     parsed = make_url(settings.database_url)
-    assert (parsed.username, parsed.password, parsed.host, parsed.database) == ("jarvis", "p@ss:w/rd%", "postgres",
-                                                                                "jarvis")
+    assert (parsed.username, parsed.password, parsed.host, parsed.database) == (
+        "jarvis",
+        "p@ss:w/rd%",
+        "postgres",
+        "jarvis",
+    )
 
 
 def test_the_runtime_instance_does_not_change_when_the_password_rotates(secret: Path, tmp_path: Path) -> None:
@@ -44,12 +51,15 @@ def test_the_runtime_instance_does_not_change_when_the_password_rotates(secret: 
     assert RuntimeSettings(data_dir=tmp_path, database_url=URL, database_password_file=secret).instance == first
 
 
-@pytest.mark.parametrize(("url", "content", "message"), [
-    (URL, None, "cannot be read"),
-    (URL, "", "is empty"),
-    ("postgresql://jarvis:inline@postgres/jarvis", "x", "remove the password from the URL"),
-    ("not a url", "x", "not a valid SQLAlchemy URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "content", "message"),
+    [
+        (URL, None, "cannot be read"),
+        (URL, "", "is empty"),
+        ("postgresql://jarvis:inline@postgres/jarvis", "x", "remove the password from the URL"),
+        ("not a url", "x", "not a valid SQLAlchemy URL"),
+    ],
+)
 def test_a_bad_password_setup_names_what_to_fix(url: str, content: str | None, message: str, tmp_path: Path) -> None:
     path = tmp_path / "db_password"
     if content is not None:
@@ -67,10 +77,20 @@ def test_sqlite_and_unset_files_are_left_alone(secret: Path, tmp_path: Path) -> 
 
 
 def test_serve_with_an_unreadable_password_file_exits_with_the_setting_to_fix(tmp_path: Path) -> None:
-    env = {**os.environ, "DATABASE_URL": URL, "DATABASE_PASSWORD_FILE": str(tmp_path / "missing"),
-           "JARVIS_REGISTRY_DATA_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "jarvis.cli", "serve", "registry"], env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+    env = {
+        **os.environ,
+        "DATABASE_URL": URL,
+        "DATABASE_PASSWORD_FILE": str(tmp_path / "missing"),
+        "JARVIS_REGISTRY_DATA_DIR": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "jarvis.cli", "serve", "registry"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 1
     assert f"DATABASE_PASSWORD_FILE={tmp_path / 'missing'} cannot be read" in done.stderr
     assert "Traceback" not in done.stderr

@@ -10,8 +10,17 @@ from jarvis.common.scopes import allows, reaches_surface, validate_scope, valida
 
 @pytest.mark.parametrize(
     "scope",
-    ["jarvis", "jarvis:jarvis_server", "jarvis:jarvis_server:list", "orchestrator:project:create", "read",
-     "admin", "*", "debug:debug", "jarvis:read"],
+    [
+        "jarvis",
+        "jarvis:jarvis_server",
+        "jarvis:jarvis_server:list",
+        "orchestrator:project:create",
+        "read",
+        "admin",
+        "*",
+        "debug:debug",
+        "jarvis:read",
+    ],
 )
 def test_valid_scopes(scope: str) -> None:
     assert validate_scope(scope) == scope
@@ -52,8 +61,15 @@ def test_allows(scopes: list[str], call: tuple[str, str, str], read_only: bool, 
 
 @pytest.mark.parametrize(
     ("scopes", "expected"),
-    [(["admin"], True), (["*"], True), (["jarvis"], False), (["jarvis:jarvis_server:create"], False),
-     (["jarvis:read"], False), (["read"], False), (["jarvis:jarvis_server"], False)],
+    [
+        (["admin"], True),
+        (["*"], True),
+        (["jarvis"], False),
+        (["jarvis:jarvis_server:create"], False),
+        (["jarvis:read"], False),
+        (["read"], False),
+        (["jarvis:jarvis_server"], False),
+    ],
 )
 def test_admin_actions_need_admin(scopes: list[str], expected: bool) -> None:
     assert allows(scopes, "jarvis", "jarvis_server", "create", read_only=False, admin=True) is expected
@@ -65,14 +81,16 @@ def test_reaches_surface() -> None:
     assert not reaches_surface(["orchestrator"], "jarvis")
 
 
-@pytest.mark.parametrize("scope", ["orchestrator@p0123456789ab", "orchestrator:session:spawn@p1", "read@p1",
-                                   "orchestrator:read@p1"])
+@pytest.mark.parametrize(
+    "scope", ["orchestrator@p0123456789ab", "orchestrator:session:spawn@p1", "read@p1", "orchestrator:read@p1"]
+)
 def test_project_bound_scopes_are_valid(scope: str) -> None:
     assert validate_scope(scope) == scope
 
 
-@pytest.mark.parametrize("scope", ["admin@p1", "*@p1", "orchestrator@", "orchestrator@../x", "orchestrator@p1@p2",
-                                   "@p1"])
+@pytest.mark.parametrize(
+    "scope", ["admin@p1", "*@p1", "orchestrator@", "orchestrator@../x", "orchestrator@p1@p2", "@p1"]
+)
 def test_invalid_project_bound_scopes(scope: str) -> None:
     with pytest.raises(InvalidArgument):
         validate_scope(scope)

@@ -32,13 +32,17 @@ class Recorder:
         return {"tool": tool, "arguments": dict(arguments)}
 
 
-LOGS = ToolSpec("logs_search", "Search logs", (
-    Param("group", "string", "Log group", required=True),
-    Param("limit", "integer", "Most events", default=20, minimum=1, maximum=100),
-    Param("level", "string", "Level", enum=("info", "error")),
-    Param("follow", "boolean", "Follow", default=False),
-    Param("streams", "array", "Streams"),
-))
+LOGS = ToolSpec(
+    "logs_search",
+    "Search logs",
+    (
+        Param("group", "string", "Log group", required=True),
+        Param("limit", "integer", "Most events", default=20, minimum=1, maximum=100),
+        Param("level", "string", "Level", enum=("info", "error")),
+        Param("follow", "boolean", "Follow", default=False),
+        Param("streams", "array", "Streams"),
+    ),
+)
 STATS = ToolSpec("logs_stats", "Log statistics", ())
 
 
@@ -49,8 +53,15 @@ def logs() -> Recorder:
 
 @pytest.fixture
 def gateway(logs: Recorder) -> Gateway:
-    return Gateway([logs, Recorder("tickets", [ToolSpec("tickets_get", "Get a ticket", (
-        Param("key", "string", "Ticket key", required=True),))])])
+    return Gateway(
+        [
+            logs,
+            Recorder(
+                "tickets",
+                [ToolSpec("tickets_get", "Get a ticket", (Param("key", "string", "Ticket key", required=True),))],
+            ),
+        ]
+    )
 
 
 def test_list_gives_every_category_with_its_description_and_tools(gateway: Gateway) -> None:
@@ -70,25 +81,40 @@ def test_list_category_gives_full_schemas_required_and_optional_with_defaults(ga
     assert search["name"] == "logs_search"
     assert search["description"] == "Search logs"
     assert search["required"] == {"group": {"type": "string", "description": "Log group"}}
-    assert search["optional"]["limit"] == {"type": "integer", "description": "Most events", "minimum": 1,
-                                           "maximum": 100, "default": 20}
+    assert search["optional"]["limit"] == {
+        "type": "integer",
+        "description": "Most events",
+        "minimum": 1,
+        "maximum": 100,
+        "default": 20,
+    }
     assert search["optional"]["level"]["enum"] == ["info", "error"]
     assert search["optional"]["follow"]["default"] is False
     assert search["example"] == 'debug(tool="logs_search", arguments=\'{"group": "<group>"}\')'
-    assert listing["tools"][1] == {"name": "logs_stats", "description": "Log statistics", "required": {},
-                                   "optional": {}, "example": 'debug(tool="logs_stats", arguments=\'{}\')'}
+    assert listing["tools"][1] == {
+        "name": "logs_stats",
+        "description": "Log statistics",
+        "required": {},
+        "optional": {},
+        "example": "debug(tool=\"logs_stats\", arguments='{}')",
+    }
 
 
 def test_unknown_category_suggests_the_close_one(gateway: Gateway) -> None:
-    with pytest.raises(NotFound, match=r"unknown debug category 'log'; did you mean logs\?.*categories: logs, "
-                                       r"tickets"):
+    with pytest.raises(
+        NotFound,
+        match=r"unknown debug category 'log'; did you mean logs\?.*categories: logs, "
+        r"tickets",
+    ):
         gateway.run("list:log", "{}")
 
 
 def test_execution_passes_checked_arguments_with_defaults(gateway: Gateway, logs: Recorder) -> None:
     result = gateway.run("logs_search", '{"group": "/aws/x", "limit": "5", "level": "ERROR", "streams": "a"}')
-    assert result == {"tool": "logs_search", "arguments": {"group": "/aws/x", "limit": 5, "level": "error",
-                                                           "follow": False, "streams": ["a"]}}
+    assert result == {
+        "tool": "logs_search",
+        "arguments": {"group": "/aws/x", "limit": 5, "level": "error", "follow": False, "streams": ["a"]},
+    }
     assert logs.calls == [("logs_search", result["arguments"])]
 
 
@@ -104,25 +130,31 @@ def test_missing_required_argument_shows_the_expected_schema(gateway: Gateway, l
     assert logs.calls == []
 
 
-@pytest.mark.parametrize(("arguments", "expected"), [
-    ('{"group": "g", "limit": 0}', "argument 'limit' must be at least 1, got 0"),
-    ('{"group": "g", "limit": "many"}', "argument 'limit' must be an integer, got \"many\""),
-    ('{"group": "g", "level": "debug"}', "argument 'level' must be one of info, error"),
-    ('{"group": "g", "follow": "maybe"}', "argument 'follow' must be a boolean"),
-    ('{"group": "g", "grup": 1}', "unknown argument 'grup' (did you mean 'group'?)"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"group": "g", "limit": 0}', "argument 'limit' must be at least 1, got 0"),
+        ('{"group": "g", "limit": "many"}', "argument 'limit' must be an integer, got \"many\""),
+        ('{"group": "g", "level": "debug"}', "argument 'level' must be one of info, error"),
+        ('{"group": "g", "follow": "maybe"}', "argument 'follow' must be a boolean"),
+        ('{"group": "g", "grup": 1}', "unknown argument 'grup' (did you mean 'group'?)"),
+    ],
+)
 def test_wrong_arguments_say_what_is_wrong(gateway: Gateway, arguments: str, expected: str) -> None:
     with pytest.raises(InvalidArgument, match="Expected arguments of logs_search") as caught:
         gateway.run("logs_search", arguments)
     assert expected in str(caught.value)
 
 
-@pytest.mark.parametrize(("text", "hint"), [
-    ("{group: 1}", "Expecting property name enclosed in double quotes at line 1 column 2"),
-    ("{'group': 'a'}", "JSON needs double quotes"),
-    ('{"follow": True}', "JSON spells these true, false and null"),
-    ('{"group": "a",}', "at line 1 column 15"),
-])
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("{group: 1}", "Expecting property name enclosed in double quotes at line 1 column 2"),
+        ("{'group': 'a'}", "JSON needs double quotes"),
+        ('{"follow": True}', "JSON spells these true, false and null"),
+        ('{"group": "a",}', "at line 1 column 15"),
+    ],
+)
 def test_invalid_json_is_a_parse_error_with_guidance(gateway: Gateway, text: str, hint: str) -> None:
     with pytest.raises(InvalidArgument) as caught:
         gateway.run("logs_search", text)
@@ -155,10 +187,16 @@ def test_category_name_as_tool_points_to_its_listing(gateway: Gateway) -> None:
 
 
 def test_backend_errors_pass_through_with_the_tool_and_the_same_kind() -> None:
-    failing = Recorder("tickets", [ToolSpec("tickets_get", "Get", ())],
-                       fail=FailedPrecondition("Tickets is not configured: set TICKETS_TOKEN"))
-    with pytest.raises(FailedPrecondition, match=r"^debug tool tickets_get: Tickets is not configured: set "
-                                                 r"TICKETS_TOKEN$"):
+    failing = Recorder(
+        "tickets",
+        [ToolSpec("tickets_get", "Get", ())],
+        fail=FailedPrecondition("Tickets is not configured: set TICKETS_TOKEN"),
+    )
+    with pytest.raises(
+        FailedPrecondition,
+        match=r"^debug tool tickets_get: Tickets is not configured: set "
+        r"TICKETS_TOKEN$",
+    ):
         Gateway([failing]).run("tickets_get", "{}")
 
 

@@ -22,11 +22,16 @@ def test_credentials_file_is_read_on_every_call_and_environment_wins(tmp_path: P
     credentials = Credentials(file, environ={"JIRA_URL": "https://env.example"})
     with pytest.raises(FailedPrecondition) as caught:
         credentials.require(["JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN"], "Jira")
-    assert str(caught.value).startswith(f"Jira is not configured: set JIRA_EMAIL, JIRA_API_TOKEN in the environment "
-                                        f"of the debug service or {file} (read on every call; no restart needed).")
+    assert str(caught.value).startswith(
+        f"Jira is not configured: set JIRA_EMAIL, JIRA_API_TOKEN in the environment "
+        f"of the debug service or {file} (read on every call; no restart needed)."
+    )
     file.write_text('JIRA_URL=https://file.example\nJIRA_EMAIL=a@example.com\nJIRA_API_TOKEN="t0ken"\n')
     assert credentials.require(["JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN"], "Jira") == {
-        "JIRA_URL": "https://env.example", "JIRA_EMAIL": "a@example.com", "JIRA_API_TOKEN": "t0ken"}
+        "JIRA_URL": "https://env.example",
+        "JIRA_EMAIL": "a@example.com",
+        "JIRA_API_TOKEN": "t0ken",
+    }
 
 
 def test_missing_credentials_never_echo_values() -> None:
@@ -40,16 +45,19 @@ def test_missing_credentials_never_echo_values() -> None:
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("now", NOW),
-    ("30m", datetime(2026, 11, 22, 11, 30, tzinfo=UTC)),
-    ("-2h", datetime(2026, 11, 22, 10, 0, tzinfo=UTC)),
-    ("7d", datetime(2026, 11, 15, 12, 0, tzinfo=UTC)),
-    ("2026-11-01T08:00:00Z", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
-    ("2026-11-01T08:00:00", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
-    ("1795000000", datetime.fromtimestamp(1795000000, UTC)),
-    ("1795000000000", datetime.fromtimestamp(1795000000, UTC)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("now", NOW),
+        ("30m", datetime(2026, 11, 22, 11, 30, tzinfo=UTC)),
+        ("-2h", datetime(2026, 11, 22, 10, 0, tzinfo=UTC)),
+        ("7d", datetime(2026, 11, 15, 12, 0, tzinfo=UTC)),
+        ("2026-11-01T08:00:00Z", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
+        ("2026-11-01T08:00:00", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
+        ("1795000000", datetime.fromtimestamp(1795000000, UTC)),
+        ("1795000000000", datetime.fromtimestamp(1795000000, UTC)),
+    ],
+)
 def test_time_arguments(text: str, expected: datetime) -> None:
     assert parse_time(text, "start", now=NOW) == expected
 
@@ -60,15 +68,38 @@ def test_unreadable_time_names_the_argument_and_formats() -> None:
 
 
 def test_jira_document_format_becomes_text() -> None:
-    doc = {"type": "doc", "version": 1, "content": [
-        {"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Steps"}]},
-        {"type": "bulletList", "content": [
-            {"type": "listItem", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "pay"}]}]},
-            {"type": "listItem", "content": [{"type": "paragraph", "content": [
-                {"type": "text", "text": "ask "}, {"type": "mention", "attrs": {"text": "@ada"}}]}]}]},
-        {"type": "paragraph", "content": [{"type": "text", "text": "a"}, {"type": "hardBreak"},
-                                          {"type": "text", "text": "b"}]},
-    ]}
+    doc = {
+        "type": "doc",
+        "version": 1,
+        "content": [
+            {"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Steps"}]},
+            {
+                "type": "bulletList",
+                "content": [
+                    {
+                        "type": "listItem",
+                        "content": [{"type": "paragraph", "content": [{"type": "text", "text": "pay"}]}],
+                    },
+                    {
+                        "type": "listItem",
+                        "content": [
+                            {
+                                "type": "paragraph",
+                                "content": [
+                                    {"type": "text", "text": "ask "},
+                                    {"type": "mention", "attrs": {"text": "@ada"}},
+                                ],
+                            }
+                        ],
+                    },
+                ],
+            },
+            {
+                "type": "paragraph",
+                "content": [{"type": "text", "text": "a"}, {"type": "hardBreak"}, {"type": "text", "text": "b"}],
+            },
+        ],
+    }
     assert adf_text(doc) == "Steps\n- pay\n- ask @ada\na\nb\n"
     assert adf_text(None) == ""
     assert adf_text("plain") == "plain"

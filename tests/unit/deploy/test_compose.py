@@ -29,8 +29,14 @@ def _settings() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
-    done = subprocess.run([pinned_tool("docker-compose"), "-f", str(DEPLOY / "compose.yaml"), "config", "--format",
-                           "json"], capture_output=True, text=True, timeout=60, check=False, cwd=DEPLOY)
+    done = subprocess.run(
+        [pinned_tool("docker-compose"), "-f", str(DEPLOY / "compose.yaml"), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=DEPLOY,
+    )
     assert done.returncode == 0, done.stderr
     model: dict[str, Any] = json.loads(done.stdout)
     return model
@@ -57,13 +63,22 @@ def test_every_service_is_health_checked_restarted_and_limited(compose: dict[str
 
 def test_grpc_healthchecks_probe_the_port_each_service_listens_on(compose: dict[str, Any]) -> None:
     settings = _settings()
-    listens = {"registry": "JARVIS_REGISTRY_LISTEN", "debug": "JARVIS_DEBUG_LISTEN",
-               "runtime": "JARVIS_RUNTIME_LISTEN", "scheduler": "JARVIS_SCHEDULER_LISTEN"}
+    listens = {
+        "registry": "JARVIS_REGISTRY_LISTEN",
+        "debug": "JARVIS_DEBUG_LISTEN",
+        "runtime": "JARVIS_RUNTIME_LISTEN",
+        "scheduler": "JARVIS_SCHEDULER_LISTEN",
+    }
     services = compose["services"]
     for name, variable in listens.items():
         port = settings[variable].rpartition(":")[2]
-        assert services[name]["healthcheck"]["test"][1:] == ["python", "-m", "jarvis.cli.probe", "grpc",
-                                                            f"127.0.0.1:{port}"]
+        assert services[name]["healthcheck"]["test"][1:] == [
+            "python",
+            "-m",
+            "jarvis.cli.probe",
+            "grpc",
+            f"127.0.0.1:{port}",
+        ]
     aggregator = services["aggregator"]["healthcheck"]["test"]
     assert aggregator[-1] == f"http://127.0.0.1:{settings['JARVIS_AGGREGATOR_PORT']}/readyz"
 
@@ -71,8 +86,13 @@ def test_grpc_healthchecks_probe_the_port_each_service_listens_on(compose: dict[
 def test_state_is_persisted_on_volumes(compose: dict[str, Any]) -> None:
     services = compose["services"]
     mounts = {name: {v["target"]: v for v in svc.get("volumes", [])} for name, svc in services.items()}
-    for name, target in (("postgres", "/var/lib/postgresql/data"), ("redis", "/data"), ("registry", "/var/lib/jarvis"),
-                         ("prometheus", "/prometheus"), ("grafana", "/var/lib/grafana")):
+    for name, target in (
+        ("postgres", "/var/lib/postgresql/data"),
+        ("redis", "/data"),
+        ("registry", "/var/lib/jarvis"),
+        ("prometheus", "/prometheus"),
+        ("grafana", "/var/lib/grafana"),
+    ):
         assert mounts[name][target]["type"] == "volume", name
         assert mounts[name][target]["source"] in compose["volumes"]
     redis = services["redis"]["command"]
@@ -112,16 +132,26 @@ def test_prometheus_scrapes_every_process_and_loads_the_rules(compose: dict[str,
     # promtool reads the config and the rules it names, as the container would see them.
     config["rule_files"] = [str(DEPLOY / "prometheus" / "rules" / "*.yml")]
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    checked = subprocess.run([required_tool("promtool"), "check", "config", str(tmp_path / "prometheus.yml")],
-                             capture_output=True, text=True, timeout=60, check=False)
+    checked = subprocess.run(
+        [required_tool("promtool"), "check", "config", str(tmp_path / "prometheus.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "SUCCESS: 11 rules found" in checked.stdout
 
 
 def test_alert_rules_pass_promtool() -> None:
     rules = DEPLOY / "prometheus" / "rules" / "jarvis.yml"
-    checked = subprocess.run([required_tool("promtool"), "check", "rules", str(rules)], capture_output=True,
-                             text=True, timeout=60, check=False)
+    checked = subprocess.run(
+        [required_tool("promtool"), "check", "rules", str(rules)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     count = sum(len(group["rules"]) for group in yaml.safe_load(rules.read_text())["groups"])
     assert f"SUCCESS: {count} rules found" in checked.stdout

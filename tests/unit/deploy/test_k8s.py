@@ -37,15 +37,23 @@ def _render(target: str) -> tuple[dict[str, Any], ...]:
         return _kustomize(K8S / target)
     with tempfile.TemporaryDirectory() as scratch:  # an overlay of your own that adds the component
         up = os.path.relpath(K8S, scratch)  # kustomize wants relative paths
-        (Path(scratch) / "kustomization.yaml").write_text(yaml.safe_dump({
-            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": [f"{up}/overlays/production"], "components": [f"{up}/components/grpc-tls"]}))
+        (Path(scratch) / "kustomization.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                    "kind": "Kustomization",
+                    "resources": [f"{up}/overlays/production"],
+                    "components": [f"{up}/components/grpc-tls"],
+                }
+            )
+        )
         return _kustomize(Path(scratch))
 
 
 def _kustomize(directory: Path) -> tuple[dict[str, Any], ...]:
-    done = subprocess.run([pinned_tool("kubectl"), "kustomize", str(directory)], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [pinned_tool("kubectl"), "kustomize", str(directory)], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, f"kubectl kustomize {directory}: {done.stderr}"
     return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
 
@@ -60,8 +68,11 @@ def _pods(docs: tuple[dict[str, Any], ...]) -> list[tuple[dict[str, Any], dict[s
 
 
 def _enforced(docs: tuple[dict[str, Any], ...]) -> dict[str, str]:
-    return {doc["metadata"]["name"]: doc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
-            for doc in docs if doc["kind"] == "Namespace"}
+    return {
+        doc["metadata"]["name"]: doc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+        for doc in docs
+        if doc["kind"] == "Namespace"
+    }
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -104,8 +115,7 @@ def test_the_checker_catches_what_restricted_refuses() -> None:
     assert any("engine: seccompProfile.type Unconfined" in p for p in engine_problems)
     bare = {"containers": [{"name": "c", "image": "x"}], "volumes": [{"name": "h", "hostPath": {"path": "/"}}]}
     problems = " ".join(restricted_violations(bare))
-    for expected in ("allowPrivilegeEscalation", "runAsNonRoot", "seccompProfile", "drop must include ALL",
-                     "hostPath"):
+    for expected in ("allowPrivilegeEscalation", "runAsNonRoot", "seccompProfile", "drop must include ALL", "hostPath"):
         assert expected in problems
 
 
@@ -124,8 +134,12 @@ def test_the_runtime_runs_beside_its_engine_in_production() -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_probes_match_what_each_process_serves(target: str) -> None:
     settings = _settings()
-    grpc_ports = {"registry": "JARVIS_REGISTRY_LISTEN", "debug": "JARVIS_DEBUG_LISTEN",
-                  "runtime": "JARVIS_RUNTIME_LISTEN", "scheduler": "JARVIS_SCHEDULER_LISTEN"}
+    grpc_ports = {
+        "registry": "JARVIS_REGISTRY_LISTEN",
+        "debug": "JARVIS_DEBUG_LISTEN",
+        "runtime": "JARVIS_RUNTIME_LISTEN",
+        "scheduler": "JARVIS_SCHEDULER_LISTEN",
+    }
     for doc, pod in _pods(_render(target)):
         if doc["kind"] == "Job":
             continue
@@ -151,14 +165,24 @@ def test_network_policies_deny_by_default_in_every_namespace() -> None:
     policies = [d for d in docs if d["kind"] == "NetworkPolicy"]
     namespaces = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
     for namespace in namespaces:
-        deny = [p for p in policies if p["metadata"]["namespace"] == namespace and p["spec"]["podSelector"] == {}
-                and set(p["spec"]["policyTypes"]) == {"Ingress", "Egress"} and not p["spec"].get("ingress")
-                and not p["spec"].get("egress")]
+        deny = [
+            p
+            for p in policies
+            if p["metadata"]["namespace"] == namespace
+            and p["spec"]["podSelector"] == {}
+            and set(p["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+            and not p["spec"].get("ingress")
+            and not p["spec"].get("egress")
+        ]
         assert deny, f"no default-deny policy in {namespace}"
     # The registry can mint tokens: only the aggregator may reach its port.
     registry = next(p for p in policies if p["metadata"]["name"] == "registry")
-    assert registry["spec"]["ingress"] == [{"from": [{"podSelector": {"matchLabels": {
-        "app.kubernetes.io/component": "aggregator"}}}], "ports": [{"protocol": "TCP", "port": 50051}]}]
+    assert registry["spec"]["ingress"] == [
+        {
+            "from": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": "aggregator"}}}],
+            "ports": [{"protocol": "TCP", "port": 50051}],
+        }
+    ]
 
 
 def test_the_aggregator_has_a_disruption_budget_and_an_autoscaler() -> None:
@@ -176,8 +200,9 @@ def test_state_is_persisted_and_migrations_run_once() -> None:
     for name, path in (("redis", "/data"), ("registry", "/var/lib/jarvis"), ("runtime", "/var/lib/jarvis-runtime")):
         statefulset = docs[("StatefulSet", name)]
         claims = {c["metadata"]["name"] for c in statefulset["spec"]["volumeClaimTemplates"]}
-        mounts = {m["mountPath"]: m["name"] for m in statefulset["spec"]["template"]["spec"]["containers"][0]
-                  ["volumeMounts"]}
+        mounts = {
+            m["mountPath"]: m["name"] for m in statefulset["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        }
         assert mounts[path] in claims, name
     redis = docs[("StatefulSet", "redis")]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert redis[redis.index("--appendonly") + 1] == "yes"
@@ -221,17 +246,24 @@ def test_the_prometheus_rule_is_the_shipped_rules_file() -> None:
 
 
 def test_the_tls_component_gives_every_service_its_certificate_files() -> None:
-    workloads = [(doc, pod) for doc, pod in _pods(_render(TLS)) if doc["kind"] != "Job"
-                 and doc["metadata"]["labels"].get("app.kubernetes.io/name") == "jarvis"]
+    workloads = [
+        (doc, pod)
+        for doc, pod in _pods(_render(TLS))
+        if doc["kind"] != "Job" and doc["metadata"]["labels"].get("app.kubernetes.io/name") == "jarvis"
+    ]
     assert {doc["metadata"]["name"] for doc, _ in workloads} >= {"aggregator", "registry", "runtime", "scheduler"}
     for doc, pod in workloads:
         container = pod["containers"][0]
         env = {e["name"]: e.get("value") for e in container["env"]}
         mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
-        assert {v["name"]: v.get("secret", {}).get("secretName") for v in pod["volumes"]}["grpc-tls"] == \
-            "jarvis-grpc-tls"
-        for variable, key in (("JARVIS_GRPC_TLS_CERT", "tls.crt"), ("JARVIS_GRPC_TLS_KEY", "tls.key"),
-                              ("JARVIS_GRPC_TLS_CA", "ca.crt")):
+        assert {v["name"]: v.get("secret", {}).get("secretName") for v in pod["volumes"]}[
+            "grpc-tls"
+        ] == "jarvis-grpc-tls"
+        for variable, key in (
+            ("JARVIS_GRPC_TLS_CERT", "tls.crt"),
+            ("JARVIS_GRPC_TLS_KEY", "tls.key"),
+            ("JARVIS_GRPC_TLS_CA", "ca.crt"),
+        ):
             assert env[variable] == f"{mounts['grpc-tls']}/{key}", doc["metadata"]["name"]
     engine = next(pod for doc, pod in workloads if doc["metadata"]["name"] == "runtime")["containers"][1]
     assert engine["name"] == ENGINE

@@ -17,8 +17,9 @@ from tests.support.stack import free_port
 
 
 def _probe(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jarvis.cli.probe", *args], capture_output=True, text=True,
-                          timeout=30, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "jarvis.cli.probe", *args], capture_output=True, text=True, timeout=30, check=False
+    )
 
 
 @pytest.fixture

@@ -43,8 +43,14 @@ class Counting:
 
 
 def entry(name: str, description: str, **kw: object) -> ToolEntry:
-    return ToolEntry(name=name, description=description, source=str(kw.pop("source", "srv")), kind="server",
-                     tool=name.split("__")[-1], **kw)  # type: ignore[arg-type]
+    return ToolEntry(
+        name=name,
+        description=description,
+        source=str(kw.pop("source", "srv")),
+        kind="server",
+        tool=name.split("__")[-1],
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 TOOLS = [
@@ -62,8 +68,9 @@ def dense(tmp_path: Path, embedder: Embedder) -> Iterator[DenseIndex]:
 
 
 def test_embeddings_are_unit_vectors_that_put_paraphrases_together(embedder: Embedder) -> None:
-    vectors = embedder.embed(["show the logs of a lambda function", "read an AWS Lambda's log output",
-                              "bake a chocolate cake", ""])
+    vectors = embedder.embed(
+        ["show the logs of a lambda function", "read an AWS Lambda's log output", "bake a chocolate cake", ""]
+    )
     assert vectors.shape == (4, 384)
     assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > 0.6 > vectors[0] @ vectors[2]
@@ -84,7 +91,8 @@ def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder
 
 
 def test_new_tools_are_embedded_in_the_background_and_search_stays_lexical_meanwhile(
-        tmp_path: Path, embedder: Embedder) -> None:
+    tmp_path: Path, embedder: Embedder
+) -> None:
     model = Counting(embedder)
     dense = DenseIndex(tmp_path, loader=lambda: model)  # type: ignore[arg-type, return-value]
     index = ToolIndex(TOOLS, dense=dense)
@@ -142,8 +150,11 @@ def test_without_the_model_search_is_lexical_and_status_says_why(tmp_path: Path)
 
 
 def test_bad_tools_and_queries_never_stall_the_index(dense: DenseIndex) -> None:
-    odd = [entry("empty__nothing", ""), entry("huge__blob", "word " * 400_000),
-           entry("zh__weather", "查询城市的天气预报", source="zh")]
+    odd = [
+        entry("empty__nothing", ""),
+        entry("huge__blob", "word " * 400_000),
+        entry("zh__weather", "查询城市的天气预报", source="zh"),
+    ]
     index = ToolIndex([*TOOLS, *odd], dense=dense)
     dense.start()
     assert dense.wait_ready(60)

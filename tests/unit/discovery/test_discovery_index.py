@@ -12,8 +12,14 @@ from jarvis.aggregator.discovery.text import analyze, normalize_name, words
 
 
 def entry(name: str, description: str = "", **kw: object) -> ToolEntry:
-    return ToolEntry(name=name, description=description, source=str(kw.pop("source", "srv")),
-                     kind="server", tool=str(kw.pop("tool", name)), **kw)  # type: ignore[arg-type]
+    return ToolEntry(
+        name=name,
+        description=description,
+        source=str(kw.pop("source", "srv")),
+        kind="server",
+        tool=str(kw.pop("tool", name)),
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 def test_words_split_identifiers_of_every_style() -> None:
@@ -38,11 +44,14 @@ def test_names_compare_without_case_or_separators() -> None:
 
 
 def test_schema_terms_reach_nested_parameters_and_enums() -> None:
-    schema = {"type": "object", "properties": {
-        "action": {"type": "string", "enum": ["list", "create"]},
-        "filter": {"type": "object", "properties": {"ownerLogin": {"type": "string"}}},
-        "tags": {"type": "array", "items": {"anyOf": [{"enum": ["red", 3]}]}},
-    }}
+    schema = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["list", "create"]},
+            "filter": {"type": "object", "properties": {"ownerLogin": {"type": "string"}}},
+            "tags": {"type": "array", "items": {"anyOf": [{"enum": ["red", 3]}]}},
+        },
+    }
     names, enums = schema_terms(schema)
     assert sorted(names) == ["action", "filter", "ownerLogin", "tags"]
     assert sorted(enums) == ["create", "list", "red"]
@@ -50,14 +59,25 @@ def test_schema_terms_reach_nested_parameters_and_enums() -> None:
 
 @pytest.fixture
 def index() -> ToolIndex:
-    return ToolIndex([
-        entry("weather__forecast", "Get the weather forecast for a city", tool="forecast",
-              input_schema={"type": "object", "properties": {"city": {"type": "string"}}}),
-        entry("files__read_file", "Read the contents of a file", tool="read_file"),
-        entry("files__write_file", "Create or overwrite a file", tool="write_file"),
-        entry("jarvis_server", "Servers list|info|install", source="jarvis", keywords=("list", "info", "install"),
-              input_schema={"type": "object", "properties": {"action": {"enum": ["list", "info", "install"]}}}),
-    ])
+    return ToolIndex(
+        [
+            entry(
+                "weather__forecast",
+                "Get the weather forecast for a city",
+                tool="forecast",
+                input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+            ),
+            entry("files__read_file", "Read the contents of a file", tool="read_file"),
+            entry("files__write_file", "Create or overwrite a file", tool="write_file"),
+            entry(
+                "jarvis_server",
+                "Servers list|info|install",
+                source="jarvis",
+                keywords=("list", "info", "install"),
+                input_schema={"type": "object", "properties": {"action": {"enum": ["list", "info", "install"]}}},
+            ),
+        ]
+    )
 
 
 def test_name_words_outweigh_description_words(index: ToolIndex) -> None:
@@ -124,12 +144,31 @@ def test_incremental_updates_rank_like_a_fresh_build(index: ToolIndex) -> None:
 
 def test_ten_thousand_tools_build_and_search_fast() -> None:
     verbs = ["get", "list", "create", "delete", "update", "search", "read", "write", "send", "run"]
-    nouns = ["file", "issue", "user", "message", "channel", "repo", "ticket", "page", "invoice", "image",
-             "calendar", "event", "table", "query", "document"]
-    tools = [entry(f"server{i % 500}__{verbs[i % 10]}_{nouns[(i // 10) % 15]}",
-                   f"{verbs[i % 10].title()} a {nouns[(i // 10) % 15]} in service {i % 500}",
-                   input_schema={"type": "object", "properties": {"id": {}, nouns[i % 15]: {}}})
-             for i in range(10_000)]
+    nouns = [
+        "file",
+        "issue",
+        "user",
+        "message",
+        "channel",
+        "repo",
+        "ticket",
+        "page",
+        "invoice",
+        "image",
+        "calendar",
+        "event",
+        "table",
+        "query",
+        "document",
+    ]
+    tools = [
+        entry(
+            f"server{i % 500}__{verbs[i % 10]}_{nouns[(i // 10) % 15]}",
+            f"{verbs[i % 10].title()} a {nouns[(i // 10) % 15]} in service {i % 500}",
+            input_schema={"type": "object", "properties": {"id": {}, nouns[i % 15]: {}}},
+        )
+        for i in range(10_000)
+    ]
     # CPU time, not wall time: a busy machine must not fail this. It guards against a pathological
     # slowdown; bench/discovery_quality.py reports the real figures.
     started = time.thread_time()

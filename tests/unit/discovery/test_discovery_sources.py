@@ -16,10 +16,15 @@ async def _noop(_: dict[str, Any], __: Principal) -> Any:
 
 
 def test_one_entry_per_consolidated_tool_with_actions_as_keywords() -> None:
-    tool = Tool(name="jarvis_profile", description="Profiles list|create",
-                actions=[Action("list", _noop, read_only=True), Action("create", _noop)])
-    surfaces = [Surface("jarvis", "/mcp/jarvis", [tool], instructions="Manage Jarvis"),
-                Surface("discovery", "/mcp", [Tool(name="tool_find", description="Find", handler=_noop)])]
+    tool = Tool(
+        name="jarvis_profile",
+        description="Profiles list|create",
+        actions=[Action("list", _noop, read_only=True), Action("create", _noop)],
+    )
+    surfaces = [
+        Surface("jarvis", "/mcp/jarvis", [tool], instructions="Manage Jarvis"),
+        Surface("discovery", "/mcp", [Tool(name="tool_find", description="Find", handler=_noop)]),
+    ]
     entries = list(surface_entries(surfaces, skip="discovery"))
     assert [e.name for e in entries] == ["jarvis_profile"]
     entry = entries[0]
@@ -35,9 +40,16 @@ def _summary(name: str, schema: Any) -> pb.ToolSummary:
 
 
 def test_installed_servers_tools_are_namespaced_and_normalised() -> None:
-    server = pb.Server(name="gh", description="GitHub", catalog_name="github",
-                       tools=[_summary("create_issue", {"properties": {"title": {"type": "string"}}}),
-                              _summary("broken", "{not json"), _summary("odd", {"type": "string"})])
+    server = pb.Server(
+        name="gh",
+        description="GitHub",
+        catalog_name="github",
+        tools=[
+            _summary("create_issue", {"properties": {"title": {"type": "string"}}}),
+            _summary("broken", "{not json"),
+            _summary("odd", {"type": "string"}),
+        ],
+    )
     entries = {e.name: e for e in server_entries([server], {"github": "Developer"}, host=None)}
     assert set(entries) == {"gh__create_issue", "gh__broken", "gh__odd"}
     issue = entries["gh__create_issue"]
@@ -51,8 +63,14 @@ def test_installed_servers_tools_are_namespaced_and_normalised() -> None:
 
 
 def test_uninstalled_catalog_entries_say_how_to_install() -> None:
-    entry = pb.CatalogEntry(name="github", title="GitHub", description="Issues and PRs", category="Developer",
-                            required_env=["GITHUB_TOKEN"], tools=[_summary("create_issue", {})])
+    entry = pb.CatalogEntry(
+        name="github",
+        title="GitHub",
+        description="Issues and PRs",
+        category="Developer",
+        required_env=["GITHUB_TOKEN"],
+        tools=[_summary("create_issue", {})],
+    )
     installed = pb.CatalogEntry(name="time", installed=True, tools=[_summary("now", {})])
     entries = list(catalog_entries([entry, installed]))
     assert [e.name for e in entries] == ["github__create_issue"]

@@ -84,13 +84,17 @@ async def _noop(_: dict[str, Any], __: Principal) -> Any:
 
 
 def test_visibility_follows_scopes() -> None:
-    tool = Tool(name="jarvis_server", description="Servers list|install",
-                actions=[Action("list", _noop, read_only=True), Action("install", _noop, admin=True)])
+    tool = Tool(
+        name="jarvis_server",
+        description="Servers list|install",
+        actions=[Action("list", _noop, read_only=True), Action("install", _noop, admin=True)],
+    )
     admin_only = Tool(name="jarvis_system", description="System", actions=[Action("restart", _noop, admin=True)])
     routes = {"jarvis_server": ("jarvis", tool), "jarvis_system": ("jarvis", admin_only)}
     entries = [ToolEntry(name=n, description="", source="jarvis", kind="surface", tool=n) for n in routes]
-    downstream = ToolEntry(name="github__create_issue", description="", source="github", kind="server",
-                           tool="create_issue")
+    downstream = ToolEntry(
+        name="github__create_issue", description="", source="github", kind="server", tool="create_issue"
+    )
 
     def seen(*scopes: str) -> set[str]:
         allowed = visible_to(Principal("t", "t", scopes), routes.get)
@@ -112,8 +116,9 @@ def test_the_discovery_surface_is_open_to_every_token() -> None:
     assert not allows(["orchestrator"], "discovery", "tool_find", None, read_only=True, admin=True)
 
 
-async def _asgi(middleware: StatelessSessionIds, method: str, headers: list[tuple[bytes, bytes]]
-                ) -> tuple[int, dict[bytes, bytes]]:
+async def _asgi(
+    middleware: StatelessSessionIds, method: str, headers: list[tuple[bytes, bytes]]
+) -> tuple[int, dict[bytes, bytes]]:
     sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:

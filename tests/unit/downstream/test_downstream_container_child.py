@@ -13,10 +13,12 @@ def test_a_crashed_container_is_named_with_its_code_and_stderr() -> None:
 
 
 def test_the_runtime_reason_goes_with_the_code_or_stands_alone() -> None:
-    oom = ChildProcess(pid=None, container="feedbeefcafe", returncode=137,
-                       exit_detail="it ran out of memory (limit 1g) and was killed")
-    assert oom.describe_exit() == ("container feedbeefcafe exited with code 137 "
-                                   "(it ran out of memory (limit 1g) and was killed)")
+    oom = ChildProcess(
+        pid=None, container="feedbeefcafe", returncode=137, exit_detail="it ran out of memory (limit 1g) and was killed"
+    )
+    assert oom.describe_exit() == (
+        "container feedbeefcafe exited with code 137 (it ran out of memory (limit 1g) and was killed)"
+    )
     lost = ChildProcess(pid=None, container="feedbeefcafe", exit_detail="lost its stream from the runtime (gone)")
     assert lost.describe_exit() == "container feedbeefcafe lost its stream from the runtime (gone)"
 

@@ -27,14 +27,16 @@ async def _no_tools(_host: ServerHost, _connection: Connection) -> ServedTools:
 
 
 def _host(tmp_path: Path) -> DownstreamHost:
-    return DownstreamHost(cast(RegistryClient, None), HostOptions(init_timeout=2), project_root=tmp_path,
-                          max_message_bytes=1 << 20)
+    return DownstreamHost(
+        cast(RegistryClient, None), HostOptions(init_timeout=2), project_root=tmp_path, max_message_bytes=1 << 20
+    )
 
 
 async def test_a_server_that_fails_at_start_is_counted(tmp_path: Path) -> None:
     host = _host(tmp_path)
-    spec = LaunchPlan("broken", "stdio", stdio=StdioSpec(server="broken", command=sys.executable,
-                                                         args=("-c", "raise SystemExit(3)")))
+    spec = LaunchPlan(
+        "broken", "stdio", stdio=StdioSpec(server="broken", command=sys.executable, args=("-c", "raise SystemExit(3)"))
+    )
     server = ServerHost("broken", spec, host.options, _no_tools, lambda _name: None)
     host.hosts["broken"] = server
     registry = CollectorRegistry()
@@ -61,9 +63,12 @@ def test_call_labels_are_bounded_by_the_installed_servers(tmp_path: Path) -> Non
     metrics = AggregatorMetrics(registry)
     for name in ("clock", "not-installed-1", "not-installed-2", "x" * 500):
         metrics.downstream_call("profile", host.server_label(name), "ok", 0.01)
-    servers = {s.labels["server"] for f in registry.collect() if f.name == "jarvis_downstream_calls"
-               for s in f.samples}
+    servers = {s.labels["server"] for f in registry.collect() if f.name == "jarvis_downstream_calls" for s in f.samples}
     assert servers == {"clock", OTHER_SERVER}
     assert registry.get_sample_value("jarvis_downstream_calls_total", {"server": OTHER_SERVER, "outcome": "ok"}) == 3
-    assert registry.get_sample_value("jarvis_mcp_tool_calls_total", {"surface": "profile", "tool": "downstream",
-                                                                      "action": "", "outcome": "ok"}) == 4
+    assert (
+        registry.get_sample_value(
+            "jarvis_mcp_tool_calls_total", {"surface": "profile", "tool": "downstream", "action": "", "outcome": "ok"}
+        )
+        == 4
+    )

@@ -18,9 +18,15 @@ def test_short_names_are_kept() -> None:
     assert namespaced("time", "get_current_time") == "time__get_current_time"
 
 
-@pytest.mark.parametrize(("server", "tool"), [
-    ("s" * 63, "tool"), ("server", "t" * 100), ("server", "tool with spaces/and:colons"), ("x", "ü" * 10),
-])
+@pytest.mark.parametrize(
+    ("server", "tool"),
+    [
+        ("s" * 63, "tool"),
+        ("server", "t" * 100),
+        ("server", "tool with spaces/and:colons"),
+        ("x", "ü" * 10),
+    ],
+)
 def test_long_or_odd_names_are_cut_with_a_stable_hash(server: str, tool: str) -> None:
     name = namespaced(server, tool)
     assert len(name) <= MAX_TOOL_NAME
@@ -34,15 +40,18 @@ def test_different_originals_never_collide_after_cutting() -> None:
     assert len(names) == 202
 
 
-@pytest.mark.parametrize(("raw", "fixed"), [
-    ({"properties": {"x": {"type": "string"}}}, {"type": "object", "properties": {"x": {"type": "string"}}}),
-    ({"type": "string"}, {"type": "object"}),
-    ({"type": "object", "properties": 5}, {"type": "object"}),
-    ({"type": "object", "required": "x"}, {"type": "object"}),
-    ({"type": "object", "properties": {"x": {"type": "nonsense"}}}, {"type": "object"}),
-    (None, {"type": "object"}),
-    ("a string", {"type": "object"}),
-])
+@pytest.mark.parametrize(
+    ("raw", "fixed"),
+    [
+        ({"properties": {"x": {"type": "string"}}}, {"type": "object", "properties": {"x": {"type": "string"}}}),
+        ({"type": "string"}, {"type": "object"}),
+        ({"type": "object", "properties": 5}, {"type": "object"}),
+        ({"type": "object", "required": "x"}, {"type": "object"}),
+        ({"type": "object", "properties": {"x": {"type": "nonsense"}}}, {"type": "object"}),
+        (None, {"type": "object"}),
+        ("a string", {"type": "object"}),
+    ],
+)
 def test_bad_input_schemas_become_valid_object_schemas(raw: object, fixed: dict[str, object]) -> None:
     schema, problems = normalise_input_schema(raw)
     assert schema == fixed
@@ -51,17 +60,28 @@ def test_bad_input_schemas_become_valid_object_schemas(raw: object, fixed: dict[
 
 
 def test_good_schemas_are_untouched() -> None:
-    raw = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
-           "$schema": "https://json-schema.org/draft/2020-12/schema"}
+    raw = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+    }
     assert normalise_input_schema(raw) == (raw, [])
 
 
 def test_tools_keep_their_fields_and_lose_only_what_is_broken() -> None:
-    tool, problems = normalise_tool({"name": "t", "description": 5, "inputSchema": {"type": "object"},
-                                     "outputSchema": {"type": "array"}, "annotations": "x", "title": "T",
-                                     "_meta": {"k": 1}})
-    assert tool == {"name": "t", "description": "5", "inputSchema": {"type": "object"}, "title": "T",
-                    "_meta": {"k": 1}}
+    tool, problems = normalise_tool(
+        {
+            "name": "t",
+            "description": 5,
+            "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "array"},
+            "annotations": "x",
+            "title": "T",
+            "_meta": {"k": 1},
+        }
+    )
+    assert tool == {"name": "t", "description": "5", "inputSchema": {"type": "object"}, "title": "T", "_meta": {"k": 1}}
     assert len(problems) == 3
 
 
@@ -76,8 +96,7 @@ def test_quarantined_tools_are_withheld() -> None:
     class Pin:
         state = "quarantined"
 
-    result = served([{"name": "a", "inputSchema": {}}, {"name": "b", "inputSchema": {"type": "object"}}],
-                    {"a": Pin()})  # type: ignore[dict-item]
+    result = served([{"name": "a", "inputSchema": {}}, {"name": "b", "inputSchema": {"type": "object"}}], {"a": Pin()})  # type: ignore[dict-item]
     assert list(result.tools) == ["b"]
     assert list(result.quarantined) == ["a"]
 

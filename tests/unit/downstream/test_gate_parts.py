@@ -72,7 +72,11 @@ def test_rate_limiter_refills_keys_per_token_and_tool_and_caps_in_flight() -> No
 
 def test_refusals_name_the_scopes_that_would_allow_the_call() -> None:
     assert scopes.granting("jarvis", "jarvis_server", "uninstall", read_only=False) == [
-        "jarvis:jarvis_server:uninstall", "jarvis:jarvis_server", "jarvis", "admin"]
+        "jarvis:jarvis_server:uninstall",
+        "jarvis:jarvis_server",
+        "jarvis",
+        "admin",
+    ]
     assert scopes.granting("jarvis", "jarvis_server", "create", read_only=False, admin=True) == ["admin"]
     named = scopes.granting("orchestrator", "project", "get", read_only=True, project="p1")
     assert named[0] == "orchestrator:project:get@p1"
@@ -82,13 +86,42 @@ def test_refusals_name_the_scopes_that_would_allow_the_call() -> None:
 
 
 def test_audit_keeps_only_known_non_secret_scalar_arguments() -> None:
-    schema: dict[str, Any] = {"properties": {"name": {}, "env": {}, "api_key": {}, "args": {}, "limit": {}, "text": {},
-                             "config": {}, "access_token": {}}}
-    kept = redact({"name": "time", "env": {"A": "s"}, "api_key": "s", "args": ["--password", "s"], "limit": 3,
-                   "text": "x" * 500, "config": {"a": 1}, "access_token": "s", "unknown": "s"}, schema)
-    assert kept == {"name": "time", "env": "[redacted]", "api_key": "[redacted]", "args": "[list of 2 items]",
-                    "limit": 3, "text": "x" * 200 + "…", "config": "[object of 1 fields]",
-                    "access_token": "[redacted]"}
+    schema: dict[str, Any] = {
+        "properties": {
+            "name": {},
+            "env": {},
+            "api_key": {},
+            "args": {},
+            "limit": {},
+            "text": {},
+            "config": {},
+            "access_token": {},
+        }
+    }
+    kept = redact(
+        {
+            "name": "time",
+            "env": {"A": "s"},
+            "api_key": "s",
+            "args": ["--password", "s"],
+            "limit": 3,
+            "text": "x" * 500,
+            "config": {"a": 1},
+            "access_token": "s",
+            "unknown": "s",
+        },
+        schema,
+    )
+    assert kept == {
+        "name": "time",
+        "env": "[redacted]",
+        "api_key": "[redacted]",
+        "args": "[list of 2 items]",
+        "limit": 3,
+        "text": "x" * 200 + "…",
+        "config": "[object of 1 fields]",
+        "access_token": "[redacted]",
+    }
     assert redact({"name": "x"}, None) == {}
     assert target_of(kept) == "time"
 
@@ -105,8 +138,21 @@ def test_a_response_after_its_session_ended_does_not_bring_the_owner_back() -> N
 def test_audit_keeps_no_field_but_the_target_of_a_secret_action() -> None:
     """`project action=secret_set` carries the secret in `value`, a name no rule marks as secret."""
     schema: dict[str, Any] = {"properties": {n: {} for n in ("action", "project_id", "name", "value", "limit")}}
-    kept = redact({"action": "secret_set", "project_id": "p1", "name": "ANTHROPIC_API_KEY",
-                   "value": "sk-ant-0123456789", "limit": 3}, schema)
-    assert kept == {"action": "secret_set", "project_id": "p1", "name": "ANTHROPIC_API_KEY",
-                    "value": "[redacted]", "limit": "[redacted]"}
+    kept = redact(
+        {
+            "action": "secret_set",
+            "project_id": "p1",
+            "name": "ANTHROPIC_API_KEY",
+            "value": "sk-ant-0123456789",
+            "limit": 3,
+        },
+        schema,
+    )
+    assert kept == {
+        "action": "secret_set",
+        "project_id": "p1",
+        "name": "ANTHROPIC_API_KEY",
+        "value": "[redacted]",
+        "limit": "[redacted]",
+    }
     assert redact({"action": "create", "value": "plain"}, schema) == {"action": "create", "value": "plain"}

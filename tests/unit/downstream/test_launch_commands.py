@@ -20,7 +20,9 @@ def _script(path: Path) -> Path:
 def test_uvx_of_a_server_the_venv_has_runs_it_from_the_venv(tmp_path: Path) -> None:
     assert (VENV_BIN / "mcp-server-time").exists(), "scripts/bootstrap installs mcp-server-time"
     assert resolve("uvx", ("mcp-server-time", "--local-timezone", "UTC"), "/usr/bin", tmp_path) == (
-        str(VENV_BIN / "mcp-server-time"), ("--local-timezone", "UTC"))
+        str(VENV_BIN / "mcp-server-time"),
+        ("--local-timezone", "UTC"),
+    )
 
 
 def test_uvx_missing_from_path_is_found_in_the_user_bin_pip_used(tmp_path: Path) -> None:

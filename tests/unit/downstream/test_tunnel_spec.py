@@ -23,12 +23,20 @@ def test_targets() -> None:
     assert (ipv6.known_hosts_name, ipv6.url_host, str(ipv6)) == ("[::1]:2222", "[::1]", "ssh://me@[::1]:2222")
 
 
-@pytest.mark.parametrize("text", [
-    "ssh://-oProxyCommand=x@host",  # an option where the user goes
-    "ssh://me@-oProxyCommand=x",  # an option where the host goes
-    "ssh://me@host/path", "ssh://me:secret@host", "ssh://host", "http://me@host", "ssh://me@host:0x16",
-    "ssh://me@ho st", "ssh://me@host?x=1",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssh://-oProxyCommand=x@host",  # an option where the user goes
+        "ssh://me@-oProxyCommand=x",  # an option where the host goes
+        "ssh://me@host/path",
+        "ssh://me:secret@host",
+        "ssh://host",
+        "http://me@host",
+        "ssh://me@host:0x16",
+        "ssh://me@ho st",
+        "ssh://me@host?x=1",
+    ],
+)
 def test_bad_targets(text: str) -> None:
     with pytest.raises(InvalidArgument):
         parse_target(text)
@@ -45,8 +53,9 @@ def test_host_keys_and_their_fingerprint(tmp_path: Path) -> None:
     key = tmp_path / "host"
     subprocess.run([required_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     public = (tmp_path / "host.pub").read_text()
-    listed = subprocess.run([required_tool("ssh-keygen"), "-lf", str(tmp_path / "host.pub")], check=True,
-                            capture_output=True, text=True).stdout.split()[1]
+    listed = subprocess.run(
+        [required_tool("ssh-keygen"), "-lf", str(tmp_path / "host.pub")], check=True, capture_output=True, text=True
+    ).stdout.split()[1]
     parsed = parse_host_key(public)
     assert parsed.fingerprint == listed
     assert parse_host_key(f"[127.0.0.1]:2222 {public}") == parsed  # a keyscan / known_hosts line

@@ -20,8 +20,13 @@ def test_python_project(python_project: Path) -> None:
     assert "docker" in report.frameworks
     assert report.test_frameworks == ("pytest",)
     assert report.package_managers == ("uv",)
-    for config in ("pyproject.toml [tool.pytest]", ".pre-commit-config.yaml", ".github/workflows/ci.yml",
-                   "Dockerfile", "Makefile"):
+    for config in (
+        "pyproject.toml [tool.pytest]",
+        ".pre-commit-config.yaml",
+        ".github/workflows/ci.yml",
+        "Dockerfile",
+        "Makefile",
+    ):
         assert config in report.configs
     assert {d.name for d in report.dependencies} >= {"fastapi", "uvicorn", "sqlalchemy", "psycopg", "pytest"}
     assert all(d.source == "pyproject.toml" for d in report.dependencies)
@@ -115,14 +120,17 @@ def test_git_repository_and_branch(repo: Path, git: Git) -> None:
 
 
 def test_poetry_and_requirements_sources(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "pyproject.toml": (
-            '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.11"\nFlask = "^3"\n'
-            '[tool.poetry.group.test.dependencies]\nhypothesis = "*"\n[tool.ruff]\nline-length = 90\n'
-        ),
-        "poetry.lock": "",
-        "setup.cfg": "[flake8]\nmax-line-length = 90\n",
-    })
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.11"\nFlask = "^3"\n'
+                '[tool.poetry.group.test.dependencies]\nhypothesis = "*"\n[tool.ruff]\nline-length = 90\n'
+            ),
+            "poetry.lock": "",
+            "setup.cfg": "[flake8]\nmax-line-length = 90\n",
+        },
+    )
 
     report = analyze(tmp_path)
 

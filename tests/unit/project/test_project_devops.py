@@ -53,8 +53,12 @@ def test_python_stack_writes_working_configs(python_project: Path) -> None:
     assert "pytest" in runs
     assert stat.S_IMODE((python_project / "ruff.toml").stat().st_mode) == 0o644
     # The real ruff accepts the generated config and the project's code passes it.
-    checked = subprocess.run([required_tool("ruff"), "check", "--config", "ruff.toml", "src", "tests"],
-                             cwd=python_project, capture_output=True, text=True)
+    checked = subprocess.run(
+        [required_tool("ruff"), "check", "--config", "ruff.toml", "src", "tests"],
+        cwd=python_project,
+        capture_output=True,
+        text=True,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -104,8 +108,9 @@ def test_ruff_config_in_pyproject_is_respected(tmp_path: Path) -> None:
     assert not (tmp_path / "ruff.toml").exists()
 
 
-@pytest.mark.parametrize(("package_type", "export"), [("module", "export default ["),
-                                                      ("commonjs", "module.exports = [")])
+@pytest.mark.parametrize(
+    ("package_type", "export"), [("module", "export default ["), ("commonjs", "module.exports = [")]
+)
 def test_node_stack_eslint_config_loads(tmp_path: Path, package_type: str, export: str) -> None:
     write(tmp_path, {"package.json": json.dumps({"name": "x", "type": package_type}), "index.js": ""})
 
@@ -118,8 +123,9 @@ def test_node_stack_eslint_config_loads(tmp_path: Path, package_type: str, expor
     assert "eslint" in _workflow_runs(_yaml(tmp_path / CI))
     # Node itself loads the config the way ESLint does and finds a flat-config array.
     script = "import(process.argv[1]).then(m => { if (!Array.isArray(m.default)) process.exit(3) })"
-    loaded = subprocess.run([required_tool("node"), "-e", script, str(tmp_path / "eslint.config.js")],
-                            capture_output=True, text=True)
+    loaded = subprocess.run(
+        [required_tool("node"), "-e", script, str(tmp_path / "eslint.config.js")], capture_output=True, text=True
+    )
     assert loaded.returncode == 0, loaded.stderr
 
 
@@ -141,8 +147,13 @@ def test_go_stack(go_project: Path) -> None:
 
 
 def test_rust_stack_rustfmt_accepts_config(tmp_path: Path) -> None:
-    write(tmp_path, {"Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n',
-                     "src/main.rs": "fn main() {\n    println!(\"hi\");\n}\n"})
+    write(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/main.rs": 'fn main() {\n    println!("hi");\n}\n',
+        },
+    )
 
     result = apply_devops(tmp_path)
 
@@ -150,8 +161,12 @@ def test_rust_stack_rustfmt_accepts_config(tmp_path: Path) -> None:
     assert result.written == ("rustfmt.toml", PRE_COMMIT, CI)
     assert tomllib.loads((tmp_path / "rustfmt.toml").read_text())["max_width"] == 100
     assert "cargo clippy" in _workflow_runs(_yaml(tmp_path / CI))
-    checked = subprocess.run([required_tool("rustfmt"), "--check", "--edition", "2021", "src/main.rs"],
-                             cwd=tmp_path, capture_output=True, text=True)
+    checked = subprocess.run(
+        [required_tool("rustfmt"), "--check", "--edition", "2021", "src/main.rs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert checked.returncode == 0, checked.stdout
     assert "Warning" not in checked.stderr, checked.stderr  # rustfmt warns about unknown options
 
@@ -175,8 +190,10 @@ def test_undetectable_stack_says_what_to_pass(tmp_path: Path) -> None:
 
 
 def test_mixed_project_picks_the_stack_with_most_files(tmp_path: Path) -> None:
-    write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "package.json": "{}",
-                     "a.js": "", "b.js": "", "c.py": ""})
+    write(
+        tmp_path,
+        {"pyproject.toml": '[project]\nname = "x"\n', "package.json": "{}", "a.js": "", "b.js": "", "c.py": ""},
+    )
     assert apply_devops(tmp_path, dry_run=True).stack == "node"
 
 

@@ -126,8 +126,9 @@ def test_without_git_diff_is_unavailable_and_analyze_still_reports(
     report = analyze(repo)
     assert report.languages == ("python",)
     assert not report.is_git_repo
-    assert report.notes == ("git state unknown: git is not installed on the registry host; "
-                            "install git to use project diff",)
+    assert report.notes == (
+        "git state unknown: git is not installed on the registry host; install git to use project diff",
+    )
 
 
 # --- issue 15: nothing a repository configures runs on the host when Jarvis reads it ----------
@@ -135,8 +136,10 @@ def test_without_git_diff_is_unavailable_and_analyze_still_reports(
 
 def _hostile(repo: Path, git: Git, marker_dir: Path) -> dict[str, Path]:
     """Every program a repository's own config can make `status`/`diff` run, each touching its own marker."""
-    markers = {name: marker_dir / name for name in ("clean", "process", "textconv", "external", "fsmonitor",
-                                                     "odd-name", "included")}
+    markers = {
+        name: marker_dir / name
+        for name in ("clean", "process", "textconv", "external", "fsmonitor", "odd-name", "included")
+    }
     hook = marker_dir / "fsmonitor-hook"
     hook.write_text(f"#!/bin/sh\ntouch {markers['fsmonitor']}\n")
     hook.chmod(0o755)
@@ -156,13 +159,18 @@ def _hostile(repo: Path, git: Git, marker_dir: Path) -> dict[str, Path]:
     return markers
 
 
-def test_diff_runs_no_filter_textconv_external_diff_or_fsmonitor_of_the_repo(repo: Path, git: Git,
-                                                                             tmp_path: Path) -> None:
+def test_diff_runs_no_filter_textconv_external_diff_or_fsmonitor_of_the_repo(
+    repo: Path, git: Git, tmp_path: Path
+) -> None:
     markers = _hostile(repo, git, tmp_path)
     # The repository is really hostile: plain git runs its programs (and may fail on their output).
     subprocess.run(["git", "-C", str(repo), "diff"], env={**os.environ, **GIT_ENV}, capture_output=True, check=False)
-    subprocess.run(["git", "-C", str(repo), "diff", "--no-ext-diff", "--", "notes.txt"],
-                   env={**os.environ, **GIT_ENV}, capture_output=True, check=False)
+    subprocess.run(
+        ["git", "-C", str(repo), "diff", "--no-ext-diff", "--", "notes.txt"],
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        check=False,
+    )
     ran = {name for name, marker in markers.items() if marker.exists()}
     assert {"clean", "external", "included", "fsmonitor"} <= ran, f"the fixture no longer triggers git: {ran}"
     for marker in markers.values():
@@ -187,8 +195,9 @@ def test_process_filter_is_switched_off_too(repo: Path, git: Git, tmp_path: Path
     assert not marker.exists()
 
 
-def test_git_never_sees_jarvis_environment(repo: Path, git: Git, tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_never_sees_jarvis_environment(
+    repo: Path, git: Git, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Variables of Jarvis's own (credentials, GIT_DIR redirects) do not reach git or what it might run."""
     other = tmp_path / "other"
     git(tmp_path, "init", "-q", str(other))

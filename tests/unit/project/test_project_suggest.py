@@ -71,8 +71,10 @@ def test_servers_come_only_from_candidates(mixed_project: Path) -> None:
     suggestions = suggest_profiles(analyze(mixed_project), only, [])
 
     # Not a git repository: git only in core; "data" would repeat the project profile, so it is left out.
-    assert [(s.name, s.servers) for s in suggestions] == [("core", ("mcp-server-git",)),
-                                                         ("mixed-project-dev", ("redis",))]
+    assert [(s.name, s.servers) for s in suggestions] == [
+        ("core", ("mcp-server-git",)),
+        ("mixed-project-dev", ("redis",)),
+    ]
     assert "docker-compose.yml depends on redis → redis to inspect Redis keys" in suggestions[1].reasons
 
 
@@ -106,7 +108,10 @@ def test_matching_prefers_name_then_category_then_description_and_installed_firs
 
 def test_scoped_names_are_split_but_github_is_not_git(tmp_path: Path) -> None:
     report = ProjectReport(path=tmp_path / "x")
-    candidates = [CandidateServer("@modelcontextprotocol/server-filesystem"), CandidateServer("GitHubServer"),
-                  CandidateServer("mcp_time")]
+    candidates = [
+        CandidateServer("@modelcontextprotocol/server-filesystem"),
+        CandidateServer("GitHubServer"),
+        CandidateServer("mcp_time"),
+    ]
     core = suggest_profiles(report, candidates, [])[0]
     assert core.servers == ("@modelcontextprotocol/server-filesystem", "mcp_time")

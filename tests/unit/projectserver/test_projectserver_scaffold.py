@@ -88,7 +88,13 @@ def test_jarvis_reads_the_same_tool_table_the_server_serves(tmp_path: Path) -> N
 def test_the_generated_project_checks_itself(tmp_path: Path) -> None:
     """Its own tests (manifest in sync with the code, read-only rules) pass on a fresh scaffold."""
     root = scaffold_project_server(tmp_path).root
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={root}",
-                          "mcp-server/tests"], cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "mcp-server/tests"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert " passed" in run.stdout

@@ -40,15 +40,28 @@ WEATHER_PYPI = {
     "version": "0.3.0",
     "packages": [
         {"registryType": "nuget", "identifier": "Weather", "version": "1", "transport": {"type": "stdio"}},
-        {"registryType": "pypi", "identifier": "weather-mcp", "version": "0.3.0",
-         "runtimeArguments": [{"type": "named", "name": "--python", "value": "3.12"}],
-         "packageArguments": [{"type": "positional", "valueHint": "city", "isRequired": True}]},
+        {
+            "registryType": "pypi",
+            "identifier": "weather-mcp",
+            "version": "0.3.0",
+            "runtimeArguments": [{"type": "named", "name": "--python", "value": "3.12"}],
+            "packageArguments": [{"type": "positional", "valueHint": "city", "isRequired": True}],
+        },
     ],
 }
-REMOTE = {"$schema": SCHEMA, "name": "com.example/remote", "remotes": [{"type": "streamable-http",
-          "url": "https://mcp.example.com/mcp", "headers": [{"name": "X-Team", "value": "a"}]}]}
-OCI = {"name": "io.github.org/box", "packages": [{"registryType": "oci", "identifier": "ghcr.io/org/box",
-       "version": "2.0.0", "transport": {"type": "stdio"}}]}
+REMOTE = {
+    "$schema": SCHEMA,
+    "name": "com.example/remote",
+    "remotes": [
+        {"type": "streamable-http", "url": "https://mcp.example.com/mcp", "headers": [{"name": "X-Team", "value": "a"}]}
+    ],
+}
+OCI = {
+    "name": "io.github.org/box",
+    "packages": [
+        {"registryType": "oci", "identifier": "ghcr.io/org/box", "version": "2.0.0", "transport": {"type": "stdio"}}
+    ],
+}
 
 
 def parse(doc: object, fmt: str = "") -> tuple[dict[str, CatalogEntry], list[str], str]:
@@ -73,8 +86,11 @@ def test_server_json_list_picks_first_launchable_package_and_remotes() -> None:
     weather = entries["io.github.someone-weather"].launch
     assert (weather.command, weather.args) == ("uvx", ("--python", "3.12", "weather-mcp==0.3.0", "<city>"))
     remote = entries["com.example-remote"].launch
-    assert (remote.transport, remote.url, remote.headers) == ("streamable-http", "https://mcp.example.com/mcp",
-                                                              {"X-Team": "a"})
+    assert (remote.transport, remote.url, remote.headers) == (
+        "streamable-http",
+        "https://mcp.example.com/mcp",
+        {"X-Team": "a"},
+    )
     box = entries["io.github.org-box"].launch
     assert (box.transport, box.image) == ("container", "ghcr.io/org/box:2.0.0")
 
@@ -86,8 +102,11 @@ def test_registry_api_envelope_is_unwrapped() -> None:
 
 
 def test_server_json_problem_entries_are_skipped_with_reasons() -> None:
-    metadata = {"$schema": SCHEMA, "name": "x/meta", "remotes": [{"type": "streamable-http",
-                "url": "http://169.254.169.254/latest"}]}
+    metadata = {
+        "$schema": SCHEMA,
+        "name": "x/meta",
+        "remotes": [{"type": "streamable-http", "url": "http://169.254.169.254/latest"}],
+    }
     sse_only = {"$schema": SCHEMA, "name": "x/sse", "remotes": [{"type": "sse", "url": "https://a.example/sse"}]}
     entries, skipped, _ = parse([BRAVE, {"$schema": SCHEMA}, metadata, sse_only])
     assert list(entries) == ["io.github.modelcontextprotocol-brave-search"]
@@ -115,15 +134,21 @@ def test_livemcpbench_real_file_imports_all_seventy() -> None:
 
 
 def test_livemcpbench_bad_items_are_skipped() -> None:
-    good = {"name": "T", "config": {"mcpServers": {"t": {"command": "uvx", "args": ["t"]}}},
-            "tools": {"t": {"tools": [{"name": "a", "description": "b"}]}}}
+    good = {
+        "name": "T",
+        "config": {"mcpServers": {"t": {"command": "uvx", "args": ["t"]}}},
+        "tools": {"t": {"tools": [{"name": "a", "description": "b"}]}},
+    }
     no_command = {"name": "Broken", "config": {"mcpServers": {"b": {"args": []}}}}
     bad_tool = {"name": "BadTool", "config": {"mcpServers": {"c": {"command": "x"}}}, "tools": {"c": {"tools": [{}]}}}
     entries, skipped, fmt = parse([good, no_command, bad_tool, "junk"])
     assert fmt == "livemcpbench"
     assert list(entries) == ["t"]
-    assert skipped == ["Broken: a stdio server needs a command (the executable to run, e.g. 'npx' or 'uvx')",
-                       "BadTool: tool #1 has no name", "#4: not a JSON object"]
+    assert skipped == [
+        "Broken: a stdio server needs a command (the executable to run, e.g. 'npx' or 'uvx')",
+        "BadTool: tool #1 has no name",
+        "#4: not a JSON object",
+    ]
 
 
 def test_bundled_catalog_is_complete() -> None:
@@ -132,8 +157,23 @@ def test_bundled_catalog_is_complete() -> None:
     names = {e.name for e in parsed.entries}
     assert parsed.format == "jarvis"
     assert parsed.skipped == []
-    assert {"filesystem", "git", "fetch", "time", "memory", "sqlite", "postgres", "github", "everything",
-            "sequential-thinking", "puppeteer", "brave-search", "slack", "gitlab", "sentry"} <= names
+    assert {
+        "filesystem",
+        "git",
+        "fetch",
+        "time",
+        "memory",
+        "sqlite",
+        "postgres",
+        "github",
+        "everything",
+        "sequential-thinking",
+        "puppeteer",
+        "brave-search",
+        "slack",
+        "gitlab",
+        "sentry",
+    } <= names
     assert all(e.description and e.category for e in parsed.entries)
     github = next(e for e in parsed.entries if e.name == "github")
     assert github.required_env == ("GITHUB_PERSONAL_ACCESS_TOKEN",)

@@ -29,14 +29,23 @@ def test_aggregator_url_defaults_to_the_served_url_until_an_admin_sets_one(tmp_p
     assert (value.value, value.is_default) == ("http://127.0.0.1:18765", True)
     served.set("aggregator_url", "https://jarvis.team.example")
     assert served.value("aggregator_url") == "https://jarvis.team.example"
-    assert ConfigFile(tmp_path / "config.json", {"aggregator_url": "http://x:1"}).value(
-        "aggregator_url") == "https://jarvis.team.example"
+    assert (
+        ConfigFile(tmp_path / "config.json", {"aggregator_url": "http://x:1"}).value("aggregator_url")
+        == "https://jarvis.team.example"
+    )
 
 
 def test_defaults_without_a_file(config: ConfigFile) -> None:
     values = {v.key: v for v in config.list()}
-    assert set(values) >= {"aggregator_url", "default_profile", "share.default_expiry_seconds",
-                           "discovery.default_limit", "usage.enabled", "servers.idle_stop_seconds", "log_level"}
+    assert set(values) >= {
+        "aggregator_url",
+        "default_profile",
+        "share.default_expiry_seconds",
+        "discovery.default_limit",
+        "usage.enabled",
+        "servers.idle_stop_seconds",
+        "log_level",
+    }
     assert values["aggregator_url"].value == "http://127.0.0.1:8765"
     assert all(v.is_default and v.description for v in values.values())
     assert not config.exists()
@@ -102,8 +111,13 @@ def test_migrate_v1_with_backup_and_report(config: ConfigFile) -> None:
     assert "renamed 'aggregatorUrl' to 'aggregator_url'" in result.changes
     assert "kept unknown key 'theme' unchanged" in result.changes
     doc = json.loads(config.path.read_text())
-    assert doc == {"version": 2, "aggregator_url": "http://10.0.0.5:9000", "default_profile": "work",
-                   "log_level": "DEBUG", "theme": "dark"}
+    assert doc == {
+        "version": 2,
+        "aggregator_url": "http://10.0.0.5:9000",
+        "default_profile": "work",
+        "log_level": "DEBUG",
+        "theme": "dark",
+    }
 
 
 def test_migrate_current_file_does_nothing(config: ConfigFile) -> None:

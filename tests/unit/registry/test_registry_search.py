@@ -29,8 +29,9 @@ def test_tokenize_splits_identifiers(text: str, tokens: list[str]) -> None:
 
 
 DOCS = [
-    Document("git", "Git repository operations", True,
-             (Tool("git_commit", "Record changes"), Tool("git_log", "History"))),
+    Document(
+        "git", "Git repository operations", True, (Tool("git_commit", "Record changes"), Tool("git_log", "History"))
+    ),
     Document("github", "GitHub API", False, (Tool("create_pull_request", "Open a pull request"),)),
     Document("time", "Current time and timezone conversion", False, (Tool("convert_time", "Convert time"),)),
     Document("weather", "Forecasts", False, (Tool("get_forecast", "Weather forecast for a city"),)),

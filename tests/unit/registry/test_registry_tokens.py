@@ -99,8 +99,7 @@ def test_revoke_unknown_token_is_not_found(registry: Registry) -> None:
         ("ci", ["read"], -5, "expires_in_seconds must be positive"),
     ],
 )
-def test_create_rejects_bad_input(registry: Registry, name: str, scopes: list[str], expires: int,
-                                  message: str) -> None:
+def test_create_rejects_bad_input(registry: Registry, name: str, scopes: list[str], expires: int, message: str) -> None:
     with pytest.raises(InvalidArgument, match=message):
         registry.tokens.create(name, scopes, expires)
     with registry.db.read() as session:

@@ -12,20 +12,45 @@ from jarvis.runtime.domain.egress_policy import Allowlist, check_entries, check_
 from jarvis.runtime.settings import RuntimeSettings
 
 
-@pytest.mark.parametrize(("raw", "normal"), [
-    ("api.anthropic.com", "api.anthropic.com"), ("API.Example.COM.", "api.example.com"),
-    ("fake.test:8443", "fake.test:8443"), ("*.githubusercontent.com", "*.githubusercontent.com"),
-    ("localhost", "localhost"), (" x-1.example.org ", "x-1.example.org"),
-])
+@pytest.mark.parametrize(
+    ("raw", "normal"),
+    [
+        ("api.anthropic.com", "api.anthropic.com"),
+        ("API.Example.COM.", "api.example.com"),
+        ("fake.test:8443", "fake.test:8443"),
+        ("*.githubusercontent.com", "*.githubusercontent.com"),
+        ("localhost", "localhost"),
+        (" x-1.example.org ", "x-1.example.org"),
+    ],
+)
 def test_entries_are_host_names_normalised(raw: str, normal: str) -> None:
     assert check_entry(raw) == normal
 
 
-@pytest.mark.parametrize("raw", [
-    "", "https://api.example.com", "api.example.com/v1", "10.0.0.1", "169.254.169.254", "[::1]", "::1",
-    "user@example.com", "-bad.example.com", "a..b", "example.com:0", "example.com:65536", "example.com:08",
-    "*.com", "*", "exa mple.com", "2130706433", "x" * 64 + ".com", "*.*.example.com",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "https://api.example.com",
+        "api.example.com/v1",
+        "10.0.0.1",
+        "169.254.169.254",
+        "[::1]",
+        "::1",
+        "user@example.com",
+        "-bad.example.com",
+        "a..b",
+        "example.com:0",
+        "example.com:65536",
+        "example.com:08",
+        "*.com",
+        "*",
+        "exa mple.com",
+        "2130706433",
+        "x" * 64 + ".com",
+        "*.*.example.com",
+    ],
+)
 def test_non_host_entries_get_a_clear_error(raw: str) -> None:
     with pytest.raises(InvalidArgument) as exc:
         check_entry(raw)
@@ -52,9 +77,26 @@ def test_matching_by_name_port_and_wildcard() -> None:
     assert not Allowlist(()).allows("api.example.com", 443)
 
 
-@pytest.mark.parametrize("address", ["127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "169.254.169.254",
-                                     "100.64.0.1", "0.0.0.0", "::1", "::", "fd00:ec2::254", "fe80::1",
-                                     "::ffff:10.0.0.1", "::ffff:169.254.169.254", "224.0.0.1", "255.255.255.255"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.0.0.5",
+        "172.16.3.4",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "::",
+        "fd00:ec2::254",
+        "fe80::1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "224.0.0.1",
+        "255.255.255.255",
+    ],
+)
 def test_internal_addresses(address: str) -> None:
     assert is_internal(ipaddress.ip_address(address))
 

@@ -64,9 +64,15 @@ class Proxy:
         self.connected: list[tuple[str, int]] = []
         self.registry = CollectorRegistry()
         self.metrics = EgressMetrics(self.registry)
-        resolver = TableResolver({"fake.test": ["127.0.0.1"], "meta.test": ["169.254.169.254"],
-                                   "private.test": ["10.0.0.5"], "ula.test": ["fd00:ec2::254"],
-                                   "mixed.test": ["93.184.215.14", "127.0.0.1"]})
+        resolver = TableResolver(
+            {
+                "fake.test": ["127.0.0.1"],
+                "meta.test": ["169.254.169.254"],
+                "private.test": ["10.0.0.5"],
+                "ula.test": ["fd00:ec2::254"],
+                "mixed.test": ["93.184.215.14", "127.0.0.1"],
+            }
+        )
         self.policy = Policy(Allowlist(allow), internal)
         self.proxy = EgressProxy(lambda project: self.policy, resolver, self._connect, self.metrics)
         self.path = tmp / "proxy.sock"
@@ -110,8 +116,9 @@ def make(tmp_path: Path, upstream: int) -> Iterator[Make]:
 
 def test_connect_tunnels_to_an_allowed_host(make: Make, upstream: int) -> None:
     p = make((f"fake.test:{upstream}",))
-    answer = p.exchange(f"CONNECT fake.test:{upstream} HTTP/1.1\r\nHost: fake.test\r\n\r\n"
-                        "GET /tunnel HTTP/1.0\r\n\r\n".encode())
+    answer = p.exchange(
+        f"CONNECT fake.test:{upstream} HTTP/1.1\r\nHost: fake.test\r\n\r\nGET /tunnel HTTP/1.0\r\n\r\n".encode()
+    )
     assert answer.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.0 200")
     assert answer.endswith(b"upstream saw /tunnel")
     assert p.connected == [("127.0.0.1", upstream)]
@@ -121,9 +128,10 @@ def test_connect_tunnels_to_an_allowed_host(make: Make, upstream: int) -> None:
 
 def test_plain_http_is_forwarded_once_without_proxy_headers(make: Make, upstream: int) -> None:
     p = make((f"fake.test:{upstream}",))
-    answer = p.exchange(f"GET http://fake.test:{upstream}/a?b=1 HTTP/1.1\r\nHost: fake.test:{upstream}\r\n"
-                        "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nX-Kept: yes\r\n\r\n"
-                        .encode())
+    answer = p.exchange(
+        f"GET http://fake.test:{upstream}/a?b=1 HTTP/1.1\r\nHost: fake.test:{upstream}\r\n"
+        "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nX-Kept: yes\r\n\r\n".encode()
+    )
     assert answer.startswith(b"HTTP/1.0 200")
     assert answer.endswith(b"upstream saw /a?b=1")
     path, headers = Upstream.seen[0]
@@ -135,7 +143,8 @@ def test_plain_http_is_forwarded_once_without_proxy_headers(make: Make, upstream
 
 
 def test_a_host_outside_the_allowlist_is_refused_logged_and_counted(
-        make: Make, upstream: int, caplog: pytest.LogCaptureFixture) -> None:
+    make: Make, upstream: int, caplog: pytest.LogCaptureFixture
+) -> None:
     p = make((f"fake.test:{upstream}",))
     with caplog.at_level(logging.WARNING, logger="jarvis.runtime.adapters.egress_proxy"):
         answer = p.exchange(b"CONNECT blocked.test:443 HTTP/1.1\r\n\r\n")

@@ -44,12 +44,18 @@ def test_dialects_map_each_clis_events() -> None:
         return parse_line(protocol, "stdout", json.dumps(value).encode())
 
     assert parse("codex-json", {"type": "thread.started", "thread_id": "t"})[0] == "system"
-    assert parse("codex-json", {"type": "item.completed", "item": {"type": "agent_message", "text": "x"}})[0] == \
-        "assistant"
+    assert (
+        parse("codex-json", {"type": "item.completed", "item": {"type": "agent_message", "text": "x"}})[0]
+        == "assistant"
+    )
     kind, payload = parse("codex-json", {"type": "turn.failed", "error": {"message": "quota"}})
     assert kind == "result"
-    assert payload == {"subtype": "error", "is_error": True, "result": "quota",
-                       "event": {"type": "turn.failed", "error": {"message": "quota"}}}
+    assert payload == {
+        "subtype": "error",
+        "is_error": True,
+        "result": "quota",
+        "event": {"type": "turn.failed", "error": {"message": "quota"}},
+    }
     assert parse("gemini-json", {"type": "message", "role": "assistant", "content": "x"})[0] == "assistant"
     kind, payload = parse("gemini-json", {"type": "result", "status": "error", "error": {"message": "no"}})
     assert kind == "result"
@@ -66,9 +72,21 @@ def test_secrets_are_sealed_to_their_project_and_name(tmp_path: Path) -> None:
     try:
         with db.write() as session:
             for project_id in ("p000000000001", "p000000000002"):
-                session.add(ProjectRow(id=project_id, name=project_id, source_url="", image="i", agent_command=["a"],
-                                       agent_protocol="text", agent="", network=False, git=False, container_id="",
-                                       created_at=utcnow()))
+                session.add(
+                    ProjectRow(
+                        id=project_id,
+                        name=project_id,
+                        source_url="",
+                        image="i",
+                        agent_command=["a"],
+                        agent_protocol="text",
+                        agent="",
+                        network=False,
+                        git=False,
+                        container_id="",
+                        created_at=utcnow(),
+                    )
+                )
         secrets = Secrets(db, load_key("", None, tmp_path))
         secrets.set("p000000000001", "API_KEY", "value-of-one")
         assert secrets.environment("p000000000001", {}) == {"API_KEY": "value-of-one"}
@@ -77,16 +95,25 @@ def test_secrets_are_sealed_to_their_project_and_name(tmp_path: Path) -> None:
         with db.read() as session:
             token = session.get(SecretRow, ("p000000000001", "API_KEY")).ciphertext  # type: ignore[union-attr]
         with db.write() as session:
-            session.add(SecretRow(project_id="p000000000002", name="API_KEY", ciphertext=token, created_at=utcnow(),
-                                  updated_at=utcnow()))
+            session.add(
+                SecretRow(
+                    project_id="p000000000002",
+                    name="API_KEY",
+                    ciphertext=token,
+                    created_at=utcnow(),
+                    updated_at=utcnow(),
+                )
+            )
         with pytest.raises(FailedPrecondition, match="sealed for another project"):
             secrets.environment("p000000000002", {})
         # Another key opens nothing, and says what to do.
         (tmp_path / "other").mkdir()
         with db.write() as session:
-            session.execute(update(SecretRow).where(SecretRow.project_id == "p000000000002")
-                            .values(ciphertext=Secrets(db, load_key("", None, tmp_path / "other"))._fernet.encrypt(
-                                b"x").decode()))
+            session.execute(
+                update(SecretRow)
+                .where(SecretRow.project_id == "p000000000002")
+                .values(ciphertext=Secrets(db, load_key("", None, tmp_path / "other"))._fernet.encrypt(b"x").decode())
+            )
         with pytest.raises(FailedPrecondition, match="secret_set"):
             secrets.environment("p000000000002", {})
         with pytest.raises(InvalidArgument, match="reserved"):

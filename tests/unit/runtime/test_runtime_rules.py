@@ -17,15 +17,29 @@ from jarvis.runtime.domain.validate import check_argv, check_id, check_name, che
 from jarvis.runtime.storage.migrate import MIGRATIONS
 
 
-@pytest.mark.parametrize("source", ["/srv/repo", "file:///srv/repo", "https://example.com/a/b.git",
-                                    "ssh://git@example.com/a/b.git", ""])
+@pytest.mark.parametrize(
+    "source", ["/srv/repo", "file:///srv/repo", "https://example.com/a/b.git", "ssh://git@example.com/a/b.git", ""]
+)
 def test_allowed_sources(source: str) -> None:
     assert check_source(source) == source
 
 
-@pytest.mark.parametrize("source", ["ext::sh -c id", "-uhoh", "--upload-pack=x", "fd::0", "srv/repo", "/a/../b",
-                                    "git@host:a/b", "file://other/x", "http://example.com/x", "https:///x",
-                                    "/srv/re\npo"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "ext::sh -c id",
+        "-uhoh",
+        "--upload-pack=x",
+        "fd::0",
+        "srv/repo",
+        "/a/../b",
+        "git@host:a/b",
+        "file://other/x",
+        "http://example.com/x",
+        "https:///x",
+        "/srv/re\npo",
+    ],
+)
 def test_refused_sources_say_what_is_allowed(source: str) -> None:
     with pytest.raises(InvalidArgument) as exc:
         check_source(source)
@@ -65,12 +79,16 @@ def test_stream_json_dialect() -> None:
     assert message["message"]["content"][0]["text"] == 'say "hi"\nthen stop'
     assert agent_protocol.encode_message("text", "a\nb") == b"a b\n"
     assert agent_protocol.parse_line("stream-json", "stdout", b'{"type":"assistant","x":1}') == (
-        "assistant", '{"type":"assistant","x":1}')
+        "assistant",
+        '{"type":"assistant","x":1}',
+    )
     assert agent_protocol.parse_line("stream-json", "stdout", b"plain") == ("text", {"text": "plain"})
     assert agent_protocol.parse_line("stream-json", "stderr", b"{}") == ("stderr", {"text": "{}"})
     answer = json.loads(agent_protocol.encode_tool_response("control_request", "r1", '{"ok":1}', False))
-    assert answer == {"type": "control_response", "response": {"subtype": "success", "request_id": "r1",
-                                                                "response": {"ok": 1}}}
+    assert answer == {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": "r1", "response": {"ok": 1}},
+    }
     with pytest.raises(InvalidArgument):
         agent_protocol.encode_tool_response("tool_request", "r1", "not json", False)
 
@@ -82,9 +100,14 @@ def test_tasks_from_project_files(tmp_path: Path) -> None:
     (tmp_path / "Taskfile.yml").write_text("version: '3'\ntasks:\n  deploy:\n    cmds: [x]\n")
     (tmp_path / "package.json").symlink_to("/etc/passwd")  # a link out of the checkout is ignored
     found = {(t.source, t.name): t.command for t in tasks.detect(tmp_path)}
-    assert found == {("Makefile", "test"): ("make", "test"), ("Makefile", "build"): ("make", "build"),
-                     ("pyproject.toml", "app"): ("app",), ("pyproject.toml", "fmt"): ("poe", "fmt"),
-                     ("justfile", "check"): ("just", "check"), ("Taskfile.yml", "deploy"): ("task", "deploy")}
+    assert found == {
+        ("Makefile", "test"): ("make", "test"),
+        ("Makefile", "build"): ("make", "build"),
+        ("pyproject.toml", "app"): ("app",),
+        ("pyproject.toml", "fmt"): ("poe", "fmt"),
+        ("justfile", "check"): ("just", "check"),
+        ("Taskfile.yml", "deploy"): ("task", "deploy"),
+    }
 
 
 @pytest.fixture
@@ -127,8 +150,15 @@ def test_local_sources_inside_the_roots_are_allowed(tmp_path: Path, form: str) -
     assert check_source(source, [tmp_path / "roots"]) == source
 
 
-@pytest.mark.parametrize("form", ["{root}/../elsewhere", "file://{root}/../elsewhere", "file://{root}/%2e%2e/elsewhere",
-                                  "file://{root}/sub/..%2F..%2Felsewhere"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{root}/../elsewhere",
+        "file://{root}/../elsewhere",
+        "file://{root}/%2e%2e/elsewhere",
+        "file://{root}/sub/..%2F..%2Felsewhere",
+    ],
+)
 def test_file_sources_with_dotdot_are_refused(tmp_path: Path, form: str) -> None:
     """Issue 15: `file://` sources accepted `..` (local paths already did not)."""
     _repo(tmp_path / "elsewhere")

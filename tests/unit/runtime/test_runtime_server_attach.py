@@ -73,18 +73,24 @@ def test_a_reader_whose_socket_is_closed_under_it_ends_even_if_the_descriptor_is
 
 def test_consecutive_frames_of_one_stream_become_one_chunk() -> None:
     frames = [("stdout", b"a"), ("stdout", b"b"), ("stderr", b"c"), ("stdout", b"d")]
-    assert list(_merged(frames)) == [ServerOutput("stdout", b"ab"), ServerOutput("stderr", b"c"),
-                                     ServerOutput("stdout", b"d")]
+    assert list(_merged(frames)) == [
+        ServerOutput("stdout", b"ab"),
+        ServerOutput("stderr", b"c"),
+        ServerOutput("stdout", b"d"),
+    ]
 
 
-@pytest.mark.parametrize(("launch", "message"), [
-    (ServerLaunch("box", ""), "image is required"),
-    (ServerLaunch("box", "Bad/Image"), "invalid image reference"),
-    (ServerLaunch("-box", "img:1"), "invalid server name"),
-    (ServerLaunch("box", "img:1", env={"A-B": "x"}), "invalid environment variable name 'A-B'"),
-    (ServerLaunch("box", "img:1", env={"A": "x\x00"}), "NUL byte"),
-    (ServerLaunch("box", "img:1", args=("a\x00",)), "NUL byte"),
-])
+@pytest.mark.parametrize(
+    ("launch", "message"),
+    [
+        (ServerLaunch("box", ""), "image is required"),
+        (ServerLaunch("box", "Bad/Image"), "invalid image reference"),
+        (ServerLaunch("-box", "img:1"), "invalid server name"),
+        (ServerLaunch("box", "img:1", env={"A-B": "x"}), "invalid environment variable name 'A-B'"),
+        (ServerLaunch("box", "img:1", env={"A": "x\x00"}), "NUL byte"),
+        (ServerLaunch("box", "img:1", args=("a\x00",)), "NUL byte"),
+    ],
+)
 def test_bad_launches_say_what_is_wrong(launch: ServerLaunch, message: str) -> None:
     with pytest.raises(InvalidArgument, match=message):
         check_launch(launch)

@@ -79,8 +79,9 @@ class KnownProjects:
     def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
         raise AssertionError("unit tests never spawn sessions")
 
-    def wait_turn(self, project_id: str, session_id: str, cursor: int,
-                  wait_seconds: float) -> tuple[int, SessionOutcome | None]:
+    def wait_turn(
+        self, project_id: str, session_id: str, cursor: int, wait_seconds: float
+    ) -> tuple[int, SessionOutcome | None]:
         raise AssertionError("unit tests never follow sessions")
 
     def end(self, project_id: str, session_id: str, force: bool) -> None:
@@ -89,5 +90,10 @@ class KnownProjects:
 
 def make_beat(db: Database, dispatcher: RecordingDispatcher, clock: Clock) -> Beat:
     """A beat as a deployment builds it, on `clock`: fires later than GRACE_SECONDS count as missed."""
-    return Beat(db, dispatcher, RecordingObserver(), BeatPolicy(
-        misfire_grace_seconds=GRACE_SECONDS, requeue_after_seconds=300, lease_seconds=15), clock=clock)
+    return Beat(
+        db,
+        dispatcher,
+        RecordingObserver(),
+        BeatPolicy(misfire_grace_seconds=GRACE_SECONDS, requeue_after_seconds=300, lease_seconds=15),
+        clock=clock,
+    )

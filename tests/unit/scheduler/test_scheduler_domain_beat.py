@@ -46,8 +46,9 @@ def all_runs(db: Database, schedule_id: str = "") -> list[Run]:
         return [to_run(r) for r in session.scalars(query).all()]
 
 
-def test_on_time_fire_queues_one_cron_run_per_target(schedules: Schedules, beat: Beat, db: Database, clock: Clock,
-                                                     dispatcher: RecordingDispatcher) -> None:
+def test_on_time_fire_queues_one_cron_run_per_target(
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     schedule_id, due = every_five_minutes(schedules)
     assert due == datetime(2025, 1, 6, 10, 5, tzinfo=UTC)
     clock.set(due - timedelta(seconds=0.5))
@@ -71,7 +72,8 @@ def test_on_time_fire_queues_one_cron_run_per_target(schedules: Schedules, beat:
 
 
 def test_missed_hour_with_run_once_queues_a_single_catch_up_run_per_target(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     schedule_id, due = every_five_minutes(schedules)
     # The scheduler was down: it comes back an hour past the due fire, and later than the grace after the last tick.
     clock.set(due + timedelta(hours=1, minutes=2, seconds=30))
@@ -100,7 +102,8 @@ def test_missed_hour_with_run_once_queues_a_single_catch_up_run_per_target(
 
 
 def test_missed_fires_on_time_again_with_run_once_fold_into_the_cron_run(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock
+) -> None:
     schedule_id, due = every_five_minutes(schedules)
     clock.set(due + timedelta(hours=1, seconds=0.5))  # back exactly at a tick: that tick is on time
     ticks = ticks_of_five_minutes(due, clock.now)
@@ -115,7 +118,8 @@ def test_missed_fires_on_time_again_with_run_once_fold_into_the_cron_run(
 
 
 def test_missed_hour_with_policy_record_writes_one_missed_record_per_target_and_runs_nothing(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     schedule_id, due = every_five_minutes(schedules, missed="record")
     clock.set(due + timedelta(hours=1, minutes=2, seconds=30))
     ticks = ticks_of_five_minutes(due, clock.now)
@@ -142,7 +146,8 @@ def test_missed_hour_with_policy_record_writes_one_missed_record_per_target_and_
 
 
 def test_policy_record_back_on_time_records_the_gap_and_runs_the_current_tick(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock
+) -> None:
     schedule_id, due = every_five_minutes(schedules, missed="record")
     clock.set(due + timedelta(hours=1, seconds=0.5))
     ticks = ticks_of_five_minutes(due, clock.now)
@@ -162,7 +167,8 @@ def test_policy_record_back_on_time_records_the_gap_and_runs_the_current_tick(
 
 
 def test_two_beats_firing_at_the_same_instant_queue_each_tick_once(
-        open_db: Callable[[], Database], schedules: Schedules, clock: Clock) -> None:
+    open_db: Callable[[], Database], schedules: Schedules, clock: Clock
+) -> None:
     made = [every_five_minutes(schedules) for _ in range(10)]
     due = made[0][1]
     assert all(d == due for _, d in made)
@@ -208,7 +214,8 @@ def test_a_disabled_schedule_never_fires(schedules: Schedules, beat: Beat, db: D
 
 
 def test_re_enabling_starts_from_now_without_catching_up_the_disabled_period(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     schedule_id, due = every_five_minutes(schedules)
     schedules.update(schedule_id, ScheduleChanges(enabled=False))
     assert schedules.get(schedule_id).schedule.next_fire_at is None
@@ -226,18 +233,20 @@ def test_re_enabling_starts_from_now_without_catching_up_the_disabled_period(
     queued = beat.fire_due()
     runs = all_runs(db, schedule_id)
     assert sorted(queued) == sorted(r.id for r in runs) == sorted(dispatcher.dispatched)
-    assert [(r.target, r.trigger, r.tick, r.missed_ticks) for r in runs] == [
-        (t, "cron", next_fire, 0) for t in TARGETS]
+    assert [(r.target, r.trigger, r.tick, r.missed_ticks) for r in runs] == [(t, "cron", next_fire, 0) for t in TARGETS]
 
 
-def test_a_restarted_embedded_beat_resends_runs_waiting_to_retry(schedules: Schedules, beat: Beat, db: Database,
-                                                                  clock: Clock,
-                                                                  dispatcher: RecordingDispatcher) -> None:
+def test_a_restarted_embedded_beat_resends_runs_waiting_to_retry(
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     schedule_id, _ = every_five_minutes(schedules)
     waiting, fresh = (r.id for r in schedules.trigger(schedule_id))
     with db.write() as session:  # the previous process held `waiting`'s retry timer when it stopped
-        session.execute(update(RunRow).where(RunRow.id == waiting).values(
-            attempts=1, retry_at=clock.now + timedelta(seconds=30), error="attempt 1 of 6 failed"))
+        session.execute(
+            update(RunRow)
+            .where(RunRow.id == waiting)
+            .values(attempts=1, retry_at=clock.now + timedelta(seconds=30), error="attempt 1 of 6 failed")
+        )
     dispatcher.dispatched.clear()
     clock.advance(seconds=1)
 
@@ -247,7 +256,8 @@ def test_a_restarted_embedded_beat_resends_runs_waiting_to_retry(schedules: Sche
 
 
 def test_a_trigger_the_queue_cannot_take_is_reported_pending_with_the_reason(
-        schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher) -> None:
+    schedules: Schedules, beat: Beat, db: Database, clock: Clock, dispatcher: RecordingDispatcher
+) -> None:
     """Issue 15: a trigger during a Redis outage answered `queued` although nothing reached the queue."""
     schedule_id, _ = every_five_minutes(schedules)
     dispatcher.unreachable = "the queue (Redis) cannot be reached: Connection refused"

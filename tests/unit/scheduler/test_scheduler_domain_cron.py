@@ -34,13 +34,16 @@ def test_six_fields_read_the_last_as_seconds_when_allowed() -> None:
         Cron.parse("* * * * * * *", min_interval_seconds=1)
 
 
-@pytest.mark.parametrize(("expression", "says"), [
-    ("61 * * * *", "'61 * * * *' is not valid"),
-    ("* 24 * * *", "is not valid"),
-    ("* * * * mon-xyz", "is not valid"),
-    ("every day", "has 2 fields"),
-    ("   ", "cron is empty"),
-])
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("61 * * * *", "'61 * * * *' is not valid"),
+        ("* 24 * * *", "is not valid"),
+        ("* * * * mon-xyz", "is not valid"),
+        ("every day", "has 2 fields"),
+        ("   ", "cron is empty"),
+    ],
+)
 def test_bad_expressions_say_why(expression: str, says: str) -> None:
     with pytest.raises(InvalidArgument) as err:
         Cron.parse(expression)
@@ -69,11 +72,14 @@ def test_unknown_time_zone_is_refused() -> None:
     assert "IANA" in err.value.message
 
 
-@pytest.mark.parametrize(("expression", "min_interval", "every"), [
-    ("* * * * *", 120, "60s"),
-    ("*/5 * * * * */10", 30, "10s"),
-    ("* * * * * *", 2, "1s"),
-])
+@pytest.mark.parametrize(
+    ("expression", "min_interval", "every"),
+    [
+        ("* * * * *", 120, "60s"),
+        ("*/5 * * * * */10", 30, "10s"),
+        ("* * * * * *", 2, "1s"),
+    ],
+)
 def test_a_cron_firing_more_often_than_allowed_is_refused(expression: str, min_interval: int, every: str) -> None:
     with pytest.raises(InvalidArgument) as err:
         Cron.parse(expression, min_interval_seconds=min_interval)
@@ -96,14 +102,18 @@ def frozen_now(monkeypatch: pytest.MonkeyPatch, now: datetime) -> None:
     monkeypatch.setattr(cron_module, "datetime", Frozen)
 
 
-@pytest.mark.parametrize(("expression", "min_interval", "now", "every"), [
-    # 10:20 -> 10:21 is the only short gap; from 10:22 the next three fires are 11:00, 11:10, 11:20.
-    ("0,10,20,21 * * * *", 120, datetime(2025, 1, 6, 10, 22, tzinfo=UTC), "60s"),
-    # 01:00 -> 02:00 is the only short gap; from 01:30 the next three fires are 02:00, 14:00, 01:00.
-    ("0 1,2,14 * * *", 7200, datetime(2025, 1, 6, 1, 30, tzinfo=UTC), "3600s"),
-])
+@pytest.mark.parametrize(
+    ("expression", "min_interval", "now", "every"),
+    [
+        # 10:20 -> 10:21 is the only short gap; from 10:22 the next three fires are 11:00, 11:10, 11:20.
+        ("0,10,20,21 * * * *", 120, datetime(2025, 1, 6, 10, 22, tzinfo=UTC), "60s"),
+        # 01:00 -> 02:00 is the only short gap; from 01:30 the next three fires are 02:00, 14:00, 01:00.
+        ("0 1,2,14 * * *", 7200, datetime(2025, 1, 6, 1, 30, tzinfo=UTC), "3600s"),
+    ],
+)
 def test_a_short_gap_anywhere_in_the_cycle_is_refused_whatever_the_time(
-        monkeypatch: pytest.MonkeyPatch, expression: str, min_interval: int, now: datetime, every: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, expression: str, min_interval: int, now: datetime, every: str
+) -> None:
     frozen_now(monkeypatch, now)
     with pytest.raises(InvalidArgument) as err:
         Cron.parse(expression, min_interval_seconds=min_interval)

@@ -55,8 +55,13 @@ def build_surfaces(ctx: ToolContext) -> list[Surface]:
 class Aggregator:
     """Owns the surfaces, their MCP servers and session managers, and the ASGI app serving them."""
 
-    def __init__(self, settings: AggregatorSettings, registry: RegistryClient, system: SystemControl,
-                 metrics_registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        settings: AggregatorSettings,
+        registry: RegistryClient,
+        system: SystemControl,
+        metrics_registry: CollectorRegistry,
+    ) -> None:
         self.settings = settings
         self.registry = registry
         self.metrics_registry = metrics_registry
@@ -67,21 +72,28 @@ class Aggregator:
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
         self.context = ToolContext(
-            registry=registry, usage=self.usage, system=system, project_root=settings.project_root,
-            started_at=time.time(), auth_mode="token required" if settings.auth_required else "loopback-open",
+            registry=registry,
+            usage=self.usage,
+            system=system,
+            project_root=settings.project_root,
+            started_at=time.time(),
+            auth_mode="token required" if settings.auth_required else "loopback-open",
             debug=DebugClient(settings.debug_target, plane) if settings.debug_target else None,
             runtime=runtime,
             scheduler=SchedulerClient(settings.scheduler_target, plane) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
-            downstream=self.downstream, shares=self.shares,
-            discovery_cache=settings.discovery_cache_dir, discovery_dense=settings.discovery_dense,
+            downstream=self.downstream,
+            shares=self.shares,
+            discovery_cache=settings.discovery_cache_dir,
+            discovery_dense=settings.discovery_dense,
         )
         self.surfaces = build_surfaces(self.context)
         self.context.surfaces = tuple(s.path for s in self.surfaces)
         self.context.served = tuple(self.surfaces)
         self.aliases = build_alias_table(self.surfaces)
-        self.mcp_servers = {s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION)
-                            for s in self.surfaces}
+        self.mcp_servers = {
+            s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION) for s in self.surfaces
+        }
         # One ledger of session owners for every surface's manager: the per-token cap spans them all.
         self.sessions = SessionLedger(settings.max_sessions_per_token)
         self.managers = {
@@ -96,8 +108,9 @@ class Aggregator:
             )
             for s in self.surfaces
         }
-        self.downstream_routes = build_downstream(self.downstream, self.shares, self.usage, self.metrics, settings,
-                                                  VERSION, self.sessions)
+        self.downstream_routes = build_downstream(
+            self.downstream, self.shares, self.usage, self.metrics, settings, VERSION, self.sessions
+        )
         self.app = self._build_app()
         self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
@@ -105,24 +118,41 @@ class Aggregator:
         routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
         routes += self.downstream_routes.routes()
         # /healthz is the liveness answer under its older name.
-        routes += [Route("/livez", self._livez), Route("/healthz", self._livez), Route("/readyz", self._readyz),
-                   Route("/metrics", self._metrics)]
+        routes += [
+            Route("/livez", self._livez),
+            Route("/healthz", self._livez),
+            Route("/readyz", self._readyz),
+            Route("/metrics", self._metrics),
+        ]
         app = Starlette(routes=routes, lifespan=self._lifespan)
         hosts, origins = self.settings.host_patterns()
-        gate = GateSettings(require_auth=self.settings.auth_required, allowed_hosts=hosts,
-                            allowed_origins=origins, max_body_bytes=self.settings.max_body_bytes)
+        gate = GateSettings(
+            require_auth=self.settings.auth_required,
+            allowed_hosts=hosts,
+            allowed_origins=origins,
+            max_body_bytes=self.settings.max_body_bytes,
+        )
         verifier = TokenVerifier(self.registry, ttl=self.settings.token_cache_seconds)
         # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
         inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
         limiter = RateLimiter(
-            Limit(self.settings.rate_limit_per_second, self.settings.rate_limit_burst,
-                  self.settings.rate_limit_concurrent),
+            Limit(
+                self.settings.rate_limit_per_second, self.settings.rate_limit_burst, self.settings.rate_limit_concurrent
+            ),
             {tool: Limit(x.per_second, x.burst, x.concurrent) for tool, x in self.settings.rate_limit_tools.items()},
-            self.metrics.rate_limited)
-        return McpGate(inner, gate, verifier, {s.path: s for s in self.surfaces}, self.metrics,
-                       dynamic=self.downstream_routes.guard,
-                       sessions=None if self.settings.stateless else self.sessions, limiter=limiter,
-                       usage=self.usage)
+            self.metrics.rate_limited,
+        )
+        return McpGate(
+            inner,
+            gate,
+            verifier,
+            {s.path: s for s in self.surfaces},
+            self.metrics,
+            dynamic=self.downstream_routes.guard,
+            sessions=None if self.settings.stateless else self.sessions,
+            limiter=limiter,
+            usage=self.usage,
+        )
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:

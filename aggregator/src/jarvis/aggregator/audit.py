@@ -69,11 +69,23 @@ def target_of(kept: Mapping[str, Any], default: str = "") -> str:
     return default
 
 
-def fields(principal: Principal, surface: str, arguments: Mapping[str, Any] | None, schema: Mapping[str, Any] | None,
-           outcome: str, target: str = "") -> AuditFields:
+def fields(
+    principal: Principal,
+    surface: str,
+    arguments: Mapping[str, Any] | None,
+    schema: Mapping[str, Any] | None,
+    outcome: str,
+    target: str = "",
+) -> AuditFields:
     kept = redact(arguments or {}, schema)
-    return AuditFields(principal.token_id, principal.name, surface, target or target_of(kept), outcome,
-                       json.dumps(kept, separators=(",", ":"), ensure_ascii=False, default=str))
+    return AuditFields(
+        principal.token_id,
+        principal.name,
+        surface,
+        target or target_of(kept),
+        outcome,
+        json.dumps(kept, separators=(",", ":"), ensure_ascii=False, default=str),
+    )
 
 
 def entry_json(entry: pb.AuditEntry) -> dict[str, Any]:

@@ -130,11 +130,18 @@ class _Call:
 class McpGate:
     """ASGI middleware guarding the MCP paths (everything else passes through)."""
 
-    def __init__(self, app: ASGIApp, settings: GateSettings, verifier: TokenVerifier,
-                 surfaces: dict[str, Surface], metrics: AggregatorMetrics,
-                 dynamic: Callable[[str], DynamicSurface | None] | None = None,
-                 sessions: SessionLedger | None = None, limiter: RateLimiter | None = None,
-                 usage: UsageRecorder | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: GateSettings,
+        verifier: TokenVerifier,
+        surfaces: dict[str, Surface],
+        metrics: AggregatorMetrics,
+        dynamic: Callable[[str], DynamicSurface | None] | None = None,
+        sessions: SessionLedger | None = None,
+        limiter: RateLimiter | None = None,
+        usage: UsageRecorder | None = None,
+    ) -> None:
         self.app = app
         self.settings = settings
         self.verifier = verifier
@@ -164,8 +171,16 @@ class McpGate:
             return
         body, too_big = await _read_body(receive, self.settings.max_body_bytes)
         if too_big:
-            await _deny(self.metrics, "body_too_large", 413, "request body too large",
-                        f"the limit is {self.settings.max_body_bytes} bytes", scope, receive, send)
+            await _deny(
+                self.metrics,
+                "body_too_large",
+                413,
+                "request body too large",
+                f"the limit is {self.settings.max_body_bytes} bytes",
+                scope,
+                receive,
+                send,
+            )
             return
         try:
             messages = json_rpc_messages(body)
@@ -175,46 +190,81 @@ class McpGate:
             return
         principal, problem = await self._authenticate(request, dynamic is not None and dynamic.require_token)
         if problem == "unverifiable":
-            await _deny(self.metrics, "token_unverifiable", 503, "unavailable",
-                        "cannot verify the token: the registry is unreachable; try again shortly",
-                        scope, receive, send)
+            await _deny(
+                self.metrics,
+                "token_unverifiable",
+                503,
+                "unavailable",
+                "cannot verify the token: the registry is unreachable; try again shortly",
+                scope,
+                receive,
+                send,
+            )
             return
         if principal is None:
             header = REALM if problem == "missing" else f'{REALM}, error="invalid_token"'
-            message = ("authentication required: send 'Authorization: Bearer <token>' (create one with "
-                       "`jarvis token create`)") if problem == "missing" else "invalid, expired or revoked token"
+            message = (
+                (
+                    "authentication required: send 'Authorization: Bearer <token>' (create one with "
+                    "`jarvis token create`)"
+                )
+                if problem == "missing"
+                else "invalid, expired or revoked token"
+            )
             self.metrics.auth_failures.labels(f"token_{problem}").inc()
-            await JSONResponse({"error": "unauthorized", "message": message}, status_code=401,
-                               headers={"WWW-Authenticate": header})(scope, receive, send)
+            await JSONResponse(
+                {"error": "unauthorized", "message": message}, status_code=401, headers={"WWW-Authenticate": header}
+            )(scope, receive, send)
             return
         if dynamic is not None:
             denial = await dynamic.authorize(principal)
         else:
             assert surface is not None
-            denial = None if principal.may_use_surface(surface.name) else \
-                f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.name} surface"
+            denial = (
+                None
+                if principal.may_use_surface(surface.name)
+                else f"your token's scopes ({', '.join(principal.scopes)}) do not include the {surface.name} surface"
+            )
         if denial is not None:
             self.metrics.auth_failures.labels("insufficient_scope").inc()
-            await JSONResponse({"error": "insufficient_scope", "message": denial}, status_code=403,
-                               headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
-                               )(scope, receive, send)
+            await JSONResponse(
+                {"error": "insufficient_scope", "message": denial},
+                status_code=403,
+                headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
+            )(scope, receive, send)
             return
         session_id = request.headers.get(SESSION_HEADER)
-        if session_id and self.sessions is not None and \
-                self.sessions.owner(session_id) not in (None, principal.token_id):
-            await _deny(self.metrics, "session_owner", 403, "forbidden",
-                        "this MCP session belongs to another token", scope, receive, send)
+        if (
+            session_id
+            and self.sessions is not None
+            and self.sessions.owner(session_id) not in (None, principal.token_id)
+        ):
+            await _deny(
+                self.metrics,
+                "session_owner",
+                403,
+                "forbidden",
+                "this MCP session belongs to another token",
+                scope,
+                receive,
+                send,
+            )
             return
         if not session_id and self._opens_session(principal, messages):
             assert self.sessions is not None
             self.metrics.auth_failures.labels("session_limit").inc()
-            await error_response(TOO_MANY_SESSIONS, f"this token already has {self.sessions.max_per_token} open "
-                                 "MCP sessions, the most it may; end one (an HTTP DELETE with its Mcp-Session-Id, or "
-                                 "close the client) or wait for idle ones to expire", 429)(scope, receive, send)
+            await error_response(
+                TOO_MANY_SESSIONS,
+                f"this token already has {self.sessions.max_per_token} open "
+                "MCP sessions, the most it may; end one (an HTTP DELETE with its Mcp-Session-Id, or "
+                "close the client) or wait for idle ones to expire",
+                429,
+            )(scope, receive, send)
             return
         surface_name = surface.name if surface is not None else dynamic.name if dynamic is not None else ""
-        calls = [self._check_call(principal, surface, dynamic, name, arguments)
-                 for name, arguments in tool_calls(messages)]
+        calls = [
+            self._check_call(principal, surface, dynamic, name, arguments) for name, arguments in tool_calls(messages)
+        ]
         if await self._refuse_calls(principal, surface_name, calls, messages, scope, receive, send):
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
@@ -232,8 +282,13 @@ class McpGate:
         if self.usage is None:
             return
         action = call.arguments.get("action")
-        self.usage.record(call.tool, action if isinstance(action, str) else "", False, 0.0,
-                          audit.fields(principal, surface, call.arguments, call.schema, outcome))
+        self.usage.record(
+            call.tool,
+            action if isinstance(action, str) else "",
+            False,
+            0.0,
+            audit.fields(principal, surface, call.arguments, call.schema, outcome),
+        )
 
     def _limited(self, principal: Principal) -> bool:
         return self.limiter is not None and not principal.local
@@ -244,8 +299,14 @@ class McpGate:
             return False
         return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
 
-    def _check_call(self, principal: Principal, surface: Surface | None, dynamic: DynamicSurface | None,
-                    name: str, arguments: dict[str, Any]) -> _Call:
+    def _check_call(
+        self,
+        principal: Principal,
+        surface: Surface | None,
+        dynamic: DynamicSurface | None,
+        name: str,
+        arguments: dict[str, Any],
+    ) -> _Call:
         if dynamic is not None:
             return _Call(name, dynamic.deny_call(principal, name), arguments, known=dynamic.has(name))
         assert surface is not None
@@ -261,11 +322,24 @@ class McpGate:
             return _Call(name, None, arguments, tool.input_schema)
         what = f"{tool.name} action={action.name}" if action else tool.name
         needed = tool.needed_scopes(surface.name, action, args)
-        return _Call(name, f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}; "
-                           f"a token with one of these scopes may: {', '.join(needed)}", arguments, tool.input_schema)
+        return _Call(
+            name,
+            f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what}; "
+            f"a token with one of these scopes may: {', '.join(needed)}",
+            arguments,
+            tool.input_schema,
+        )
 
-    async def _refuse_calls(self, principal: Principal, surface: str, calls: list[_Call], messages: list[Any],
-                            scope: Scope, receive: Receive, send: Send) -> bool:
+    async def _refuse_calls(
+        self,
+        principal: Principal,
+        surface: str,
+        calls: list[_Call],
+        messages: list[Any],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> bool:
         """Answer a tools/call the token may not make, or may not make now, as a tool error; True if answered.
 
         Refused calls never reach the MCP layer. A batch cannot be half-answered here, so a batch
@@ -277,12 +351,15 @@ class McpGate:
                 self.metrics.auth_failures.labels("insufficient_scope").inc()
                 self._audit(principal, surface, call, "denied")
                 if request_id is None:
-                    await JSONResponse({"error": "insufficient_scope", "message": call.denial}, status_code=403,
-                                       headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
-                                       )(scope, receive, send)
+                    await JSONResponse(
+                        {"error": "insufficient_scope", "message": call.denial},
+                        status_code=403,
+                        headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope"'},
+                    )(scope, receive, send)
                 else:
-                    await tool_error_response(request_id, call.denial,
-                                              {"error": "insufficient_scope"})(scope, receive, send)
+                    await tool_error_response(request_id, call.denial, {"error": "insufficient_scope"})(
+                        scope, receive, send
+                    )
                 return True
         if self.limiter is None or not self._limited(principal):
             return False
@@ -321,6 +398,7 @@ class McpGate:
                     if key.decode().lower() == SESSION_HEADER and self.sessions is not None:
                         self.sessions.opened(value.decode(), principal.token_id)
             await send(message)
+
         return wrapped
 
 
@@ -355,8 +433,16 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def _deny(metrics: AggregatorMetrics, reason: str, status: int, error: str, message: str,
-                scope: Scope, receive: Receive, send: Send) -> None:
+async def _deny(
+    metrics: AggregatorMetrics,
+    reason: str,
+    status: int,
+    error: str,
+    message: str,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
     metrics.auth_failures.labels(reason).inc()
     response: Response = JSONResponse({"error": error, "message": message}, status_code=status)
     await response(scope, receive, send)

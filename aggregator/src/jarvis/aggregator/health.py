@@ -21,17 +21,26 @@ READY_TIMEOUT = probes.PROBE_TIMEOUT
 
 
 def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceClient | None, str]]:
-    return {"registry": (ctx.registry, REGISTRY_SERVICE), "runtime": (ctx.runtime, RUNTIME_SERVICE),
-            "scheduler": (ctx.scheduler, SCHEDULER_SERVICE), "debug": (ctx.debug, DEBUG_SERVICE)}
+    return {
+        "registry": (ctx.registry, REGISTRY_SERVICE),
+        "runtime": (ctx.runtime, RUNTIME_SERVICE),
+        "scheduler": (ctx.scheduler, SCHEDULER_SERVICE),
+        "debug": (ctx.debug, DEBUG_SERVICE),
+    }
 
 
 async def services(ctx: ToolContext, timeout: float = probes.PROBE_TIMEOUT) -> dict[str, dict[str, Any]]:
     """gRPC health of each service; one this deployment lacks (no target) is reported as such."""
     configured = {name: (client, full) for name, (client, full) in _clients(ctx).items() if client is not None}
-    answers = await asyncio.gather(*(
-        probes.within(timeout + 0.5, f"the {name} service at {client.target}",
-                      probes.grpc_health(client, full, timeout))
-        for name, (client, full) in configured.items() if client is not None))
+    answers = await asyncio.gather(
+        *(
+            probes.within(
+                timeout + 0.5, f"the {name} service at {client.target}", probes.grpc_health(client, full, timeout)
+            )
+            for name, (client, full) in configured.items()
+            if client is not None
+        )
+    )
     found = dict(zip(configured, answers, strict=True))
     return {name: found.get(name, {"ok": None, "detail": "not part of this deployment"}) for name in _clients(ctx)}
 
@@ -54,8 +63,10 @@ async def readiness(ctx: ToolContext) -> tuple[bool, dict[str, Any]]:
         checked["redis"] = await probes.within(READY_TIMEOUT + 0.5, "Redis", probes.redis_ping(ctx.redis_url))
     down = {name: result["detail"] for name, result in checked.items() if result["ok"] is False}
     ready = not (down.keys() & REQUIRED)
-    body: dict[str, Any] = {"status": "ready" if ready else "unavailable",
-                            "checks": {name: result["ok"] for name, result in checked.items()}}
+    body: dict[str, Any] = {
+        "status": "ready" if ready else "unavailable",
+        "checks": {name: result["ok"] for name, result in checked.items()},
+    }
     if down:
         body["down"] = down
     return ready, body

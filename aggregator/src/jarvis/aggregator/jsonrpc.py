@@ -71,12 +71,12 @@ def single_request_id(messages: list[Any]) -> str | int | None:
 
 def error_response(code: int, message: str, status: int) -> Response:
     """A JSON-RPC error with no request id (the request could not be read), as the SDK answers them."""
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
-                        status_code=status)
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
 
 
-def tool_error_response(request_id: str | int, text: str, detail: dict[str, Any] | None = None,
-                        headers: dict[str, str] | None = None) -> Response:
+def tool_error_response(
+    request_id: str | int, text: str, detail: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> Response:
     """A tools/call answered by the gate itself: a tool execution error the agent reads, as MCP intends.
 
     HTTP error statuses are for the transport; SDK clients drop their bodies, so an agent told

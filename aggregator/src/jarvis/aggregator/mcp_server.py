@@ -53,13 +53,15 @@ class Binding:
         """The answer to a name that is not a tool here: a pointer to the new name, or JSON-RPC -32602."""
         rename = self.aliases.get(name)
         if rename is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}'; call tools/list for the tools of "
-                           f"the {surface} surface")
+            raise MCPError(
+                types.INVALID_PARAMS, f"unknown tool '{name}'; call tools/list for the tools of the {surface} surface"
+            )
         self.metrics.tool_calls.labels(surface, "renamed", "", "error").inc()
         return text_result(rename.message(), is_error=True)
 
-    async def run(self, tool: Tool, arguments: dict[str, Any] | None, principal: Principal,
-                  surface: str) -> types.CallToolResult:
+    async def run(
+        self, tool: Tool, arguments: dict[str, Any] | None, principal: Principal, surface: str
+    ) -> types.CallToolResult:
         """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage and audit.
 
         A handler that already produced a CallToolResult (one tool forwarding to another) is passed through.
@@ -86,8 +88,13 @@ class Binding:
             elapsed = time.perf_counter() - started
             self.metrics.tool_calls.labels(surface, tool.name, action_label, outcome).inc()
             self.metrics.tool_latency.labels(surface, tool.name).observe(elapsed)
-            self.usage.record(tool.name, action_label, outcome == "ok", elapsed * 1000,
-                              audit.fields(principal, surface, arguments, tool.input_schema, outcome))
+            self.usage.record(
+                tool.name,
+                action_label,
+                outcome == "ok",
+                elapsed * 1000,
+                audit.fields(principal, surface, arguments, tool.input_schema, outcome),
+            )
 
 
 @runtime_checkable

@@ -16,10 +16,10 @@ class Principal:
     # True for an unauthenticated caller on a loopback-only aggregator (the laptop case).
     local: bool = False
 
-    def may(self, surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool,
-            project: str | None = None) -> bool:
-        return scope_rules.allows(self.scopes, surface, tool, action, read_only=read_only, admin=admin,
-                                  project=project)
+    def may(
+        self, surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool, project: str | None = None
+    ) -> bool:
+        return scope_rules.allows(self.scopes, surface, tool, action, read_only=read_only, admin=admin, project=project)
 
     def may_use_surface(self, surface: str) -> bool:
         return scope_rules.reaches_surface(self.scopes, surface)

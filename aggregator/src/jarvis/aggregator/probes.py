@@ -56,11 +56,17 @@ async def docker_ping(docker_host: str) -> dict[str, Any]:
         reply = await asyncio.wait_for(reader.read(4096), PROBE_TIMEOUT)
         writer.close()
     except (OSError, TimeoutError) as exc:
-        return {"ok": False, "detail": f"Docker engine at {docker_host} unreachable: {exc.__class__.__name__}"
-                f"{': ' + str(exc) if str(exc) else ''}; start dockerd or set DOCKER_HOST"}
+        return {
+            "ok": False,
+            "detail": f"Docker engine at {docker_host} unreachable: {exc.__class__.__name__}"
+            f"{': ' + str(exc) if str(exc) else ''}; start dockerd or set DOCKER_HOST",
+        }
     ok = reply.startswith(b"HTTP/1.") and b" 200 " in reply.split(b"\r\n", 1)[0]
-    return {"ok": ok, "detail": f"Docker engine at {docker_host}" + (" answered" if ok else " refused /_ping"),
-            "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+    return {
+        "ok": ok,
+        "detail": f"Docker engine at {docker_host}" + (" answered" if ok else " refused /_ping"),
+        "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+    }
 
 
 async def redis_ping(redis_url: str) -> dict[str, Any]:
@@ -87,8 +93,7 @@ async def grpc_health(client: ServiceClient, full_name: str, timeout: float = PR
     except grpc.aio.AioRpcError as exc:
         return {"ok": False, "detail": str(error_from_rpc(exc, client.service, client.target, timeout))}
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
-    return {"ok": status == "SERVING", "detail": status,
-            "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+    return {"ok": status == "SERVING", "detail": status, "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
 async def docker_via_runtime(runtime: RuntimeClient | None) -> dict[str, Any]:
@@ -98,12 +103,17 @@ async def docker_via_runtime(runtime: RuntimeClient | None) -> dict[str, Any]:
     from jarvis.api.runtime.v1 import runtime_pb2
 
     try:
-        options = await runtime.call(runtime.runtime.ProjectOptions, runtime_pb2.ProjectOptionsRequest(),
-                                     timeout=RELAYED_PROBE_TIMEOUT)
+        options = await runtime.call(
+            runtime.runtime.ProjectOptions, runtime_pb2.ProjectOptionsRequest(), timeout=RELAYED_PROBE_TIMEOUT
+        )
     except JarvisError as exc:
         return {"ok": False, "detail": f"cannot ask the runtime about its Docker engine: {exc}"}
-    return {"ok": options.docker_reachable, "detail": options.docker_detail, "docker_host": options.docker_host,
-            "via": "runtime"}
+    return {
+        "ok": options.docker_reachable,
+        "detail": options.docker_detail,
+        "docker_host": options.docker_host,
+        "via": "runtime",
+    }
 
 
 async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, Any]:
@@ -113,14 +123,20 @@ async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, A
     from jarvis.api.scheduler.v1 import scheduler_pb2
 
     try:
-        status = await scheduler.call(scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest(),
-                                      timeout=RELAYED_PROBE_TIMEOUT)
+        status = await scheduler.call(
+            scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest(), timeout=RELAYED_PROBE_TIMEOUT
+        )
     except JarvisError as exc:
         return {"ok": False, "detail": f"cannot ask the scheduler about its workers: {exc}"}
     if status.workers < 0:
         return {"ok": None, "detail": f"not needed: {status.workers_detail}"}
-    return {"ok": status.workers > 0, "detail": status.workers_detail, "workers": status.workers,
-            "queue_depth": status.queue_depth, "via": "scheduler"}
+    return {
+        "ok": status.workers > 0,
+        "detail": status.workers_detail,
+        "workers": status.workers,
+        "queue_depth": status.queue_depth,
+        "via": "scheduler",
+    }
 
 
 async def wait_serving(target: str, service: str, timeout: float, plane: InternalPlane | None = None) -> dict[str, Any]:

@@ -59,8 +59,12 @@ class RateLimiter:
         key = (token_id, surface, tool)
         if limit.concurrent and self._in_flight.get(key, 0) >= limit.concurrent:
             self.refused.labels(surface, "concurrency").inc()
-            return Refusal("concurrency", 1.0, f"rate limited: this token already has {limit.concurrent} calls of "
-                                               f"{tool} running, the most it may; retry when one has finished")
+            return Refusal(
+                "concurrency",
+                1.0,
+                f"rate limited: this token already has {limit.concurrent} calls of "
+                f"{tool} running, the most it may; retry when one has finished",
+            )
         if limit.per_second <= 0:
             return None
         capacity = float(max(1, limit.burst))
@@ -76,8 +80,12 @@ class RateLimiter:
             return None
         retry_after = math.ceil((1.0 - bucket.tokens) / limit.per_second * 100) / 100
         self.refused.labels(surface, "rate").inc()
-        return Refusal("rate", retry_after, f"rate limited: this token may call {tool} {limit.per_second:g} times "
-                                            f"per second (bursts of {int(capacity)}); retry after {retry_after} s")
+        return Refusal(
+            "rate",
+            retry_after,
+            f"rate limited: this token may call {tool} {limit.per_second:g} times "
+            f"per second (bursts of {int(capacity)}); retry after {retry_after} s",
+        )
 
     @contextmanager
     def running(self, keys: list[_Key]) -> Iterator[None]:

@@ -20,10 +20,28 @@ PROJECT_SERVICE = "jarvis.api.registry.v1.ProjectService"
 # Reads and idempotent writes may be retried when the registry restarts; creates may not.
 IDEMPOTENT = {
     REGISTRY_SERVICE: [
-        "ListServers", "GetServer", "SearchServers", "ListCatalog", "GetCatalogEntry", "ListProfiles",
-        "GetProfile", "SuggestProfiles", "ListClients", "GetConfig", "SetConfig", "ListConfig",
-        "ListTokens", "VerifyToken", "RevokeToken", "GetUsage", "Bootstrap", "Doctor", "ClientConfigPath",
-        "RecordToolPins", "ListToolPins", "ApproveToolPins",
+        "ListServers",
+        "GetServer",
+        "SearchServers",
+        "ListCatalog",
+        "GetCatalogEntry",
+        "ListProfiles",
+        "GetProfile",
+        "SuggestProfiles",
+        "ListClients",
+        "GetConfig",
+        "SetConfig",
+        "ListConfig",
+        "ListTokens",
+        "VerifyToken",
+        "RevokeToken",
+        "GetUsage",
+        "Bootstrap",
+        "Doctor",
+        "ClientConfigPath",
+        "RecordToolPins",
+        "ListToolPins",
+        "ApproveToolPins",
     ],
     PROJECT_SERVICE: ["Analyze", "Diff"],
 }
@@ -31,13 +49,29 @@ IDEMPOTENT = {
 ResponseT = TypeVar("ResponseT", bound=Message)
 
 # Requests that cannot change what cached reads return; any other request drops the cache.
-_KEEPS_CACHE = frozenset({
-    "ListServersRequest", "GetServerRequest", "SearchServersRequest", "ListCatalogRequest",
-    "GetCatalogEntryRequest", "ListProfilesRequest", "GetProfileRequest", "SuggestProfilesRequest",
-    "ListClientsRequest", "GetConfigRequest", "ListConfigRequest", "ListTokensRequest", "VerifyTokenRequest",
-    "RecordUsageRequest", "GetUsageRequest", "DoctorRequest", "AnalyzeRequest", "DiffRequest",
-    "ListToolPinsRequest",
-})
+_KEEPS_CACHE = frozenset(
+    {
+        "ListServersRequest",
+        "GetServerRequest",
+        "SearchServersRequest",
+        "ListCatalogRequest",
+        "GetCatalogEntryRequest",
+        "ListProfilesRequest",
+        "GetProfileRequest",
+        "SuggestProfilesRequest",
+        "ListClientsRequest",
+        "GetConfigRequest",
+        "ListConfigRequest",
+        "ListTokensRequest",
+        "VerifyTokenRequest",
+        "RecordUsageRequest",
+        "GetUsageRequest",
+        "DoctorRequest",
+        "AnalyzeRequest",
+        "DiffRequest",
+        "ListToolPinsRequest",
+    }
+)
 
 
 class RegistryClient(ServiceClient):
@@ -50,10 +84,22 @@ class RegistryClient(ServiceClient):
     service = "registry"
     # Reads and small writes get the default few seconds; these do real work (git, file walks, imports).
     slow: ClassVar[dict[str, float]] = {
-        "Bootstrap": 60.0, "ImportCatalog": 120.0, "Analyze": 60.0, "Diff": 60.0, "ApplyDevops": 60.0,
-        "MigrateConfig": 30.0, "ImportClient": 30.0, "EditClient": 30.0, "SuggestProfiles": 15.0,
-        "SearchServers": 10.0, "ListCatalog": 10.0, "RecordUsage": 15.0, "InstallServer": 15.0,
-        "CreateServer": 15.0, "EditServer": 15.0, "UninstallServer": 15.0,
+        "Bootstrap": 60.0,
+        "ImportCatalog": 120.0,
+        "Analyze": 60.0,
+        "Diff": 60.0,
+        "ApplyDevops": 60.0,
+        "MigrateConfig": 30.0,
+        "ImportClient": 30.0,
+        "EditClient": 30.0,
+        "SuggestProfiles": 15.0,
+        "SearchServers": 10.0,
+        "ListCatalog": 10.0,
+        "RecordUsage": 15.0,
+        "InstallServer": 15.0,
+        "CreateServer": 15.0,
+        "EditServer": 15.0,
+        "UninstallServer": 15.0,
     }
 
     def __init__(self, target: str, read_cache_seconds: float = 2.0, plane: InternalPlane | None = None) -> None:
@@ -63,8 +109,9 @@ class RegistryClient(ServiceClient):
         self._ttl = read_cache_seconds
         self._cache: dict[bytes, tuple[float, Message]] = {}
 
-    async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float | None = None) -> ResponseT:
+    async def call(
+        self, method: Callable[..., Awaitable[ResponseT]], request: Message, timeout: float | None = None
+    ) -> ResponseT:
         if type(request).__name__ not in _KEEPS_CACHE:
             self._cache.clear()
         return await super().call(method, request, timeout)
@@ -81,9 +128,15 @@ class RegistryClient(ServiceClient):
         return response
 
 
-
-_64_BIT = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64,
-                     FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64})
+_64_BIT = frozenset(
+    {
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_FIXED64,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
 
 
 def to_dict(message: Message) -> dict[str, Any]:

@@ -14,8 +14,18 @@ RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
 # Reads and idempotent changes may be replayed when the runtime restarts; creates, execs and messages never.
 IDEMPOTENT = {
     RUNTIME_SERVICE: [
-        "ListProjects", "GetProject", "ProjectOptions", "ProjectTasks", "ProjectChanges", "StartContainer",
-        "StopContainer", "ContainerLogs", "GetSession", "ListSessions", "SessionEvents", "ListWorkspaces",
+        "ListProjects",
+        "GetProject",
+        "ProjectOptions",
+        "ProjectTasks",
+        "ProjectChanges",
+        "StartContainer",
+        "StopContainer",
+        "ContainerLogs",
+        "GetSession",
+        "ListSessions",
+        "SessionEvents",
+        "ListWorkspaces",
         "GetLimits",
     ],
 }
@@ -28,8 +38,12 @@ class RuntimeClient(ServiceClient):
     # Calls that run git or a command in a project's container, or write to an agent; the longest
     # (create, exec, spawn, build) pass their own deadline.
     slow: ClassVar[dict[str, float]] = {
-        "ProjectOptions": 15.0, "ProjectTasks": 30.0, "ProjectChanges": 30.0, "MessageSession": 30.0,
-        "RespondToolRequest": 30.0, "ContainerLogs": 15.0,
+        "ProjectOptions": 15.0,
+        "ProjectTasks": 30.0,
+        "ProjectChanges": 30.0,
+        "MessageSession": 30.0,
+        "RespondToolRequest": 30.0,
+        "ContainerLogs": 15.0,
     }
 
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:

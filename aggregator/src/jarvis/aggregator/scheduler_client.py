@@ -14,7 +14,12 @@ SCHEDULER_SERVICE = "jarvis.api.scheduler.v1.SchedulerService"
 # create would make a second schedule and a replayed trigger a second set of runs, so those never are.
 IDEMPOTENT = {
     SCHEDULER_SERVICE: [
-        "ListSchedules", "GetSchedule", "ListRuns", "GetStatus", "DeleteSchedule", "UpdateSchedule",
+        "ListSchedules",
+        "GetSchedule",
+        "ListRuns",
+        "GetStatus",
+        "DeleteSchedule",
+        "UpdateSchedule",
     ],
 }
 
@@ -24,8 +29,12 @@ class SchedulerClient(ServiceClient):
 
     service = "scheduler"
     # A trigger checks its target projects with the runtime; GetStatus pings the Celery workers.
-    slow: ClassVar[dict[str, float]] = {"TriggerSchedule": 30.0, "CreateSchedule": 15.0, "UpdateSchedule": 15.0,
-                                        "GetStatus": 10.0}
+    slow: ClassVar[dict[str, float]] = {
+        "TriggerSchedule": 30.0,
+        "CreateSchedule": 15.0,
+        "UpdateSchedule": 15.0,
+        "GetStatus": 10.0,
+    }
 
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         super().__init__(target, IDEMPOTENT, plane)

@@ -36,8 +36,9 @@ class ServiceClient:
     service = "backend"
     slow: ClassVar[Mapping[str, float]] = {}
 
-    def __init__(self, target: str, idempotent: Mapping[str, Iterable[str]],
-                 plane: InternalPlane | None = None) -> None:
+    def __init__(
+        self, target: str, idempotent: Mapping[str, Iterable[str]], plane: InternalPlane | None = None
+    ) -> None:
         self.target = target
         self.plane = plane or InternalPlane()
         self.channel = aio_channel(target, idempotent, self.plane)
@@ -45,8 +46,9 @@ class ServiceClient:
     def deadline_for(self, method: Any) -> float:
         return self.slow.get(method_name(method), DEFAULT_DEADLINE_SECONDS)
 
-    async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message,
-                   timeout: float | None = None) -> ResponseT:
+    async def call(
+        self, method: Callable[..., Awaitable[ResponseT]], request: Message, timeout: float | None = None
+    ) -> ResponseT:
         deadline = timeout if timeout is not None else self.deadline_for(method)
         try:
             return await method(request, timeout=deadline)

@@ -76,8 +76,9 @@ class AggregatorSettings(ProcessSettings):
     discovery_cache_dir: Path | None = None
     discovery_dense: bool = True
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
-    docker_host: str = Field(default="unix:///var/run/docker.sock",
-                             validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST"))
+    docker_host: str = Field(
+        default="unix:///var/run/docker.sock", validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST")
+    )
 
     @property
     def auth_required(self) -> bool:

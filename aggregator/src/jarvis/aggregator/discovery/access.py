@@ -33,7 +33,8 @@ def may_call_tool(principal: Principal, surface: str, tool: Tool) -> bool:
     actions: list[Action | None] = [*tool.actions] or [None]
     return any(
         tool.permits(principal, surface, action, {"project_id": project} if project else {})
-        for action in actions for project in projects
+        for action in actions
+        for project in projects
     )
 
 

@@ -45,9 +45,15 @@ CATALOG_PAGE = 200
 class Catalog:
     """The index plus what it takes to call what it finds."""
 
-    def __init__(self, registry: RegistryClient, *, host: DownstreamHost | None = None,
-                 debug: DebugClient | None = None, refresh_seconds: float = REFRESH_SECONDS,
-                 dense: DenseIndex | None = None) -> None:
+    def __init__(
+        self,
+        registry: RegistryClient,
+        *,
+        host: DownstreamHost | None = None,
+        debug: DebugClient | None = None,
+        refresh_seconds: float = REFRESH_SECONDS,
+        dense: DenseIndex | None = None,
+    ) -> None:
         self.dense = dense
         self.index = ToolIndex(dense=dense)
         self._registry = registry
@@ -99,8 +105,11 @@ class Catalog:
         if self._host is None:
             return
         host = self._host
-        unknown = tuple(s.name for s in servers
-                        if not s.tools and s.name not in self._asked_to_learn and host.tools_of(s.name) is None)
+        unknown = tuple(
+            s.name
+            for s in servers
+            if not s.tools and s.name not in self._asked_to_learn and host.tools_of(s.name) is None
+        )
         if unknown:
             self._asked_to_learn.update(unknown)
             self._spawn(host.learn_tools(unknown))
@@ -139,8 +148,9 @@ class Catalog:
         async with self._lock:
             try:
                 # A short deadline: at start the registry may not be up yet, and the next refresh retries.
-                servers = await self._registry.call(self._registry.registry.ListServers, pb.ListServersRequest(),
-                                                    timeout=10.0)
+                servers = await self._registry.call(
+                    self._registry.registry.ListServers, pb.ListServersRequest(), timeout=10.0
+                )
                 catalog = await self._read_catalog()
             except JarvisError as exc:
                 log.warning("discovery catalog not refreshed: %s", exc)
@@ -148,9 +158,13 @@ class Catalog:
             if debug:
                 await self._read_debug()
             digest = hashlib.sha256(
-                servers.SerializeToString(deterministic=True) + b"\0" + catalog.SerializeToString(deterministic=True)
-                + b"\0" + host_fingerprint(servers.servers, self._host)
-                + b"\0" + json.dumps(self._debug_listing, sort_keys=True).encode()
+                servers.SerializeToString(deterministic=True)
+                + b"\0"
+                + catalog.SerializeToString(deterministic=True)
+                + b"\0"
+                + host_fingerprint(servers.servers, self._host)
+                + b"\0"
+                + json.dumps(self._debug_listing, sort_keys=True).encode()
             ).hexdigest()
             if digest == self._digest:
                 return False
@@ -165,14 +179,16 @@ class Catalog:
             return
         client = self._debug
         try:
+
             async def listing(tool: str) -> Any:
                 request = debug_pb2.InvokeRequest(tool=tool, arguments_json="{}")
                 response = await client.call(client.debug.Invoke, request, timeout=10.0)
                 return json.loads(response.result_json)
 
             categories = (await listing("list")).get("categories") or []
-            self._debug_listing = list(await asyncio.gather(
-                *(listing(f"list:{c['category']}") for c in categories if c.get("category"))))
+            self._debug_listing = list(
+                await asyncio.gather(*(listing(f"list:{c['category']}") for c in categories if c.get("category")))
+            )
         except (JarvisError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("debug tools not indexed this time: %s", exc)
 
@@ -187,14 +203,17 @@ class Catalog:
                 whole.total = len(whole.entries)
                 return whole
 
-    def _registry_entries(self, servers: pb.ListServersResponse,
-                          catalog: pb.ListCatalogResponse) -> dict[str, ToolEntry]:
+    def _registry_entries(
+        self, servers: pb.ListServersResponse, catalog: pb.ListCatalogResponse
+    ) -> dict[str, ToolEntry]:
         categories = {entry.name: entry.category for entry in catalog.entries}
         entries: dict[str, ToolEntry] = {}
         # Installed servers first: a catalog entry's tools never shadow an installed server's.
-        for entry in [*gateway_entries(self._debug_listing),
-                      *server_entries(servers.servers, categories, self._host),
-                      *catalog_entries(catalog.entries)]:
+        for entry in [
+            *gateway_entries(self._debug_listing),
+            *server_entries(servers.servers, categories, self._host),
+            *catalog_entries(catalog.entries),
+        ]:
             if entry.name in self._routes:
                 continue  # a Jarvis tool's name is never taken by a downstream one
             entries.setdefault(entry.name, entry)
@@ -206,8 +225,9 @@ class Catalog:
         changed = self.index.upsert(entries.values())
         self._registry_names = set(entries)
         if removed or changed:
-            log.info("discovery catalog updated", extra={"removed": removed, "changed": changed,
-                                                         "tools": len(self.index)})
+            log.info(
+                "discovery catalog updated", extra={"removed": removed, "changed": changed, "tools": len(self.index)}
+            )
 
     async def _refresh_forever(self) -> None:
         while True:

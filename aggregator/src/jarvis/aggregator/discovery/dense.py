@@ -208,7 +208,7 @@ class DenseIndex:
                     self._lock.wait()
                 if self._stopped:
                     return
-                work = {name: self._texts[name] for name in list(self._pending)[:BATCH * 8]}
+                work = {name: self._texts[name] for name in list(self._pending)[: BATCH * 8]}
             try:
                 self._embed(model, store, work)
             except Exception as exc:
@@ -225,7 +225,7 @@ class DenseIndex:
         for start in range(0, len(missing), BATCH):
             if self._stopped:
                 return
-            chunk = missing[start:start + BATCH]
+            chunk = missing[start : start + BATCH]
             began = time.perf_counter()
             vectors = model.embed(chunk)
             self.last_batch_seconds = time.perf_counter() - began

@@ -98,12 +98,23 @@ def _build_graph(weights_file: Path, config: dict[str, Any]) -> Any:
         return op("Add", [op("MatMul", [x, weight], out + ".mm"), const(out + ".b", w[prefix + ".bias"])], out)
 
     def norm(x: str, prefix: str, out: str) -> str:
-        return op("LayerNormalization", [x, const(out + ".g", w[prefix + ".weight"]),
-                                         const(out + ".beta", w[prefix + ".bias"])], out, axis=-1, epsilon=1e-12)
+        return op(
+            "LayerNormalization",
+            [x, const(out + ".g", w[prefix + ".weight"]), const(out + ".beta", w[prefix + ".bias"])],
+            out,
+            axis=-1,
+            epsilon=1e-12,
+        )
 
     e = "embeddings."
-    x = op("Add", [op("Gather", [const("words", w[e + "word_embeddings.weight"]), "input_ids"], "we"),
-                   op("Gather", [const("pos", w[e + "position_embeddings.weight"]), "positions"], "pe")], "e1")
+    x = op(
+        "Add",
+        [
+            op("Gather", [const("words", w[e + "word_embeddings.weight"]), "input_ids"], "we"),
+            op("Gather", [const("pos", w[e + "position_embeddings.weight"]), "positions"], "pe"),
+        ],
+        "e1",
+    )
     x = norm(op("Add", [x, const("type0", w[e + "token_type_embeddings.weight"][0])], "e2"), e + "LayerNorm", "emb")
     # Padding is never attended to: a large negative score before the softmax.
     const("one", np.float32(1.0))
@@ -120,27 +131,46 @@ def _build_graph(weights_file: Path, config: dict[str, Any]) -> Any:
         p, a, n = f"encoder.layer.{i}.", f"encoder.layer.{i}.attention.", f"l{i}."
         w[a + "qkv.weight"] = np.concatenate([w[f"{a}self.{k}.weight"] for k in ("query", "key", "value")])
         w[a + "qkv.bias"] = np.concatenate([w[f"{a}self.{k}.bias"] for k in ("query", "key", "value")])
-        qkv = op("Transpose", [op("Reshape", [linear(x, a + "qkv", n + "qkv"), "qkv_shape"], n + "qkv.r")],
-                 n + "qkv.t", perm=[2, 0, 3, 1, 4])  # (3, batch, heads, tokens, head size)
+        qkv = op(
+            "Transpose",
+            [op("Reshape", [linear(x, a + "qkv", n + "qkv"), "qkv_shape"], n + "qkv.r")],
+            n + "qkv.t",
+            perm=[2, 0, 3, 1, 4],
+        )  # (3, batch, heads, tokens, head size)
         q, k, v = (op("Gather", [qkv, "i" + part], n + part, axis=0) for part in "qkv")
         scores = op("MatMul", [q, op("Transpose", [k], n + "kt", perm=[0, 1, 3, 2])], n + "s")
         scores = op("Add", [op("Mul", [scores, "scale"], n + "ss"), attend], n + "sa")
         context = op("MatMul", [op("Softmax", [scores], n + "p", axis=-1), v], n + "c")
         context = op("Reshape", [op("Transpose", [context], n + "ct", perm=[0, 2, 1, 3]), "ctx_shape"], n + "cr")
-        x = norm(op("Add", [linear(context, a + "output.dense", n + "o"), x], n + "r1"), a + "output.LayerNorm",
-                 n + "x1")
+        x = norm(
+            op("Add", [linear(context, a + "output.dense", n + "o"), x], n + "r1"), a + "output.LayerNorm", n + "x1"
+        )
         up = linear(x, p + "intermediate.dense", n + "up")
         # BERT's exact GELU: x * 0.5 * (1 + erf(x / sqrt 2)).
-        gelu = op("Mul", [up, op("Mul", [op("Add", [op("Erf", [op("Mul", [up, "rsqrt2"], n + "g1")], n + "g2"),
-                                                   "one"], n + "g3"), "half"], n + "g4")], n + "g5")
-        x = norm(op("Add", [linear(gelu, p + "output.dense", n + "down"), x], n + "r2"), p + "output.LayerNorm",
-                 n + "x2")
+        gelu = op(
+            "Mul",
+            [
+                up,
+                op(
+                    "Mul",
+                    [op("Add", [op("Erf", [op("Mul", [up, "rsqrt2"], n + "g1")], n + "g2"), "one"], n + "g3"), "half"],
+                    n + "g4",
+                ),
+            ],
+            n + "g5",
+        )
+        x = norm(
+            op("Add", [linear(gelu, p + "output.dense", n + "down"), x], n + "r2"), p + "output.LayerNorm", n + "x2"
+        )
     nodes.append(helper.make_node("Identity", [x], ["hidden"]))
     graph = helper.make_graph(
-        nodes, "minilm",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
-         helper.make_tensor_value_info("positions", TensorProto.INT64, ["tokens"]),
-         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"])],
+        nodes,
+        "minilm",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info("positions", TensorProto.INT64, ["tokens"]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"]),
+        ],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", hidden])],
         weights,
     )
@@ -209,7 +239,7 @@ class Embedder:
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch):
-            chunk = order[start:start + batch]
+            chunk = order[start : start + batch]
             out[chunk] = self._encode([ids[i] for i in chunk])
         return out
 
@@ -218,10 +248,11 @@ class Embedder:
         tokens = np.zeros((n, length), dtype=np.int64)
         mask = np.zeros((n, length), dtype=np.float32)
         for i, ids in enumerate(batch_ids):
-            tokens[i, :len(ids)] = ids
-            mask[i, :len(ids)] = 1.0
-        hidden = self._session.run(None, {"input_ids": tokens, "positions": np.arange(length, dtype=np.int64),
-                                          "mask": mask})[0]
+            tokens[i, : len(ids)] = ids
+            mask[i, : len(ids)] = 1.0
+        hidden = self._session.run(
+            None, {"input_ids": tokens, "positions": np.arange(length, dtype=np.int64), "mask": mask}
+        )[0]
         pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)  # type: ignore[no-any-return]

@@ -41,9 +41,24 @@ class ToolEntry:
     def digest(self) -> str:
         """A fingerprint of everything searchable or shown, to tell a changed entry from an unchanged one."""
         payload = json.dumps(
-            [self.name, self.description, self.source, self.kind, self.tool, self.category, list(self.keywords),
-             self.input_schema, self.callable, self.install_hint, self.context, self.gateway, self.call],
-            sort_keys=True, separators=(",", ":"), default=str,
+            [
+                self.name,
+                self.description,
+                self.source,
+                self.kind,
+                self.tool,
+                self.category,
+                list(self.keywords),
+                self.input_schema,
+                self.callable,
+                self.install_hint,
+                self.context,
+                self.gateway,
+                self.call,
+            ],
+            sort_keys=True,
+            separators=(",", ":"),
+            default=str,
         )
         return hashlib.sha256(payload.encode()).hexdigest()
 

@@ -227,8 +227,7 @@ class ToolIndex:
         for term, weight in pseudo_tf.items():
             postings.setdefault(term, {})[doc] = weight * (K1 + 1) / (weight + K1)
 
-    def search(self, query: str, limit: int = 10,
-               allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
+    def search(self, query: str, limit: int = 10, allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
         """The best `limit` entries for `query` that `allowed` accepts, highest score first."""
         scores = self._scores(self._query_terms(query), allowed)
         dense = self.dense.scores(query) if self.dense is not None and self._docs else None
@@ -269,8 +268,9 @@ class ToolIndex:
         for doc in lexical_picked:
             if doc not in fused:
                 known = rows.get(docs[doc].entry.name)
-                fused[doc] = (DENSE_WEIGHT * float(normal[known]) if known is not None else 0.0) + \
-                    lexical_scale * lexical[doc]
+                fused[doc] = (
+                    DENSE_WEIGHT * float(normal[known]) if known is not None else 0.0
+                ) + lexical_scale * lexical[doc]
         return fused
 
     def _query_terms(self, query: str) -> list[tuple[float, dict[int, float]]]:
@@ -285,8 +285,9 @@ class ToolIndex:
         found.sort(key=itemgetter(0), reverse=True)  # stable: equal idfs keep the term order
         return found[:MAX_TERMS]
 
-    def _scores(self, terms: list[tuple[float, dict[int, float]]],
-                allowed: Callable[[ToolEntry], bool] | None) -> dict[int, float]:
+    def _scores(
+        self, terms: list[tuple[float, dict[int, float]]], allowed: Callable[[ToolEntry], bool] | None
+    ) -> dict[int, float]:
         """Each matching document's score (see the module docstring for when common terms stop early)."""
         scores: dict[int, float] = {}
         read = 0
@@ -299,8 +300,12 @@ class ToolIndex:
                 scores[doc] = get(doc, 0.0) + idf * weight
         return scores
 
-    def _continue(self, scores: dict[int, float], terms: list[tuple[float, dict[int, float]]],
-                  allowed: Callable[[ToolEntry], bool] | None) -> dict[int, float]:
+    def _continue(
+        self,
+        scores: dict[int, float],
+        terms: list[tuple[float, dict[int, float]]],
+        allowed: Callable[[ToolEntry], bool] | None,
+    ) -> dict[int, float]:
         """Add the remaining terms to the KEEP best documents the caller may see, and to no other."""
         if allowed is not None and len(scores) > KEEP:
             docs = self._docs
@@ -316,8 +321,7 @@ class ToolIndex:
                     scores[doc] += idf * weight
         return scores
 
-    def _top(self, scores: dict[int, float], limit: int,
-             allowed: Callable[[ToolEntry], bool] | None) -> list[Hit]:
+    def _top(self, scores: dict[int, float], limit: int, allowed: Callable[[ToolEntry], bool] | None) -> list[Hit]:
         # Most callers may see most tools: rank a few more than asked and filter those; only when the
         # filter rejected too many, filter every scored document first.
         wanted = limit * 4 + 16
@@ -329,8 +333,9 @@ class ToolIndex:
             hits = self._accept(heapq.nlargest(wanted, visible, key=itemgetter(1)), limit, None)
         return hits
 
-    def _accept(self, candidates: list[tuple[int, float]], limit: int,
-                allowed: Callable[[ToolEntry], bool] | None) -> list[Hit]:
+    def _accept(
+        self, candidates: list[tuple[int, float]], limit: int, allowed: Callable[[ToolEntry], bool] | None
+    ) -> list[Hit]:
         hits: list[Hit] = []
         # Ties are broken by name so the same query always answers the same way.
         ranked = sorted(((-score, self._docs[doc].entry) for doc, score in candidates), key=lambda x: (x[0], x[1].name))

@@ -36,8 +36,11 @@ class StatelessSessionIds:
             await self.app(scope, receive, send)
             return
         if scope.get("method") == "GET":
-            await Response("this stateless server offers no server-to-client stream", status_code=405,
-                           headers={"Allow": "POST, DELETE"})(scope, receive, send)
+            await Response(
+                "this stateless server offers no server-to-client stream",
+                status_code=405,
+                headers={"Allow": "POST, DELETE"},
+            )(scope, receive, send)
             return
         sent = dict(scope.get("headers") or []).get(SESSION_HEADER, b"")
         session_id = sent if _VALID_ID.match(sent) else uuid.uuid4().hex.encode()

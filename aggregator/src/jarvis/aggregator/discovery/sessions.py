@@ -105,8 +105,10 @@ class RedisActiveSets:
 
 
 def _unavailable(exc: RedisError) -> Unavailable:
-    return Unavailable(f"the session's active tools live in Redis, which is unreachable ({type(exc).__name__}); "
-                       "tool_call works without loading")
+    return Unavailable(
+        f"the session's active tools live in Redis, which is unreachable ({type(exc).__name__}); "
+        "tool_call works without loading"
+    )
 
 
 def open_active_sets(redis_url: str) -> ActiveSets:

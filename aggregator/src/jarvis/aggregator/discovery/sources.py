@@ -42,17 +42,27 @@ def gateway_entries(listing: list[dict[str, Any]], gateway: str = "debug") -> It
             required = tool.get("required") or {}
             properties = {**required, **(tool.get("optional") or {})}
             # The debug service's own type names (string_list, ...) are not JSON Schema's: left out.
-            schema: JsonObject = {"type": "object", "properties": {
-                k: {kk: vv for kk, vv in v.items() if kk != "type"}
-                for k, v in properties.items() if isinstance(v, dict)
-            }}
+            schema: JsonObject = {
+                "type": "object",
+                "properties": {
+                    k: {kk: vv for kk, vv in v.items() if kk != "type"}
+                    for k, v in properties.items()
+                    if isinstance(v, dict)
+                },
+            }
             if required:
                 schema["required"] = list(required)
             yield ToolEntry(
-                name=namespaced(gateway, name), description=str(tool.get("description") or ""), source=gateway,
-                kind="surface", tool=name, category=str(category.get("category") or ""), input_schema=schema,
-                context=str(category.get("description") or ""), gateway=gateway,
-                call=str(tool.get("example") or f'{gateway}(tool="{name}", arguments=\'{{}}\')'),
+                name=namespaced(gateway, name),
+                description=str(tool.get("description") or ""),
+                source=gateway,
+                kind="surface",
+                tool=name,
+                category=str(category.get("category") or ""),
+                input_schema=schema,
+                context=str(category.get("description") or ""),
+                gateway=gateway,
+                call=str(tool.get("example") or f"{gateway}(tool=\"{name}\", arguments='{{}}')"),
             )
 
 
@@ -63,8 +73,14 @@ def surface_entries(surfaces: Iterable[Surface], skip: str) -> Iterator[ToolEntr
             continue
         for tool in surface.tools:
             yield ToolEntry(
-                name=tool.name, description=tool.description, source=surface.name, kind="surface", tool=tool.name,
-                category=surface.name, keywords=tuple(tool.action_names), input_schema=tool.input_schema,
+                name=tool.name,
+                description=tool.description,
+                source=surface.name,
+                kind="surface",
+                tool=tool.name,
+                category=surface.name,
+                keywords=tuple(tool.action_names),
+                input_schema=tool.input_schema,
                 context=surface.instructions,
             )
 
@@ -77,21 +93,31 @@ def _served(server: pb.Server, host: DownstreamHost | None) -> list[tuple[str, s
     """
     live = host.tools_of(server.name) if host is not None else None
     if live is not None:
-        return [(name, str(d.get("description") or ""), normalise_input_schema(d.get("inputSchema"))[0])
-                for name, d in live.tools.items()]
+        return [
+            (name, str(d.get("description") or ""), normalise_input_schema(d.get("inputSchema"))[0])
+            for name, d in live.tools.items()
+        ]
     return [(t.name, t.description, _schema(t)) for t in server.tools]
 
 
-def server_entries(servers: Iterable[pb.Server], categories: dict[str, str],
-                   host: DownstreamHost | None) -> Iterator[ToolEntry]:
+def server_entries(
+    servers: Iterable[pb.Server], categories: dict[str, str], host: DownstreamHost | None
+) -> Iterator[ToolEntry]:
     """Entries for the tools of installed servers; callable when this aggregator hosts downstream servers."""
     for server in servers:
         hint = "" if host is not None else NOT_HOSTED.format(server=server.name)
         for name, description, schema in _served(server, host):
             yield ToolEntry(
-                name=namespaced(server.name, name), description=description, source=server.name, kind="server",
-                tool=name, category=categories.get(server.catalog_name, ""), input_schema=schema,
-                callable=host is not None, install_hint=hint, context=server.description,
+                name=namespaced(server.name, name),
+                description=description,
+                source=server.name,
+                kind="server",
+                tool=name,
+                category=categories.get(server.catalog_name, ""),
+                input_schema=schema,
+                callable=host is not None,
+                install_hint=hint,
+                context=server.description,
             )
 
 
@@ -112,8 +138,14 @@ def catalog_entries(entries: Iterable[pb.CatalogEntry]) -> Iterator[ToolEntry]:
         hint = f"not installed: an admin installs it with jarvis_server action=install name={entry.name}{needs}"
         for summary in entry.tools:
             yield ToolEntry(
-                name=namespaced(entry.name, summary.name), description=summary.description,
-                source=entry.name, kind="catalog", tool=summary.name, category=entry.category,
-                input_schema=_schema(summary), callable=False, install_hint=hint,
+                name=namespaced(entry.name, summary.name),
+                description=summary.description,
+                source=entry.name,
+                kind="catalog",
+                tool=summary.name,
+                category=entry.category,
+                input_schema=_schema(summary),
+                callable=False,
+                install_hint=hint,
                 context=f"{entry.title} {entry.description}",
             )

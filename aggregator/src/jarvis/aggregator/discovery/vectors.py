@@ -56,10 +56,12 @@ class VectorStore:
         found: dict[bytes, Vectors] = {}
         with self._lock:
             for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
+                chunk = keys[start : start + 500]
                 marks = ",".join("?" * len(chunk))  # placeholders only: the keys are bound, never formatted in
-                rows = self._db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})",  # noqa: S608
-                                        chunk).fetchall()
+                rows = self._db.execute(
+                    f"SELECT key, vec FROM vectors WHERE key IN ({marks})",  # noqa: S608
+                    chunk,
+                ).fetchall()
                 for key, blob in rows:
                     if len(blob) == 4 * self.dimension:
                         found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)

@@ -46,5 +46,6 @@ def resolve(command: str, args: tuple[str, ...], path: str, home: Path | None = 
 def fix_for(command: str) -> str:
     """What to do when `command` cannot be found."""
     name = os.path.basename(command)
-    return FIXES.get(name, f"install {name} or give its absolute path in the server's launch command "
-                           "(jarvis_server action=edit)")
+    return FIXES.get(
+        name, f"install {name} or give its absolute path in the server's launch command (jarvis_server action=edit)"
+    )

@@ -55,8 +55,9 @@ class LaunchPlan:
 class Connection:
     """An initialized session; safe to use from any task while the `connect()` block is open."""
 
-    def __init__(self, plan: LaunchPlan, dispatcher: JSONRPCDispatcher[Any], session: ClientSession,
-                 child: ChildProcess | None) -> None:
+    def __init__(
+        self, plan: LaunchPlan, dispatcher: JSONRPCDispatcher[Any], session: ClientSession, child: ChildProcess | None
+    ) -> None:
         self.plan = plan
         self.child = child
         self._dispatcher = dispatcher
@@ -82,9 +83,16 @@ class Connection:
         request is self-describing), else the session's (the caller's answer is bridged back, versions.py)."""
         return caller_version if caller_version in self.modern_versions else self.protocol_version
 
-    async def request(self, method: str, params: JsonObject | None, timeout: float | None,
-                      progress: ProgressFnT | None = None, *, version: str | None = None,
-                      input_schema: JsonObject | None = None) -> JsonObject:
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        progress: ProgressFnT | None = None,
+        *,
+        version: str | None = None,
+        input_schema: JsonObject | None = None,
+    ) -> JsonObject:
         """A raw request; MCPError carries the server's error, a timeout or a closed connection.
 
         `version` (default: the session's) sets the headers the SDK session would add; HTTP servers route on them.
@@ -103,8 +111,11 @@ class Connection:
         for _ in range(_MAX_PAGES):
             result = await self.request("tools/list", {"cursor": cursor} if cursor else None, timeout)
             page = result.get("tools")
-            tools += [t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str)] \
-                if isinstance(page, list) else []
+            tools += (
+                [t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str)]
+                if isinstance(page, list)
+                else []
+            )
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
             if not cursor:
                 break
@@ -112,8 +123,13 @@ class Connection:
 
 
 @contextlib.asynccontextmanager
-async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Callable[[str], Awaitable[None]],
-                  relay: CallerRelay | None = None) -> AsyncIterator[Connection]:
+async def connect(
+    plan: LaunchPlan,
+    *,
+    init_timeout: float,
+    on_notification: Callable[[str], Awaitable[None]],
+    relay: CallerRelay | None = None,
+) -> AsyncIterator[Connection]:
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
     With a `relay` the server is offered sampling and elicitation, and its requests and log messages go to the relay.
@@ -141,9 +157,13 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
             elif isinstance(message, Exception) and holder:
                 holder[0].lost.set()
 
-        session = ClientSession(dispatcher=dispatcher, message_handler=on_message, client_info=CLIENT_INFO,
-                                sampling_callback=relay.sampling if relay else None,
-                                elicitation_callback=relay.elicitation if relay else None)
+        session = ClientSession(
+            dispatcher=dispatcher,
+            message_handler=on_message,
+            client_info=CLIENT_INFO,
+            sampling_callback=relay.sampling if relay else None,
+            elicitation_callback=relay.elicitation if relay else None,
+        )
         await stack.enter_async_context(session)
         connection = Connection(plan, dispatcher, session, child)
         holder.append(connection)
@@ -154,19 +174,24 @@ async def connect(plan: LaunchPlan, *, init_timeout: float, on_notification: Cal
                 else:
                     await _initialize_or_exit(session, child)
         except TimeoutError:
-            raise ConnectionError(f"did not answer initialize within {init_timeout:g} s"
-                                  f"{child.context() if child else ''}") from None
+            raise ConnectionError(
+                f"did not answer initialize within {init_timeout:g} s{child.context() if child else ''}"
+            ) from None
         connection.modern_versions = await _modern_versions(connection, init_timeout)
         yield connection
 
 
 async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:
     """The 2026-era versions the server answers, from `server/discover`; a 2025-only server answers an error."""
-    meta = {types.PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION, types.CLIENT_CAPABILITIES_META_KEY: {},
-            types.CLIENT_INFO_META_KEY: CLIENT_INFO.model_dump(exclude_none=True)}
+    meta = {
+        types.PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION,
+        types.CLIENT_CAPABILITIES_META_KEY: {},
+        types.CLIENT_INFO_META_KEY: CLIENT_INFO.model_dump(exclude_none=True),
+    }
     try:
-        result = await connection.request("server/discover", {"_meta": meta}, min(timeout, _DISCOVER_TIMEOUT),
-                                          version=LATEST_MODERN_VERSION)
+        result = await connection.request(
+            "server/discover", {"_meta": meta}, min(timeout, _DISCOVER_TIMEOUT), version=LATEST_MODERN_VERSION
+        )
     except (MCPError, TimeoutError):
         return ()
     versions = result.get("supportedVersions")
@@ -183,8 +208,10 @@ async def refuse_forbidden_address(url: str) -> None:
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             address = address.ipv4_mapped
         if address.is_link_local or address.is_unspecified or address.is_multicast or address == _AWS_IMDS_V6:
-            raise ConnectionError(f"{parts.hostname} resolves to {address}, a link-local or metadata address "
-                                  "Jarvis does not connect to (SSRF protection)")
+            raise ConnectionError(
+                f"{parts.hostname} resolves to {address}, a link-local or metadata address "
+                "Jarvis does not connect to (SSRF protection)"
+            )
 
 
 async def _initialize_or_exit(session: ClientSession, child: ChildProcess) -> None:

@@ -47,8 +47,9 @@ class ContainerSpec:
 @contextlib.asynccontextmanager
 async def container_transport(
     spec: ContainerSpec,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                         MemoryObjectSendStream[SessionMessage], ChildProcess]]:
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage], ChildProcess]
+]:
     """Start the server's container through the runtime and bridge its stdio to the SDK's message streams."""
     call = spec.runtime.attach_server()
     child = await _start(call, spec)
@@ -96,8 +97,9 @@ async def _start(call: Any, spec: ContainerSpec) -> ChildProcess:
     return ChildProcess(pid=None, container=first.started.container_id)
 
 
-async def _read_output(call: Any, stdout: MemoryObjectSendStream[bytes], stderr: asyncio.StreamReader,
-                       child: ChildProcess) -> None:
+async def _read_output(
+    call: Any, stdout: MemoryObjectSendStream[bytes], stderr: asyncio.StreamReader, child: ChildProcess
+) -> None:
     """Route the container's output; its exit (or a broken stream) is the server's exit."""
     async with stdout:
         try:

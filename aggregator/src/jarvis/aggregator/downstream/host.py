@@ -39,9 +39,11 @@ log = logging.getLogger(__name__)
 Listener = Callable[[set[str], set[str]], None]
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
 OTHER_SERVER = "other"
-NO_RUNTIME = ("container-image servers run through the runtime service, and this aggregator has none: set "
-              "JARVIS_AGGREGATOR_RUNTIME_TARGET to the runtime's host:port (`jarvis up` has one), or register the "
-              "server as a stdio server whose command is `docker run -i --rm IMAGE`")
+NO_RUNTIME = (
+    "container-image servers run through the runtime service, and this aggregator has none: set "
+    "JARVIS_AGGREGATOR_RUNTIME_TARGET to the runtime's host:port (`jarvis up` has one), or register the "
+    "server as a stdio server whose command is `docker run -i --rm IMAGE`"
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,16 @@ class HostConfig:
 
 
 class DownstreamHost:
-    def __init__(self, registry: RegistryClient, options: HostOptions, *, project_root: Path,
-                 max_message_bytes: int, watch_seconds: float = 2.0, runtime: RuntimeClient | None = None) -> None:
+    def __init__(
+        self,
+        registry: RegistryClient,
+        options: HostOptions,
+        *,
+        project_root: Path,
+        max_message_bytes: int,
+        watch_seconds: float = 2.0,
+        runtime: RuntimeClient | None = None,
+    ) -> None:
         self.registry = registry
         self.runtime = runtime  # runs container-image servers; None: they cannot be hosted here
         self.options = options
@@ -142,15 +152,20 @@ class DownstreamHost:
                 self._specs.pop(name, None)
                 changed_servers.add(name)
             new_profiles = {p.name: tuple(p.servers) for p in profiles}
-            changed |= {n for n in set(new_profiles) | set(self.profiles)
-                        if new_profiles.get(n) != self.profiles.get(n)}
+            changed |= {
+                n for n in set(new_profiles) | set(self.profiles) if new_profiles.get(n) != self.profiles.get(n)
+            }
             self.profiles = new_profiles
             known = self._known_tools(pins)
-            changed_servers |= {s for s in set(known) | set(self._known)
-                                if _names(known.get(s)) != _names(self._known.get(s))}
+            changed_servers |= {
+                s for s in set(known) | set(self._known) if _names(known.get(s)) != _names(self._known.get(s))
+            }
             self._known = known
-            approved = {p.server for p in pins if p.state == "pinned" and p.server in self.hosts
-                        and p.tool in self.hosts[p.server].tools.quarantined}
+            approved = {
+                p.server
+                for p in pins
+                if p.state == "pinned" and p.server in self.hosts and p.tool in self.hosts[p.server].tools.quarantined
+            }
             for name in approved:  # an admin approved a change: serve the tool again without a restart
                 self.hosts[name].reload_tools()
             changed |= {p for s in changed_servers for p in self._profiles_of(s)}
@@ -177,8 +192,14 @@ class DownstreamHost:
         if host is not None:
             await host.stop("launch spec changed")
         self._specs[server.name] = spec
-        self.hosts[server.name] = ServerHost(server.name, self._plan(server), self.options, self._load_tools,
-                                             self._tools_changed, interactive=interactive)
+        self.hosts[server.name] = ServerHost(
+            server.name,
+            self._plan(server),
+            self.options,
+            self._load_tools,
+            self._tools_changed,
+            interactive=interactive,
+        )
         if host is not None and host.eager:
             self.hosts[server.name].eager = True
         if was_up:  # a restart, not a stop: its tools under the new spec are learned at once
@@ -204,8 +225,12 @@ class DownstreamHost:
     async def _read_config(self) -> HostConfig:
         reg = self.registry
         values: dict[str, Any] = {}
-        for key in ("servers.idle_stop_seconds", "servers.autostart_profiles", "servers.unprefixed_profiles",
-                    "servers.interactive"):
+        for key in (
+            "servers.idle_stop_seconds",
+            "servers.autostart_profiles",
+            "servers.unprefixed_profiles",
+            "servers.interactive",
+        ):
             try:
                 entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key=key))
                 values[key] = json.loads(entry.value_json)
@@ -229,11 +254,19 @@ class DownstreamHost:
         if launch.transport == pb.TRANSPORT_CONTAINER:
             if self.runtime is None:
                 return NO_RUNTIME
-            return LaunchPlan(server.name, "container", container=ContainerSpec(
-                server.name, launch.image, self.runtime, tuple(launch.args), env, self.max_message_bytes))
+            return LaunchPlan(
+                server.name,
+                "container",
+                container=ContainerSpec(
+                    server.name, launch.image, self.runtime, tuple(launch.args), env, self.max_message_bytes
+                ),
+            )
         cwd = launch.cwd or str(self.project_root)
-        return LaunchPlan(server.name, "stdio", stdio=StdioSpec(
-            server.name, launch.command, tuple(launch.args), env, cwd, self.max_message_bytes))
+        return LaunchPlan(
+            server.name,
+            "stdio",
+            stdio=StdioSpec(server.name, launch.command, tuple(launch.args), env, cwd, self.max_message_bytes),
+        )
 
     async def _load_tools(self, host: ServerHost, connection: Connection) -> ServedTools:
         raw = await connection.list_tools(self.options.list_timeout)
@@ -258,8 +291,7 @@ class DownstreamHost:
             return
         now = time.monotonic()
         for host in self.hosts.values():
-            if (not host.eager and host.in_flight == 0 and host.state != "stopped"
-                    and now - host.last_used > idle):
+            if not host.eager and host.in_flight == 0 and host.state != "stopped" and now - host.last_used > idle:
                 asyncio.get_running_loop().create_task(host.stop(f"idle for {idle} s"))
 
     # ------------------------------------------------------------ queries
@@ -303,9 +335,16 @@ class DownstreamHost:
         """Profiles listed in `servers.unprefixed_profiles` that hold one server keep its tool names as they are."""
         return not (profile in self.config.unprefixed_profiles and len(self.profiles.get(profile, ())) == 1)
 
-    async def call_tool(self, server: str, params: dict[str, Any], progress: ProgressFnT | None = None,
-                        caller: Caller | None = None, *, caller_version: str | None = None,
-                        input_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        server: str,
+        params: dict[str, Any],
+        progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
+        *,
+        caller_version: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """`tools/call` on a hosted server (params as MCP sends them, with the server's own tool name).
 
         The raw result comes back as the server sent it; a quarantined tool, a server that cannot
@@ -318,11 +357,13 @@ class DownstreamHost:
         tool = str(params.get("name", ""))
         if tool in host.tools.quarantined:
             raise FailedPrecondition(quarantine_message(server, tool))
-        return await host.call("tools/call", params, None, progress, caller, caller_version=caller_version,
-                               input_schema=input_schema)
+        return await host.call(
+            "tools/call", params, None, progress, caller, caller_version=caller_version, input_schema=input_schema
+        )
 
-    async def forward(self, server: str, method: str, params: dict[str, Any] | None,
-                      caller_version: str | None = None) -> dict[str, Any]:
+    async def forward(
+        self, server: str, method: str, params: dict[str, Any] | None, caller_version: str | None = None
+    ) -> dict[str, Any]:
         """Any other request to a hosted server, raw (resources, prompts, completions: transparency)."""
         return await self.host(server).call(method, params, None, caller_version=caller_version)
 

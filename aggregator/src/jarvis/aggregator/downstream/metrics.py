@@ -26,21 +26,29 @@ class DownstreamCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         snapshots = {name: host.snapshot() for name, host in sorted(self.host.hosts.items())}
-        servers = GaugeMetricFamily("jarvis_downstream_servers", "Installed downstream servers by state.",
-                                    labels=["state"])
+        servers = GaugeMetricFamily(
+            "jarvis_downstream_servers", "Installed downstream servers by state.", labels=["state"]
+        )
         for state in STATES:
             servers.add_metric([state], sum(1 for s in snapshots.values() if s.state == state))
-        up = GaugeMetricFamily("jarvis_downstream_server_up", "1 while a downstream server is running, else 0.",
-                               labels=["server"])
-        restarts = CounterMetricFamily("jarvis_downstream_server_restarts",
-                                       "Times a downstream server stopped on its own (crash, exit, lost connection) "
-                                       "while it was running.", labels=["server"])
-        start_failures = CounterMetricFamily("jarvis_downstream_server_start_failures",
-                                             "Times a downstream server failed to start (its command failed, or it "
-                                             "did not answer initialize).", labels=["server"])
-        quarantined = GaugeMetricFamily("jarvis_downstream_quarantined_tools",
-                                        "Tools withheld because their definition changed since it was pinned.",
-                                        labels=["server"])
+        up = GaugeMetricFamily(
+            "jarvis_downstream_server_up", "1 while a downstream server is running, else 0.", labels=["server"]
+        )
+        restarts = CounterMetricFamily(
+            "jarvis_downstream_server_restarts",
+            "Times a downstream server stopped on its own (crash, exit, lost connection) while it was running.",
+            labels=["server"],
+        )
+        start_failures = CounterMetricFamily(
+            "jarvis_downstream_server_start_failures",
+            "Times a downstream server failed to start (its command failed, or it did not answer initialize).",
+            labels=["server"],
+        )
+        quarantined = GaugeMetricFamily(
+            "jarvis_downstream_quarantined_tools",
+            "Tools withheld because their definition changed since it was pinned.",
+            labels=["server"],
+        )
         for name, snap in snapshots.items():
             up.add_metric([name], 1 if snap.state == RUNNING else 0)
             restarts.add_metric([name], snap.restarts)

@@ -51,16 +51,27 @@ _MAX_SESSIONS = 10_000
 class _ListChangingServer(Server[Any]):
     """Advertises `tools.listChanged` to 2025-era clients, truthfully: membership changes are notified."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
 
 
 class ProxySurface:
-    def __init__(self, kind: str, host: DownstreamHost, shares: Shares, usage: UsageRecorder,
-                 metrics: AggregatorMetrics, version: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        host: DownstreamHost,
+        shares: Shares,
+        usage: UsageRecorder,
+        metrics: AggregatorMetrics,
+        version: str,
+    ) -> None:
         self.kind = kind
         self.host = host
         self.shares = shares
@@ -70,8 +81,13 @@ class ProxySurface:
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
         # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
         self.stdio_target: str | None = None
-        self.server = _ListChangingServer(f"jarvis-{kind}", version=version, on_list_tools=self._list_tools,
-                                          on_call_tool=self._call_tool, cache_hints=CACHE_HINTS)
+        self.server = _ListChangingServer(
+            f"jarvis-{kind}",
+            version=version,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            cache_hints=CACHE_HINTS,
+        )
         host.subscribe(self._changed)
         transparent.install(self)
 
@@ -103,8 +119,9 @@ class ProxySurface:
         """
         if principal.may(self.kind, target, exposed.name, read_only=False, admin=False):
             return True
-        return self.kind == PROFILE and principal.may(SERVERS, exposed.server, exposed.tool.lower(),
-                                                      read_only=False, admin=False)
+        return self.kind == PROFILE and principal.may(
+            SERVERS, exposed.server, exposed.tool.lower(), read_only=False, admin=False
+        )
 
     def granting(self, target: str, exposed: ExposedTool) -> list[str]:
         """The scopes `may_call` accepts for this tool, narrowest first, for a refusal to name."""
@@ -125,8 +142,9 @@ class ProxySurface:
 
     # ------------------------------------------------------------ MCP handlers
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any],
-                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         target = self.target_of(ctx)
         await self.host.learn_tools(self.servers_of(target))
         principal = principal_of(ctx)
@@ -139,9 +157,12 @@ class ProxySurface:
                 tools.append(types.Tool.model_validate(exposed.definition, by_name=False))
             except ValidationError as exc:
                 # Normalisation fixes schemas; anything else odd costs this tool only, never the listing.
-                log.warning("tool %s of downstream server %s left out of tools/list: invalid definition",
-                            exposed.tool, exposed.server,
-                            extra={"server": exposed.server, "tool": exposed.tool, "error": str(exc)[:300]})
+                log.warning(
+                    "tool %s of downstream server %s left out of tools/list: invalid definition",
+                    exposed.tool,
+                    exposed.server,
+                    extra={"server": exposed.server, "tool": exposed.tool, "error": str(exc)[:300]},
+                )
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
@@ -159,13 +180,17 @@ class ProxySurface:
         if exposed is None and (down := self._not_serving(target, params.name)) is not None:
             return text_result(down, is_error=True)
         if exposed is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}' on {self.kind} '{target}'; "
-                                                 "call tools/list for its tools")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown tool '{params.name}' on {self.kind} '{target}'; call tools/list for its tools",
+            )
         principal = principal_of(ctx)
         if not self.may_call(principal, target, exposed):
-            return text_result(f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
-                               f"token with one of these scopes may: {', '.join(self.granting(target, exposed))}",
-                               is_error=True)
+            return text_result(
+                f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
+                f"token with one of these scopes may: {', '.join(self.granting(target, exposed))}",
+                is_error=True,
+            )
         started, outcome = time.perf_counter(), "ok"
         try:
             result = for_caller(await self._forward(ctx, exposed), ctx.protocol_version)
@@ -180,9 +205,20 @@ class ProxySurface:
         finally:
             elapsed = time.perf_counter() - started
             self.metrics.downstream_call(self.kind, self.host.server_label(exposed.server), outcome, elapsed)
-            self.usage.record(exposed.name, "", outcome == "ok", elapsed * 1000,
-                              audit.fields(principal, self.kind, params.arguments,
-                                           exposed.definition.get("inputSchema"), outcome, exposed.server))
+            self.usage.record(
+                exposed.name,
+                "",
+                outcome == "ok",
+                elapsed * 1000,
+                audit.fields(
+                    principal,
+                    self.kind,
+                    params.arguments,
+                    exposed.definition.get("inputSchema"),
+                    outcome,
+                    exposed.server,
+                ),
+            )
             if self.kind == SHARE:
                 self.shares.count_call(target, outcome == "ok", elapsed * 1000)
 
@@ -205,9 +241,12 @@ class ProxySurface:
                 reasons.append(f"server '{member}' is failing: {snapshot.last_error or 'it did not start'}")
         if not reasons:
             return None
-        return (f"'{name}' is not available on {self.kind} '{target}' because " + "; ".join(reasons)
-                + f". Fix the cause, then jarvis_server action=info name={candidates[0]} shows its state "
-                  f"(jarvis_profile action=restart name={target} retries at once)")
+        return (
+            f"'{name}' is not available on {self.kind} '{target}' because "
+            + "; ".join(reasons)
+            + f". Fix the cause, then jarvis_server action=info name={candidates[0]} shows its state "
+            f"(jarvis_profile action=restart name={target} retries at once)"
+        )
 
     async def _forward(self, ctx: ServerRequestContext[Any], exposed: ExposedTool) -> dict[str, Any]:
         request = dict(ctx.params or {})
@@ -226,16 +265,24 @@ class ProxySurface:
         wanted = cast(ProgressFnT, progress) if caller_meta.get("progressToken") is not None else None
         caller = Caller(ctx.session, ctx.request_id) if ctx.request_id is not None else None
         schema = exposed.definition.get("inputSchema")
-        result = await self.host.call_tool(exposed.server, request, wanted, caller, caller_version=ctx.protocol_version,
-                                           input_schema=schema if isinstance(schema, dict) else None)
+        result = await self.host.call_tool(
+            exposed.server,
+            request,
+            wanted,
+            caller,
+            caller_version=ctx.protocol_version,
+            input_schema=schema if isinstance(schema, dict) else None,
+        )
         # An input-required result (2026-07-28) is relayed as the server sent it, `requestState` untouched: the
         # caller retries with its answers, and the retry names the same tool, so it reaches the same server.
         shape = types.InputRequiredResult if is_input_required(result) else types.CallToolResult
         try:
             shape.model_validate(result, by_name=False)
         except ValidationError as exc:
-            raise JarvisError(f"server '{exposed.server}' returned an invalid tool result "
-                              f"({exc.errors()[0]['msg'] if exc.errors() else exc})") from None
+            raise JarvisError(
+                f"server '{exposed.server}' returned an invalid tool result "
+                f"({exc.errors()[0]['msg'] if exc.errors() else exc})"
+            ) from None
         return result
 
     def _quarantined(self, target: str, name: str) -> str | None:
@@ -271,4 +318,3 @@ class ProxySurface:
             await session.send_tool_list_changed()
         except Exception:  # the session is gone (closed, expired): forget it
             self._sessions.get(target, OrderedDict()).pop(session_id, None)
-

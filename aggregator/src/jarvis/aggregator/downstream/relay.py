@@ -64,8 +64,9 @@ class CallerRelay:
             finally:
                 self._caller = None
 
-    async def sampling(self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-                       ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+    async def sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         caller = self._caller_for("sampling", "sampling")
         if isinstance(caller, types.ErrorData):
             return caller
@@ -74,8 +75,9 @@ class CallerRelay:
             return await _relay(caller, request, types.CreateMessageResultWithTools)
         return await _relay(caller, request, types.CreateMessageResult)
 
-    async def elicitation(self, context: ClientRequestContext,
-                          params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+    async def elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
         caller = self._caller_for("elicitation", "elicitation")
         if isinstance(caller, types.ErrorData):
             return caller
@@ -90,21 +92,32 @@ class CallerRelay:
         # (and at that level): exactly the filtering a relayed log line must go through.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await caller.session.send_log_message(params.level, params.data, params.logger,
-                                                  related_request_id=caller.request_id)
+            await caller.session.send_log_message(
+                params.level, params.data, params.logger, related_request_id=caller.request_id
+            )
 
     def _caller_for(self, what: str, capability: str) -> Caller | types.ErrorData:
         caller = self._caller
         if caller is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=(
-                f"server '{self.server}' asked for {what} outside a call Jarvis can relay it for: only tool calls "
-                "made on a profile or share surface can be asked back"))
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"server '{self.server}' asked for {what} outside a call Jarvis can relay it for: only tool calls "
+                    "made on a profile or share surface can be asked back"
+                ),
+            )
         if not caller.supports(capability):
-            return types.ErrorData(code=types.INVALID_REQUEST, message=(
-                f"the client that called this tool of server '{self.server}' does not support {what}"))
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(f"the client that called this tool of server '{self.server}' does not support {what}"),
+            )
         if not caller.session.can_send_request:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=(
-                f"the call to server '{self.server}' has no stream back to its caller to carry a {what} request"))
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"the call to server '{self.server}' has no stream back to its caller to carry a {what} request"
+                ),
+            )
         return caller
 
 

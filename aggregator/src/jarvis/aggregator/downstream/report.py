@@ -54,9 +54,14 @@ def _changed(server: str, pin: pb.ToolPin) -> dict[str, Any]:
     before, after = json.loads(pin.pinned_json or "{}"), json.loads(pin.seen_json or "{}")
     fields = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     pin_dict = to_dict(pin)
-    return {"tool": pin.tool, "changed_fields": fields, "changed_at": pin_dict.get("changed_at"),
-            "pinned": {k: before.get(k) for k in fields}, "now": {k: after.get(k) for k in fields},
-            "approve": f"jarvis server approve {server} --tool {pin.tool}"}
+    return {
+        "tool": pin.tool,
+        "changed_fields": fields,
+        "changed_at": pin_dict.get("changed_at"),
+        "pinned": {k: before.get(k) for k in fields},
+        "now": {k: after.get(k) for k in fields},
+        "approve": f"jarvis server approve {server} --tool {pin.tool}",
+    }
 
 
 async def restart(host: DownstreamHost | None, servers: list[str]) -> list[dict[str, Any]]:
@@ -85,11 +90,21 @@ def summary(host: DownstreamHost | None) -> dict[str, Any]:
     servers = {}
     for name, server in sorted(host.hosts.items()):
         snap = server.snapshot()
-        servers[name] = {"state": snap.state, "tools": snap.tools, "uptime_seconds": snap.uptime_seconds,
-                         "restarts": snap.restarts, **({"last_error": snap.last_error} if snap.last_error else {})}
+        servers[name] = {
+            "state": snap.state,
+            "tools": snap.tools,
+            "uptime_seconds": snap.uptime_seconds,
+            "restarts": snap.restarts,
+            **({"last_error": snap.last_error} if snap.last_error else {}),
+        }
     states = [s["state"] for s in servers.values()]
-    return {"hosted": True, "synced_with_registry": host.synced, "running": states.count("running"),
-            "failing": states.count("failing"), "servers": servers}
+    return {
+        "hosted": True,
+        "synced_with_registry": host.synced,
+        "running": states.count("running"),
+        "failing": states.count("failing"),
+        "servers": servers,
+    }
 
 
 async def refresh(host: DownstreamHost | None) -> None:

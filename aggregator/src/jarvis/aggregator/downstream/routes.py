@@ -48,8 +48,9 @@ class Guard:
             share = await surface.shares.active(target)
             if share is None:
                 return f"'{target}' is not shared (the share was stopped, expired or never started)"
-            if principal.token_id != share.token_id and not principal.may(SHARE, target, "", read_only=False,
-                                                                          admin=True):
+            if principal.token_id != share.token_id and not principal.may(
+                SHARE, target, "", read_only=False, admin=True
+            ):
                 return f"this token is not the token of the '{target}' share"
             surface.shares.count(share, REQUEST)
         if not surface.reaches(principal):
@@ -63,8 +64,10 @@ class Guard:
         exposed = self.surface.tools(self.target).get(name)
         if exposed is None or self.surface.may_call(principal, self.target, exposed):
             return None
-        return (f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}; a token with one of "
-                f"these scopes may: {', '.join(self.surface.granting(self.target, exposed))}")
+        return (
+            f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}; a token with one of "
+            f"these scopes may: {', '.join(self.surface.granting(self.target, exposed))}"
+        )
 
 
 class _Endpoint:
@@ -78,31 +81,45 @@ class _Endpoint:
         target = scope.get("path_params", {}).get("name", "")
         if not self.surface.exists(target):
             # Names are not listed: this answer comes before authentication.
-            await JSONResponse({"error": "not_found", "message": f"no {self.surface.kind} named '{target}'"},
-                               status_code=404)(scope, receive, send)
+            await JSONResponse(
+                {"error": "not_found", "message": f"no {self.surface.kind} named '{target}'"}, status_code=404
+            )(scope, receive, send)
             return
         # A surface that stands for one server (a share, an unprefixed profile) answers as that server's
         # transport would, in SSE, so it stays transparent; so does one with an interactive server, whose
         # requests to the caller ride the call's stream. The others answer JSON where nothing streams.
         servers = self.surface.servers_of(target)
-        as_json = (self.surface.single_server(target) is None and not self.surface.host.interactive(servers)
-                   and answer_as_json(scope.get("method", ""), scope.get(MESSAGES_SCOPE_KEY, [])))
+        as_json = (
+            self.surface.single_server(target) is None
+            and not self.surface.host.interactive(servers)
+            and answer_as_json(scope.get("method", ""), scope.get(MESSAGES_SCOPE_KEY, []))
+        )
         with answer_mode(as_json):
             await self.app(scope, receive, send)
 
 
 class DownstreamRoutes:
-    def __init__(self, profiles: ProxySurface, shares: ProxySurface, sessions: SessionLedger, *, stateless: bool,
-                 max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        profiles: ProxySurface,
+        shares: ProxySurface,
+        sessions: SessionLedger,
+        *,
+        stateless: bool,
+        max_body_bytes: int,
+    ) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
         self.managers = {
             kind: TrackedSessionManager(
                 sessions,
                 # JSON or SSE per request: see answer_mode.
-                app=surface.server, stateless=stateless, json_response=cast(bool, PerRequestAnswers()),
+                app=surface.server,
+                stateless=stateless,
+                json_response=cast(bool, PerRequestAnswers()),
                 # Host/Origin are validated by the gate before authentication, as for the other surfaces.
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-                max_request_body_size=max_body_bytes)
+                max_request_body_size=max_body_bytes,
+            )
             for kind, surface in self.surfaces.items()
         }
 
@@ -115,8 +132,9 @@ class DownstreamRoutes:
     def guard(self, path: str) -> Guard | None:
         """The gate's hook for paths no fixed surface owns."""
         if found := PROFILE_PATH.match(path):
-            return Guard(self.surfaces[PROFILE], found.group(1)) if self.surfaces[PROFILE].exists(found.group(1)) \
-                else None
+            return (
+                Guard(self.surfaces[PROFILE], found.group(1)) if self.surfaces[PROFILE].exists(found.group(1)) else None
+            )
         if found := SHARE_PATH.match(path):
             return Guard(self.surfaces[SHARE], found.group(1))
         return None
@@ -127,23 +145,40 @@ class DownstreamRoutes:
             yield
 
 
-def build_downstream(host: DownstreamHost, shares: Shares, usage: UsageRecorder, metrics: AggregatorMetrics,
-                     settings: AggregatorSettings, version: str, sessions: SessionLedger) -> DownstreamRoutes:
+def build_downstream(
+    host: DownstreamHost,
+    shares: Shares,
+    usage: UsageRecorder,
+    metrics: AggregatorMetrics,
+    settings: AggregatorSettings,
+    version: str,
+    sessions: SessionLedger,
+) -> DownstreamRoutes:
     """The profile and share surfaces of one aggregator; `sessions` tracks who owns their MCP sessions."""
     profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version)
     shared = ProxySurface(SHARE, host, shares, usage, metrics, version)
-    return DownstreamRoutes(profiles, shared, sessions, stateless=settings.stateless,
-                            max_body_bytes=settings.max_body_bytes)
+    return DownstreamRoutes(
+        profiles, shared, sessions, stateless=settings.stateless, max_body_bytes=settings.max_body_bytes
+    )
 
 
-def create_host(registry: RegistryClient, settings: AggregatorSettings, usage: UsageRecorder,
-                runtime: RuntimeClient | None = None) -> tuple[DownstreamHost, Shares]:
+def create_host(
+    registry: RegistryClient, settings: AggregatorSettings, usage: UsageRecorder, runtime: RuntimeClient | None = None
+) -> tuple[DownstreamHost, Shares]:
     """The downstream host; container-image servers need `runtime` (the runtime service runs them)."""
-    options = HostOptions(init_timeout=settings.downstream_init_timeout, call_timeout=settings.downstream_call_timeout,
-                          list_timeout=settings.downstream_init_timeout)
-    host = DownstreamHost(registry, options, project_root=settings.project_root,
-                          max_message_bytes=settings.downstream_max_message_bytes,
-                          watch_seconds=settings.downstream_watch_seconds, runtime=runtime)
+    options = HostOptions(
+        init_timeout=settings.downstream_init_timeout,
+        call_timeout=settings.downstream_call_timeout,
+        list_timeout=settings.downstream_init_timeout,
+    )
+    host = DownstreamHost(
+        registry,
+        options,
+        project_root=settings.project_root,
+        max_message_bytes=settings.downstream_max_message_bytes,
+        watch_seconds=settings.downstream_watch_seconds,
+        runtime=runtime,
+    )
     bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
     shown = f"[{bind}]" if ":" in bind else bind
     return host, Shares(registry, usage, f"http://{shown}:{settings.port}", Tunnels(settings.tunnel_dir.expanduser()))

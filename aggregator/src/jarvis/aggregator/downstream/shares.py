@@ -85,8 +85,12 @@ class Shares:
             server = token.name.removeprefix(PREFIX)
             if not token.name.startswith(PREFIX) or list(token.scopes) != [f"{PREFIX}{server}"]:
                 continue
-            share = Share(server, token.id, _time(token.created_at, token.HasField("created_at")),
-                          _time(token.expires_at, token.HasField("expires_at")))
+            share = Share(
+                server,
+                token.id,
+                _time(token.created_at, token.HasField("created_at")),
+                _time(token.expires_at, token.HasField("expires_at")),
+            )
             if not share.expired():
                 active[server] = share
         self._active, self._refreshed = active, time.monotonic()
@@ -119,30 +123,47 @@ class Shares:
             uses[share.token_id] = {"requests": calls.get(REQUEST, 0), "tool_calls": calls.get(TOOL_CALL, 0)}
         return uses
 
-    async def start(self, server: str, expires_in: int | None, tunnel: str = "none", remote_port: int | None = None,
-                    host_key: str | None = None) -> dict[str, Any]:
+    async def start(
+        self,
+        server: str,
+        expires_in: int | None,
+        tunnel: str = "none",
+        remote_port: int | None = None,
+        host_key: str | None = None,
+    ) -> dict[str, Any]:
         target, port = parse_target(tunnel), check_remote_port(remote_port)
         reg = self.registry
         await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=server))  # a typo gets "not installed"
         await self.refresh(force=True)
         if server in self._active:
-            raise FailedPrecondition(f"'{server}' is already shared (token {self._active[server].token_id}); "
-                                     "stop it first to issue a new token")
+            raise FailedPrecondition(
+                f"'{server}' is already shared (token {self._active[server].token_id}); "
+                "stop it first to issue a new token"
+            )
         if target is not None:
             await self.tunnels.check_trust(target, host_key)  # before any token exists
         if expires_in is None:
             entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="share.default_expiry_seconds"))
             expires_in = int(json.loads(entry.value_json))
-        created = await reg.call(reg.registry.CreateToken, pb.CreateTokenRequest(
-            name=f"{PREFIX}{server}", scopes=[f"{PREFIX}{server}"], expires_in_seconds=expires_in))
+        created = await reg.call(
+            reg.registry.CreateToken,
+            pb.CreateTokenRequest(
+                name=f"{PREFIX}{server}", scopes=[f"{PREFIX}{server}"], expires_in_seconds=expires_in
+            ),
+        )
         token = created.token
-        self._active[server] = Share(server, token.id, _time(token.created_at, True),
-                                     _time(token.expires_at, token.HasField("expires_at")))
+        self._active[server] = Share(
+            server, token.id, _time(token.created_at, True), _time(token.expires_at, token.HasField("expires_at"))
+        )
         share = self._active[server]
-        started = {"url": self.url(server, await self.base_url()), "token": created.secret,
-                   "token_id": token.id, "expires_at": share.expires_at,
-                   "header": "Authorization: Bearer <token>",
-                   "note": "the token is shown once and only reaches this share; jarvis_share action=stop revokes it"}
+        started = {
+            "url": self.url(server, await self.base_url()),
+            "token": created.secret,
+            "token_id": token.id,
+            "expires_at": share.expires_at,
+            "header": "Authorization: Bearer <token>",
+            "note": "the token is shown once and only reaches this share; jarvis_share action=stop revokes it",
+        }
         if target is None:
             return started
         try:
@@ -159,14 +180,27 @@ class Shares:
         closed = await self.tunnels.close(server)
         reg = self.registry
         await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=share.token_id))
-        return {"stopped": server, "revoked_token": share.token_id, "tunnel_closed": closed,
-                **(await self._uses([share]))[share.token_id]}
+        return {
+            "stopped": server,
+            "revoked_token": share.token_id,
+            "tunnel_closed": closed,
+            **(await self._uses([share]))[share.token_id],
+        }
 
     async def listing(self) -> list[dict[str, Any]]:
         await self.refresh(force=True)
         base = await self.base_url()
         shares = sorted(self._active.values(), key=lambda s: s.server)
         uses = await self._uses(shares)
-        return [{"server": s.server, "url": self.url(s.server, base), "created_at": s.created_at,
-                 "expires_at": s.expires_at, "token_id": s.token_id, **uses[s.token_id],
-                 **self.tunnels.view(s.server)} for s in shares]
+        return [
+            {
+                "server": s.server,
+                "url": self.url(s.server, base),
+                "created_at": s.created_at,
+                "expires_at": s.expires_at,
+                "token_id": s.token_id,
+                **uses[s.token_id],
+                **self.tunnels.view(s.server),
+            }
+            for s in shares
+        ]

@@ -110,8 +110,9 @@ def argv_of(spec: StdioSpec) -> list[str]:
 @contextlib.asynccontextmanager
 async def stdio_transport(
     spec: StdioSpec,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                         MemoryObjectSendStream[SessionMessage], ChildProcess]]:
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage], ChildProcess]
+]:
     """Spawn the server and bridge its pipes to the SDK's message streams; stop it on exit."""
     env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
     command, args = commands.resolve(spec.command, spec.args, env_path)
@@ -120,8 +121,12 @@ async def stdio_transport(
         _check_command(spec)
         proc = await asyncio.create_subprocess_exec(
             *argv_of(spec),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=get_default_environment() | spec.env, cwd=spec.cwd or None, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=get_default_environment() | spec.env,
+            cwd=spec.cwd or None,
+            start_new_session=True,
         )
     except FileNotFoundError as exc:
         raise OSError(f"cannot start '{spec.command}': {exc.strerror or exc}") from exc
@@ -149,9 +154,13 @@ def _check_command(spec: StdioSpec) -> None:
     """Fail with a plain reason before spawning (the exec step would only exit with a code)."""
     env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
     if shutil.which(spec.command, path=env_path) is None and not (
-            os.sep in spec.command and os.access(Path(spec.cwd or ".", spec.command), os.X_OK)):
-        raise FileNotFoundError(2, f"command '{spec.command}' not found on PATH ({env_path[:200]}) or not "
-                                   f"executable; fix: {commands.fix_for(spec.command)}")
+        os.sep in spec.command and os.access(Path(spec.cwd or ".", spec.command), os.X_OK)
+    ):
+        raise FileNotFoundError(
+            2,
+            f"command '{spec.command}' not found on PATH ({env_path[:200]}) or not "
+            f"executable; fix: {commands.fix_for(spec.command)}",
+        )
     if spec.cwd and not Path(spec.cwd).is_dir():
         raise FileNotFoundError(2, f"working directory '{spec.cwd}' does not exist")
 
@@ -185,8 +194,13 @@ async def _chunks(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def read_messages(chunks: AsyncIterator[bytes], send: MemoryObjectSendStream[SessionMessage | Exception],
-                        child: ChildProcess, server: str, max_message_bytes: int) -> None:
+async def read_messages(
+    chunks: AsyncIterator[bytes],
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    child: ChildProcess,
+    server: str,
+    max_message_bytes: int,
+) -> None:
     """Split a server's stdout into JSON-RPC messages, bounded: an oversized one is dropped, never buffered whole.
 
     `send` closes when the output ends, which the session sees as the connection closing.
@@ -219,8 +233,9 @@ async def read_messages(chunks: AsyncIterator[bytes], send: MemoryObjectSendStre
             return  # the session went away; the server is being stopped
 
 
-async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
-                   server: str, line: bytes) -> None:
+async def _deliver(
+    send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess, server: str, line: bytes
+) -> None:
     if not line.strip():
         return
     try:
@@ -230,26 +245,38 @@ async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], chi
         child.garbage_lines += 1
         child.last_garbage = line[:200].decode(errors="replace")
         if child.garbage_lines <= 3 or child.garbage_lines % 100 == 0:
-            log.warning("downstream server %s printed a non-JSON-RPC line on stdout: %r", server, child.last_garbage,
-                        extra={"server": server, "line": child.last_garbage, "count": child.garbage_lines})
+            log.warning(
+                "downstream server %s printed a non-JSON-RPC line on stdout: %r",
+                server,
+                child.last_garbage,
+                extra={"server": server, "line": child.last_garbage, "count": child.garbage_lines},
+            )
         return
     await send.send(SessionMessage(message))
 
 
-async def _oversized(send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess,
-                     server: str, limit: int, head: bytes) -> None:
+async def _oversized(
+    send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess, server: str, limit: int, head: bytes
+) -> None:
     """Answer the request an oversized response was for with an error, so its caller does not wait in vain."""
     child.oversized += 1
     size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
-    log.warning("downstream server %s sent a message over %d bytes; dropped", server, limit,
-                extra={"server": server, "limit_bytes": limit})
+    log.warning(
+        "downstream server %s sent a message over %d bytes; dropped",
+        server,
+        limit,
+        extra={"server": server, "limit_bytes": limit},
+    )
     found = _ID.search(head)
     if found is None or b'"method"' in head[: found.start()]:
         return  # a notification or a request of the server's own: nobody is waiting for it
     raw = found.group(1)
     request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
-    error = types.ErrorData(code=types.INTERNAL_ERROR, data={"jarvis": OVERSIZED},
-                            message=f"the response of server '{server}' was larger than {size} and was dropped")
+    error = types.ErrorData(
+        code=types.INTERNAL_ERROR,
+        data={"jarvis": OVERSIZED},
+        message=f"the response of server '{server}' was larger than {size} and was dropped",
+    )
     await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
 
 

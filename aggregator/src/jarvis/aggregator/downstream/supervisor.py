@@ -64,8 +64,16 @@ ToolsLoader = Callable[["ServerHost", Connection], Awaitable[ServedTools]]
 
 
 class ServerHost:
-    def __init__(self, name: str, plan: LaunchPlan | str, options: HostOptions, load_tools: ToolsLoader,
-                 on_tools_changed: Callable[[str], None], *, interactive: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: LaunchPlan | str,
+        options: HostOptions,
+        load_tools: ToolsLoader,
+        on_tools_changed: Callable[[str], None],
+        *,
+        interactive: bool = False,
+    ) -> None:
         self.name = name
         # An interactive server may ask its caller (sampling, elicitation): its tool calls take turns.
         self.relay = CallerRelay(name) if interactive else None
@@ -102,8 +110,9 @@ class ServerHost:
             raise Unavailable(f"server '{self.name}' cannot be hosted: {self.plan}")
         if self._retry_at is not None and self._retry_at - time.monotonic() > wait:
             delay = self._retry_at - time.monotonic()
-            raise Unavailable(f"server '{self.name}' is failing ({self.last_error}); "
-                              f"next restart attempt in {delay:.1f} s")
+            raise Unavailable(
+                f"server '{self.name}' is failing ({self.last_error}); next restart attempt in {delay:.1f} s"
+            )
         self._want()
         seen = self._attempts
         deadline = time.monotonic() + wait
@@ -136,8 +145,9 @@ class ServerHost:
                 await task
         self._set_stopped()
         if reason:
-            log.info("downstream server %s stopped: %s", self.name, reason,
-                     extra={"server": self.name, "reason": reason})
+            log.info(
+                "downstream server %s stopped: %s", self.name, reason, extra={"server": self.name, "reason": reason}
+            )
 
     async def restart(self, wait: float) -> Connection:
         await self.stop()
@@ -150,9 +160,17 @@ class ServerHost:
 
     # ------------------------------------------------------------ calls
 
-    async def call(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                   progress: ProgressFnT | None = None, caller: Caller | None = None, *,
-                   caller_version: str | None = None, input_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
+        *,
+        caller_version: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A request to the server; a crash mid-call becomes an Unavailable naming the server and why.
 
         On an interactive server a tool call waits its turn, and what the server asks meanwhile goes to `caller`.
@@ -161,25 +179,37 @@ class ServerHost:
         connection = await self.ensure_running(self.options.init_timeout)
         self.calls += 1
         self.in_flight += 1
-        turn = self.relay.serving(caller) if self.relay is not None and method == "tools/call" \
+        turn = (
+            self.relay.serving(caller)
+            if self.relay is not None and method == "tools/call"
             else contextlib.nullcontext()
+        )
         try:
             async with turn:
-                return await connection.request(method, params, timeout or self.options.call_timeout, progress,
-                                                version=connection.version_for(caller_version),
-                                                input_schema=input_schema)
+                return await connection.request(
+                    method,
+                    params,
+                    timeout or self.options.call_timeout,
+                    progress,
+                    version=connection.version_for(caller_version),
+                    input_schema=input_schema,
+                )
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED or self._exited(connection):
                 if connection.child is not None:  # stdout closes first; give the exit status a moment to arrive
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(connection.child.exited.wait(), 1.0)
-                raise Unavailable(f"server '{self.name}' stopped during the call: {self._exit_reason(connection)}; "
-                                  "it is being restarted") from None
+                raise Unavailable(
+                    f"server '{self.name}' stopped during the call: {self._exit_reason(connection)}; "
+                    "it is being restarted"
+                ) from None
             if isinstance(exc.error.data, dict) and exc.error.data.get("jarvis") == OVERSIZED:
                 raise FailedPrecondition(exc.error.message) from None  # ours, not the server's: a tool error
             if exc.error.code == types.REQUEST_TIMEOUT:
-                raise DeadlineExceeded(f"server '{self.name}' did not answer {method} within "
-                                       f"{timeout or self.options.call_timeout:g} s; the call was cancelled") from None
+                raise DeadlineExceeded(
+                    f"server '{self.name}' did not answer {method} within "
+                    f"{timeout or self.options.call_timeout:g} s; the call was cancelled"
+                ) from None
             raise
         finally:
             self.in_flight -= 1
@@ -206,8 +236,12 @@ class ServerHost:
             self._announce()
             opened: Connection | None = None
             try:
-                async with connect(self.plan, init_timeout=self.options.init_timeout,
-                                   on_notification=self._on_notification, relay=self.relay) as connection:
+                async with connect(
+                    self.plan,
+                    init_timeout=self.options.init_timeout,
+                    on_notification=self._on_notification,
+                    relay=self.relay,
+                ) as connection:
                     opened = connection
                     self.tools = await self._load_tools(self, connection)
                     self.connection, self.state, self.started_at = connection, RUNNING, time.time()
@@ -215,8 +249,12 @@ class ServerHost:
                     self._attempts += 1
                     self._announce()
                     self._on_tools_changed(self.name)
-                    log.info("downstream server %s running with %d tools", self.name, len(self.tools),
-                             extra={"server": self.name, "tools": len(self.tools)})
+                    log.info(
+                        "downstream server %s running with %d tools",
+                        self.name,
+                        len(self.tools),
+                        extra={"server": self.name, "tools": len(self.tools)},
+                    )
                     await self._until_lost(connection)
                     self._record_failure(f"{self._exit_reason(connection)}", crashed=True)
             except asyncio.CancelledError:
@@ -258,8 +296,13 @@ class ServerHost:
             self._attempts += 1
             self.start_failures += 1
         self._announce()
-        log.warning("downstream server %s failed: %s; retrying in %.1f s", self.name, error, delay,
-                    extra={"server": self.name, "error": error, "retry_in_seconds": delay})
+        log.warning(
+            "downstream server %s failed: %s; retrying in %.1f s",
+            self.name,
+            error,
+            delay,
+            extra={"server": self.name, "error": error, "retry_in_seconds": delay},
+        )
 
     async def _on_notification(self, method: str) -> None:
         if method == "notifications/tools/list_changed":
@@ -274,8 +317,12 @@ class ServerHost:
         try:
             self.tools = await self._load_tools(self, connection)
         except Exception as exc:
-            log.warning("could not reload the tools of downstream server %s: %s", self.name, exc,
-                        extra={"server": self.name, "error": str(exc)})
+            log.warning(
+                "could not reload the tools of downstream server %s: %s",
+                self.name,
+                exc,
+                extra={"server": self.name, "error": str(exc)},
+            )
             return
         self._on_tools_changed(self.name)
 
@@ -292,11 +339,17 @@ class ServerHost:
             state=self.state if not isinstance(self.plan, str) else FAILING,
             pid=child.pid if child is not None else None,
             uptime_seconds=round(time.time() - self.started_at, 1) if self.started_at else None,
-            tools=len(self.tools), restarts=self.restarts, failures=self.failures,
+            tools=len(self.tools),
+            restarts=self.restarts,
+            failures=self.failures,
             last_error=self.last_error or (self.plan if isinstance(self.plan, str) else ""),
-            last_error_at=self.last_error_at, retry_in_seconds=None if retry is None else round(retry, 1),
-            calls=self.calls, in_flight=self.in_flight, quarantined=sorted(self.tools.quarantined),
-            schema_fixes=dict(self.tools.fixes), container=(child.container or None) if child is not None else None,
+            last_error_at=self.last_error_at,
+            retry_in_seconds=None if retry is None else round(retry, 1),
+            calls=self.calls,
+            in_flight=self.in_flight,
+            quarantined=sorted(self.tools.quarantined),
+            schema_fixes=dict(self.tools.fixes),
+            container=(child.container or None) if child is not None else None,
             start_failures=self.start_failures,
         )
 

@@ -58,19 +58,36 @@ async def check_pins(registry: RegistryClient, server: str, raw_tools: list[Json
     Fails closed: if the registry cannot be asked, the start attempt fails (and is retried), because
     serving unchecked definitions is exactly what pinning exists to prevent.
     """
-    request = pb.RecordToolPinsRequest(server=server, tools=[
-        pb.ToolDefinition(name=t["name"], definition_json=pin_definition(t)) for t in raw_tools])
+    request = pb.RecordToolPinsRequest(
+        server=server, tools=[pb.ToolDefinition(name=t["name"], definition_json=pin_definition(t)) for t in raw_tools]
+    )
     response = await registry.call(registry.registry.RecordToolPins, request)
     pins = {p.tool: p for p in response.pins}
     result = served(raw_tools, pins)
     for name, pin in result.quarantined.items():
-        log.warning("tool %s of downstream server %s quarantined: its definition changed since it was pinned; "
-                    "approve with `jarvis server approve %s --tool %s`", name, server, server, name,
-                    extra={"server": server, "tool": name, "pinned_sha256": pin.pinned_sha256,
-                           "seen_sha256": pin.seen_sha256, "approve": f"jarvis server approve {server} --tool {name}"})
+        log.warning(
+            "tool %s of downstream server %s quarantined: its definition changed since it was pinned; "
+            "approve with `jarvis server approve %s --tool %s`",
+            name,
+            server,
+            server,
+            name,
+            extra={
+                "server": server,
+                "tool": name,
+                "pinned_sha256": pin.pinned_sha256,
+                "seen_sha256": pin.seen_sha256,
+                "approve": f"jarvis server approve {server} --tool {name}",
+            },
+        )
     for name, problems in result.fixes.items():
-        log.info("schema of tool %s of downstream server %s normalised: %s", name, server, "; ".join(problems),
-                 extra={"server": server, "tool": name, "fixes": problems})
+        log.info(
+            "schema of tool %s of downstream server %s normalised: %s",
+            name,
+            server,
+            "; ".join(problems),
+            extra={"server": server, "tool": name, "fixes": problems},
+        )
     return result
 
 
@@ -87,6 +104,8 @@ def known_from_pins(pins: list[pb.ToolPin]) -> dict[str, ServedTools]:
 
 
 def quarantine_message(server: str, tool: str) -> str:
-    return (f"tool '{tool}' of server '{server}' is quarantined: its definition changed since it was pinned; "
-            f"an admin can review the change (jarvis_server action=info name={server}) and approve it with "
-            f"`jarvis server approve {server} --tool {tool}`")
+    return (
+        f"tool '{tool}' of server '{server}' is quarantined: its definition changed since it was pinned; "
+        f"an admin can review the change (jarvis_server action=info name={server}) and approve it with "
+        f"`jarvis server approve {server} --tool {tool}`"
+    )

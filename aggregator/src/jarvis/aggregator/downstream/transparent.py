@@ -43,17 +43,21 @@ def install(surface: ProxySurface) -> None:
         surface.server.add_request_handler(method, params_type, _forwarder(surface, method, mixed))
 
 
-def _forwarder(surface: ProxySurface, method: str, mixed: dict[str, Any] | None
-               ) -> Callable[[ServerRequestContext[Any], Any], Awaitable[dict[str, Any]]]:
+def _forwarder(
+    surface: ProxySurface, method: str, mixed: dict[str, Any] | None
+) -> Callable[[ServerRequestContext[Any], Any], Awaitable[dict[str, Any]]]:
     async def forward(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
         target = surface.target_of(ctx)
         server = surface.single_server(target)
         if server is None:
             if mixed is not None:
                 return for_caller(dict(mixed), ctx.protocol_version)
-            raise MCPError(types.METHOD_NOT_FOUND, f"{method} is not served by {surface.kind} '{target}': it "
-                           "holds several servers, so it serves their tools only (an unprefixed one-server "
-                           "profile or a share passes everything through)")
+            raise MCPError(
+                types.METHOD_NOT_FOUND,
+                f"{method} is not served by {surface.kind} '{target}': it "
+                "holds several servers, so it serves their tools only (an unprefixed one-server "
+                "profile or a share passes everything through)",
+            )
         raw = dict(ctx.params or {})
         meta = raw.pop("_meta", None) or {}
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

@@ -16,8 +16,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 # Filled only where the server gave none (its own hints win, key by key). Immediately stale and private:
 # a server that said nothing promised no freshness, and a surface's listing depends on the caller's token.
-CACHE_HINTS: dict[CacheableMethod, CacheHint] = dict.fromkeys(get_args(CacheableMethod),
-                                                              CacheHint(ttl_ms=0, scope="private"))
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = dict.fromkeys(
+    get_args(CacheableMethod), CacheHint(ttl_ms=0, scope="private")
+)
 
 
 def for_caller(result: dict[str, Any], caller_version: str | None) -> dict[str, Any]:

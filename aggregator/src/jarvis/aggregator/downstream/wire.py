@@ -23,8 +23,9 @@ from mcp.shared.inbound import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 
-def headers_for(version: str, method: str, params: dict[str, Any] | None,
-                input_schema: dict[str, Any] | None = None) -> dict[str, str]:
+def headers_for(
+    version: str, method: str, params: dict[str, Any] | None, input_schema: dict[str, Any] | None = None
+) -> dict[str, str]:
     headers = {MCP_PROTOCOL_VERSION_HEADER: version}
     if version not in MODERN_PROTOCOL_VERSIONS:
         return headers
@@ -34,7 +35,11 @@ def headers_for(version: str, method: str, params: dict[str, Any] | None,
     if key is not None and isinstance(name := params.get(key), str):
         headers[MCP_NAME_HEADER] = encode_header_value(name)
     arguments = params.get("arguments")
-    if method == "tools/call" and input_schema and isinstance(arguments, dict) \
-            and find_invalid_x_mcp_header(input_schema) is None:
+    if (
+        method == "tools/call"
+        and input_schema
+        and isinstance(arguments, dict)
+        and find_invalid_x_mcp_header(input_schema) is None
+    ):
         headers.update(mcp_param_headers(x_mcp_header_map(input_schema), arguments))
     return headers

@@ -125,18 +125,26 @@ class Tool:
     def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
         """Whether `principal` may make this call; a `project_id` argument is checked against project-bound scopes."""
         project = args.get("project_id")
-        return principal.may(surface, self.name, action.name if action else None,
-                             read_only=action.read_only if action else self.read_only,
-                             admin=action.needs_admin(args) if action else self.admin,
-                             project=project if isinstance(project, str) else None)
+        return principal.may(
+            surface,
+            self.name,
+            action.name if action else None,
+            read_only=action.read_only if action else self.read_only,
+            admin=action.needs_admin(args) if action else self.admin,
+            project=project if isinstance(project, str) else None,
+        )
 
     def needed_scopes(self, surface: str, action: Action | None, args: Mapping[str, Any]) -> list[str]:
         """Scopes that would permit this call, for a refusal to name."""
         project = args.get("project_id")
-        return scope_rules.granting(surface, self.name, action.name if action else None,
-                                    read_only=action.read_only if action else self.read_only,
-                                    admin=action.admin if action else self.admin,
-                                    project=project if isinstance(project, str) else None)
+        return scope_rules.granting(
+            surface,
+            self.name,
+            action.name if action else None,
+            read_only=action.read_only if action else self.read_only,
+            admin=action.admin if action else self.admin,
+            project=project if isinstance(project, str) else None,
+        )
 
     async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:
         action, args = self.resolve(arguments)

@@ -23,8 +23,10 @@ def build_debug_surface(ctx: ToolContext) -> Surface:
     async def debug(args: dict[str, Any], _: Principal) -> Any:
         client = ctx.debug
         if client is None:
-            raise FailedPrecondition("the debug service is not part of this deployment; start it with "
-                                     "`jarvis serve debug` and set JARVIS_AGGREGATOR_DEBUG_TARGET")
+            raise FailedPrecondition(
+                "the debug service is not part of this deployment; start it with "
+                "`jarvis serve debug` and set JARVIS_AGGREGATOR_DEBUG_TARGET"
+            )
         arguments = args.get("arguments", "{}")
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
         request = pb.InvokeRequest(tool=args.get("tool", "list"), arguments_json=text)
@@ -35,15 +37,25 @@ def build_debug_surface(ctx: ToolContext) -> Surface:
         name="debug",
         description="Debugging tools gateway: discover with list, then run",
         properties={
-            "tool": {"type": "string", "default": "list",
-                     "description": f'"list", "list:<category>" ({CATEGORIES}) or a tool name to run'},
+            "tool": {
+                "type": "string",
+                "default": "list",
+                "description": f'"list", "list:<category>" ({CATEGORIES}) or a tool name to run',
+            },
             # An object is accepted too: agents often send one where the spec asks for its JSON text.
-            "arguments": {"type": ["string", "object"], "default": "{}",
-                          "description": 'JSON object of the tool\'s arguments, e.g. {"log_group": "/aws/x"}'},
+            "arguments": {
+                "type": ["string", "object"],
+                "default": "{}",
+                "description": 'JSON object of the tool\'s arguments, e.g. {"log_group": "/aws/x"}',
+            },
         },
         handler=debug,
         # Not read-only: project tools can write (db_bridge seed) and run tests.
         read_only=False,
     )
-    return Surface(name="debug", path="/mcp/debug", tools=[tool],
-                   instructions='Debug AWS, LangSmith, Jira and projects: call debug(tool="list") first.')
+    return Surface(
+        name="debug",
+        path="/mcp/debug",
+        tools=[tool],
+        instructions='Debug AWS, LangSmith, Jira and projects: call debug(tool="list") first.',
+    )

@@ -23,8 +23,10 @@ _SCAN_SECONDS = 10.0
 def openssh_tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        raise FailedPrecondition(f"tunnels need the OpenSSH client ({name} is not on PATH): install it "
-                                 "(Debian: apt-get install openssh-client) or use tunnel=none")
+        raise FailedPrecondition(
+            f"tunnels need the OpenSSH client ({name} is not on PATH): install it "
+            "(Debian: apt-get install openssh-client) or use tunnel=none"
+        )
     return found
 
 
@@ -45,13 +47,25 @@ class TunnelKeys:
         if not self.private_key.exists():
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             process = await asyncio.create_subprocess_exec(
-                openssh_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", "jarvis-tunnel",
-                "-f", str(self.private_key),
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                openssh_tool("ssh-keygen"),
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "jarvis-tunnel",
+                "-f",
+                str(self.private_key),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
             _, err = await process.communicate()
             if process.returncode != 0:
-                raise FailedPrecondition(f"could not generate the tunnel key in {self.directory}: "
-                                         f"{err.decode(errors='replace').strip()}")
+                raise FailedPrecondition(
+                    f"could not generate the tunnel key in {self.directory}: {err.decode(errors='replace').strip()}"
+                )
         os.chmod(self.private_key, 0o600)  # ssh refuses a key others can read
         return (await asyncio.to_thread(Path(f"{self.private_key}.pub").read_text)).strip()
 
@@ -60,15 +74,19 @@ class TunnelKeys:
         if not self.known_hosts.exists():
             return []
         name = target.known_hosts_name
-        return [parse_host_key(line) for line in self.known_hosts.read_text().splitlines()
-                if line.split(" ", 1)[0] == name]
+        return [
+            parse_host_key(line) for line in self.known_hosts.read_text().splitlines() if line.split(" ", 1)[0] == name
+        ]
 
     def trust(self, target: SshTarget, key: HostKey) -> None:
         """Make `key` the one key trusted for `target` (a key given again replaces the old one)."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         name = target.known_hosts_name
-        kept = [line for line in (self.known_hosts.read_text().splitlines() if self.known_hosts.exists() else [])
-                if line.split(" ", 1)[0] != name]
+        kept = [
+            line
+            for line in (self.known_hosts.read_text().splitlines() if self.known_hosts.exists() else [])
+            if line.split(" ", 1)[0] != name
+        ]
         temporary = self.known_hosts.with_suffix(".tmp")
         temporary.write_text("".join(f"{line}\n" for line in [*kept, key.line(target)]))
         os.chmod(temporary, 0o600)
@@ -77,8 +95,17 @@ class TunnelKeys:
     async def scan(self, target: SshTarget) -> list[HostKey]:
         """The keys the host presents now (ssh-keyscan): shown for the user to check, never trusted as such."""
         process = await asyncio.create_subprocess_exec(
-            openssh_tool("ssh-keyscan"), "-T", str(int(_SCAN_SECONDS)), "-p", str(target.port), "--", target.host,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            openssh_tool("ssh-keyscan"),
+            "-T",
+            str(int(_SCAN_SECONDS)),
+            "-p",
+            str(target.port),
+            "--",
+            target.host,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         try:
             out, _ = await asyncio.wait_for(process.communicate(), _SCAN_SECONDS + 5)
         except TimeoutError:
@@ -93,7 +120,9 @@ class TunnelKeys:
                 except InvalidArgument:
                     continue
         if not keys:
-            raise Unavailable(f"{target.host} port {target.port} presented no SSH host key (is sshd running "
-                              "there and reachable?); pass host_key='ssh-ed25519 AAAA…' from the host's "
-                              "/etc/ssh/ssh_host_ed25519_key.pub to trust it without asking the host")
+            raise Unavailable(
+                f"{target.host} port {target.port} presented no SSH host key (is sshd running "
+                "there and reachable?); pass host_key='ssh-ed25519 AAAA…' from the host's "
+                "/etc/ssh/ssh_host_ed25519_key.pub to trust it without asking the host"
+            )
         return keys

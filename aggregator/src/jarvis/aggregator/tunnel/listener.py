@@ -31,8 +31,9 @@ class ShareOnly:
         if scope["type"] != "http":
             return  # no lifespan or websockets here: the main listener runs the app's lifespan
         if scope.get("path", "").rstrip("/") != self.path:
-            await JSONResponse({"error": "not_found", "message": f"only {self.path} is served here"},
-                               status_code=404)(scope, receive, send)
+            await JSONResponse({"error": "not_found", "message": f"only {self.path} is served here"}, status_code=404)(
+                scope, receive, send
+            )
             return
         headers = [(k, v) for k, v in scope.get("headers", []) if k != b"host"] + [(b"host", self.host)]
         await self.app({**scope, "headers": headers}, receive, send)
@@ -52,8 +53,13 @@ class ShareListener:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(ShareOnly(app, path, f"127.0.0.1:{self.port}"), lifespan="off",
-                                log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            ShareOnly(app, path, f"127.0.0.1:{self.port}"),
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
         self._server = _QuietServer(config)
         self._task: asyncio.Task[None] | None = None
 

@@ -48,13 +48,15 @@ class Tunnels:
         raise FailedPrecondition(
             f"{target.known_hosts_name} is not a trusted host yet. It presents {keys}. Check that fingerprint "
             f"on the host (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then start the share again with "
-            f"host_key='{_preferred(offered)}'")
+            f"host_key='{_preferred(offered)}'"
+        )
 
     async def open(self, server: str, path: str, target: SshTarget, remote_port: int) -> dict[str, Any]:
         """Serve `path` on a new loopback listener and forward the far side's port to it; its state."""
         if self.app is None:
-            raise FailedPrecondition("tunnels need the aggregator's HTTP listener (jarvis up or jarvis serve "
-                                     "aggregator)")
+            raise FailedPrecondition(
+                "tunnels need the aggregator's HTTP listener (jarvis up or jarvis serve aggregator)"
+            )
         await self.close(server)
         public_key = await self.keys.public_key()
         listener = ShareListener(self.app, path)
@@ -76,9 +78,12 @@ class Tunnels:
         ssh = opened.ssh
         target = ssh.plan.target
         view: dict[str, Any] = {
-            "tunnel": str(target), "state": ssh.state,
+            "tunnel": str(target),
+            "state": ssh.state,
             "public_url": f"http://{target.url_host}:{ssh.port}{opened.path}" if ssh.port else None,
-            "port": ssh.port, "since": dt.datetime.fromtimestamp(ssh.since, dt.UTC), "restarts": ssh.restarts,
+            "port": ssh.port,
+            "since": dt.datetime.fromtimestamp(ssh.since, dt.UTC),
+            "restarts": ssh.restarts,
             "authorize": opened.authorize,
         }
         if ssh.reason:
@@ -107,6 +112,8 @@ def _preferred(keys: list[HostKey]) -> HostKey:
 def _authorize(public_key: str, target: SshTarget, remote_port: int) -> dict[str, str]:
     """What to put on the far side so Jarvis's key may open this tunnel and do nothing else."""
     listen = f',permitlisten="{remote_port}"' if remote_port else ""
-    return {"public_key": public_key,
-            "authorized_keys_line": f"restrict,port-forwarding{listen} {public_key}",
-            "where": f"~{target.user}/.ssh/authorized_keys on {target.host}"}
+    return {
+        "public_key": public_key,
+        "authorized_keys_line": f"restrict,port-forwarding{listen} {public_key}",
+        "where": f"~{target.user}/.ssh/authorized_keys on {target.host}",
+    }

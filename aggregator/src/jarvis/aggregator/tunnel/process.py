@@ -30,12 +30,21 @@ _FORWARDED = re.compile(r"remote forward success for: listen (?:[^:,\s]+:)?(\d+)
 _ALLOCATED = re.compile(r"Allocated port (\d+) for remote forward")
 # What ssh says about a failure, turned into what the user should do.
 _HINTS = (
-    ("Permission denied", "the far side refused Jarvis's tunnel key: add the public key shown by "
-                          "jarvis_share action=list to ~/.ssh/authorized_keys of that user there"),
-    ("Host key verification failed", "the host's key is not the one trusted for it: if the host was "
-                                     "reinstalled, start the share again with its new host_key"),
-    ("remote port forwarding failed", "the far side would not listen on that port (in use, below 1024, or "
-                                      "AllowTcpForwarding is off there): start the share with another port"),
+    (
+        "Permission denied",
+        "the far side refused Jarvis's tunnel key: add the public key shown by "
+        "jarvis_share action=list to ~/.ssh/authorized_keys of that user there",
+    ),
+    (
+        "Host key verification failed",
+        "the host's key is not the one trusted for it: if the host was "
+        "reinstalled, start the share again with its new host_key",
+    ),
+    (
+        "remote port forwarding failed",
+        "the far side would not listen on that port (in use, below 1024, or "
+        "AllowTcpForwarding is off there): start the share with another port",
+    ),
 )
 
 
@@ -64,15 +73,57 @@ class SshTunnel:
         plan = self.plan
         forward = f"{plan.remote_port}:127.0.0.1:{plan.local_port}"
         return [
-            openssh_tool("ssh"), "-N", "-T", "-F", "/dev/null", "-o", "LogLevel=DEBUG1",
-            "-i", str(self.keys.private_key), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
-            "-o", "BatchMode=yes", "-o", "PasswordAuthentication=no", "-o", "KbdInteractiveAuthentication=no",
-            "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.keys.known_hosts}",
-            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "UpdateHostKeys=no", "-o", "CheckHostIP=no",
-            "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3",
-            "-o", "ConnectTimeout=10", "-o", "ClearAllForwardings=no", "-o", "ForwardAgent=no",
-            "-o", "ForwardX11=no", "-o", "PermitLocalCommand=no",
-            "-p", str(plan.target.port), "-R", forward, "--", plan.target.destination,
+            openssh_tool("ssh"),
+            "-N",
+            "-T",
+            "-F",
+            "/dev/null",
+            "-o",
+            "LogLevel=DEBUG1",
+            "-i",
+            str(self.keys.private_key),
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "IdentityAgent=none",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "PasswordAuthentication=no",
+            "-o",
+            "KbdInteractiveAuthentication=no",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"UserKnownHostsFile={self.keys.known_hosts}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "UpdateHostKeys=no",
+            "-o",
+            "CheckHostIP=no",
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-o",
+            "ServerAliveInterval=15",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-o",
+            "ConnectTimeout=10",
+            "-o",
+            "ClearAllForwardings=no",
+            "-o",
+            "ForwardAgent=no",
+            "-o",
+            "ForwardX11=no",
+            "-o",
+            "PermitLocalCommand=no",
+            "-p",
+            str(plan.target.port),
+            "-R",
+            forward,
+            "--",
+            plan.target.destination,
         ]
 
     def start(self) -> None:
@@ -130,8 +181,12 @@ class SshTunnel:
         """Run ssh until it exits; why it exited, in words a user can act on."""
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *dies_with_jarvis(self.argv()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True)
+                *dies_with_jarvis(self.argv()),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as exc:
             return f"ssh could not start: {exc.strerror}"
         said: deque[str] = deque(maxlen=5)  # ssh's last words that are not debug chatter

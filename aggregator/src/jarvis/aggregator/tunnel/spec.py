@@ -17,8 +17,10 @@ from jarvis.common.errors import InvalidArgument
 NONE = "none"
 _USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
-_KEY_TYPE = re.compile(r"^(ssh-ed25519|ssh-rsa|rsa-sha2-256|rsa-sha2-512|ecdsa-sha2-nistp(256|384|521)|"
-                       r"sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)$")
+_KEY_TYPE = re.compile(
+    r"^(ssh-ed25519|ssh-rsa|rsa-sha2-256|rsa-sha2-512|ecdsa-sha2-nistp(256|384|521)|"
+    r"sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)$"
+)
 _EXAMPLE = "ssh://user@host.example.com:22"
 
 
@@ -61,8 +63,10 @@ def parse_target(text: str) -> SshTarget | None:
         raise InvalidArgument(f"tunnel takes only a user, a host and a port, as in {_EXAMPLE}")
     user, host = parts.username or "", parts.hostname or ""
     if not _USER.match(user):
-        raise InvalidArgument(f"tunnel needs a user name of letters, digits, '.', '_' or '-' (not starting with "
-                              f"'-' or '.'), as in {_EXAMPLE}")
+        raise InvalidArgument(
+            f"tunnel needs a user name of letters, digits, '.', '_' or '-' (not starting with "
+            f"'-' or '.'), as in {_EXAMPLE}"
+        )
     if not (_HOST.match(host) or _is_ipv6(host)):
         raise InvalidArgument(f"tunnel needs a host name or IP address (not starting with '-'), as in {_EXAMPLE}")
     return SshTarget(user, host, port)
@@ -110,5 +114,7 @@ def parse_host_key(text: str) -> HostKey:
             except ValueError:
                 break
             return HostKey(fields[at], blob)
-    raise InvalidArgument("host_key must be the far host's public key as 'ssh-ed25519 AAAA…' (a line of "
-                          "`ssh-keyscan -p PORT HOST` or of its /etc/ssh/ssh_host_ed25519_key.pub)")
+    raise InvalidArgument(
+        "host_key must be the far host's public key as 'ssh-ed25519 AAAA…' (a line of "
+        "`ssh-keyscan -p PORT HOST` or of its /etc/ssh/ssh_host_ed25519_key.pub)"
+    )

@@ -82,8 +82,12 @@ class _AioStreamStream(_AioCredential, grpc.aio.StreamStreamClientInterceptor): 
         return await continuation(self._details(details), requests)
 
 
-class _SyncCredential(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
-                      grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):  # type: ignore[misc]
+class _SyncCredential(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.StreamUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
     """The same for a blocking channel (grpc.intercept_channel asks one object for every kind)."""
 
     def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
@@ -105,8 +109,9 @@ class _SyncCredential(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIn
         return continuation(self._details(details), requests)
 
 
-def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]],
-                plane: InternalPlane | None = None) -> grpc.aio.Channel:
+def aio_channel(
+    target: str, idempotent: Mapping[str, Iterable[str]], plane: InternalPlane | None = None
+) -> grpc.aio.Channel:
     """An asyncio channel to `target` (host:port or unix:path) that carries `plane`'s credential."""
     plane = plane or InternalPlane()
     kinds = (_AioUnaryUnary, _AioUnaryStream, _AioStreamUnary, _AioStreamStream)
@@ -117,11 +122,15 @@ def aio_channel(target: str, idempotent: Mapping[str, Iterable[str]],
     return grpc.aio.insecure_channel(target, options=_options(idempotent), interceptors=interceptors)
 
 
-def sync_channel(target: str, idempotent: Mapping[str, Iterable[str]],
-                 plane: InternalPlane | None = None) -> grpc.Channel:
+def sync_channel(
+    target: str, idempotent: Mapping[str, Iterable[str]], plane: InternalPlane | None = None
+) -> grpc.Channel:
     """A blocking channel (CLI, workers) with the same retry policy and credential."""
     plane = plane or InternalPlane()
     credentials = plane.channel_credentials()
-    channel = (grpc.secure_channel(target, credentials, options=_options(idempotent)) if credentials is not None
-               else grpc.insecure_channel(target, options=_options(idempotent)))
+    channel = (
+        grpc.secure_channel(target, credentials, options=_options(idempotent))
+        if credentials is not None
+        else grpc.insecure_channel(target, options=_options(idempotent))
+    )
     return grpc.intercept_channel(channel, _SyncCredential(plane.metadata())) if plane.token else channel

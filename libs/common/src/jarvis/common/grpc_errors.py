@@ -53,8 +53,11 @@ def error_from_rpc(exc: grpc.RpcError, service: str, target: str = "", timeout: 
     code: grpc.StatusCode = exc.code()
     details: str = exc.details() or ""
     where = f"the {service} service" + (f" at {target}" if target else "")
-    check = f"check that `jarvis serve {service}` is running and not stalled" if service in SERVICES else (
-        "check that it is running")
+    check = (
+        f"check that `jarvis serve {service}` is running and not stalled"
+        if service in SERVICES
+        else ("check that it is running")
+    )
     if code == grpc.StatusCode.UNAVAILABLE:
         return Unavailable(f"{where} is unreachable ({details or 'no details'}); {check}")
     # gRPC's own text for a deadline the caller set; a service's DeadlineExceeded carries its own message.
@@ -62,8 +65,10 @@ def error_from_rpc(exc: grpc.RpcError, service: str, target: str = "", timeout: 
         within = f" within {timeout:g} s" if timeout else " in time"
         return DeadlineExceeded(f"{where} did not answer{within}; {check}")
     if code == grpc.StatusCode.UNAUTHENTICATED and REFUSED_MARKER in tuple(_trailers(exc)):
-        return FailedPrecondition(f"{where} refused this process's internal credential; give every Jarvis process "
-                                  f"the same {TOKEN} (or {TOKEN_FILE})")
+        return FailedPrecondition(
+            f"{where} refused this process's internal credential; give every Jarvis process "
+            f"the same {TOKEN} (or {TOKEN_FILE})"
+        )
     return _ERROR_BY_CODE.get(code, Internal)(details or f"{service} failed with {code.name}")
 
 

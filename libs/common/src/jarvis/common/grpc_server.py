@@ -53,15 +53,19 @@ class _Authenticate(grpc.ServerInterceptor):  # type: ignore[misc]
         given = presented.encode() if isinstance(presented, str) else bytes(presented)
         if hmac.compare_digest(given, self._expected):
             return continuation(details)
-        log.warning("refused a call without the service credential",
-                    extra={"method": details.method, "credential": "wrong" if given else "missing"})
+        log.warning(
+            "refused a call without the service credential",
+            extra={"method": details.method, "credential": "wrong" if given else "missing"},
+        )
         return _refusal(continuation(details))
 
 
 def _refuse(_: Any, context: grpc.ServicerContext) -> Any:
     context.set_trailing_metadata((REFUSED_MARKER,))
-    context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                  f"this service needs the internal plane's credential: call it with the deployment's {TOKEN}")
+    context.abort(
+        grpc.StatusCode.UNAUTHENTICATED,
+        f"this service needs the internal plane's credential: call it with the deployment's {TOKEN}",
+    )
 
 
 def _refusal(handler: Any) -> Any:
@@ -87,8 +91,10 @@ class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
             return handler
         service, _, method = details.method.lstrip("/").rpartition("/")
         answering = self._answering
-        codecs = {"request_deserializer": handler.request_deserializer,
-                  "response_serializer": handler.response_serializer}
+        codecs = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
         if handler.unary_unary is not None:
             unary = handler.unary_unary
 
@@ -135,8 +141,9 @@ class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
 class RunningServer:
     """A started server with its bound port and health servicer."""
 
-    def __init__(self, server: grpc.Server, port: int, health_servicer: health.HealthServicer,
-                 names: Sequence[str]) -> None:
+    def __init__(
+        self, server: grpc.Server, port: int, health_servicer: health.HealthServicer, names: Sequence[str]
+    ) -> None:
         self.server = server
         self.port = port
         self.health = health_servicer
@@ -187,8 +194,16 @@ def create_server(
     server.start()
     for name in (*names, ""):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("grpc server listening", extra={"address": address, "port": port, "services": names,
-                                             "authenticated": plane.token is not None, "tls": plane.serves_tls})
+    log.info(
+        "grpc server listening",
+        extra={
+            "address": address,
+            "port": port,
+            "services": names,
+            "authenticated": plane.token is not None,
+            "tls": plane.serves_tls,
+        },
+    )
     return RunningServer(server, port, health_servicer, names)
 
 

@@ -46,8 +46,10 @@ class InternalPlane:
     tls_ca: bytes | None = None
 
     def __repr__(self) -> str:
-        return (f"InternalPlane(token={'set' if self.token else 'unset'}, tls={self.serves_tls}, "
-                f"ca={self.tls_ca is not None})")
+        return (
+            f"InternalPlane(token={'set' if self.token else 'unset'}, tls={self.serves_tls}, "
+            f"ca={self.tls_ca is not None})"
+        )
 
     @property
     def serves_tls(self) -> bool:
@@ -59,15 +61,17 @@ class InternalPlane:
     def server_credentials(self) -> grpc.ServerCredentials | None:
         if self.tls_key is None or self.tls_cert is None:
             return None
-        return grpc.ssl_server_credentials([(self.tls_key, self.tls_cert)], root_certificates=self.tls_ca,
-                                           require_client_auth=self.tls_ca is not None)
+        return grpc.ssl_server_credentials(
+            [(self.tls_key, self.tls_cert)], root_certificates=self.tls_ca, require_client_auth=self.tls_ca is not None
+        )
 
     def channel_credentials(self) -> grpc.ChannelCredentials | None:
         """TLS toward servers signed by the CA (presenting this process's certificate when it has one)."""
         if self.tls_ca is None:
             return None
-        return grpc.ssl_channel_credentials(root_certificates=self.tls_ca, private_key=self.tls_key,
-                                            certificate_chain=self.tls_cert)
+        return grpc.ssl_channel_credentials(
+            root_certificates=self.tls_ca, private_key=self.tls_key, certificate_chain=self.tls_cert
+        )
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         return ((AUTH_HEADER, f"Bearer {self.token}"),) if self.token else ()
@@ -78,7 +82,8 @@ class InternalPlane:
             raise PlaneConfigError(
                 f"refusing to listen on {address} without a service credential: anything that reaches this "
                 f"port could call every method (mint admin tokens included). Set {TOKEN} (or {TOKEN_FILE}) to "
-                f"the deployment's shared secret on every Jarvis process, e.g. `openssl rand -hex 32`")
+                f"the deployment's shared secret on every Jarvis process, e.g. `openssl rand -hex 32`"
+            )
 
 
 def is_local_address(address: str) -> bool:
@@ -94,13 +99,16 @@ def is_local_address(address: str) -> bool:
         return False
 
 
-def load_plane(token: str | None, token_file: Path | None, cert: Path | None, key: Path | None,
-               ca: Path | None) -> InternalPlane:
+def load_plane(
+    token: str | None, token_file: Path | None, cert: Path | None, key: Path | None, ca: Path | None
+) -> InternalPlane:
     """The plane from its settings: the token file wins over the token; whitespace around either is dropped."""
     secret = _read_text(token_file, TOKEN_FILE).strip() if token_file is not None else (token or "").strip()
     if (token_file is not None or token) and not secret:
-        raise PlaneConfigError(f"{TOKEN_FILE if token_file is not None else TOKEN} is empty; give it the "
-                               "deployment's service credential or unset it")
+        raise PlaneConfigError(
+            f"{TOKEN_FILE if token_file is not None else TOKEN} is empty; give it the "
+            "deployment's service credential or unset it"
+        )
     if (cert is None) != (key is None):
         missing = TLS_KEY if key is None else TLS_CERT
         raise PlaneConfigError(f"{TLS_CERT} and {TLS_KEY} go together: set {missing} too")
@@ -134,8 +142,9 @@ def _read_bytes(path: Path, setting: str) -> bytes:
     try:
         return path.expanduser().read_bytes()
     except OSError as exc:
-        raise PlaneConfigError(f"{setting}: cannot read {path} ({exc.strerror or exc.__class__.__name__}); "
-                               "fix the path or unset it") from None
+        raise PlaneConfigError(
+            f"{setting}: cannot read {path} ({exc.strerror or exc.__class__.__name__}); fix the path or unset it"
+        ) from None
 
 
 def _read_text(path: Path, setting: str) -> str:

@@ -52,6 +52,8 @@ def confine(path: Path, roots: Sequence[Path], what: str) -> Path:
     """
     if containing_root(path, roots) is None:
         names = ", ".join(str(root) for root in roots) or "(none configured)"
-        raise PermissionDenied(f"{what} {path} is outside the allowed project roots; use a directory under: "
-                               f"{names} (the {SETTING} setting)")
+        raise PermissionDenied(
+            f"{what} {path} is outside the allowed project roots; use a directory under: "
+            f"{names} (the {SETTING} setting)"
+        )
     return path.resolve(strict=False)

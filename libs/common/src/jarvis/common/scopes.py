@@ -67,8 +67,16 @@ def validate_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
     return checked
 
 
-def allows(scopes: Iterable[str], surface: str, tool: str, action: str | None, *,
-           read_only: bool, admin: bool = False, project: str | None = None) -> bool:
+def allows(
+    scopes: Iterable[str],
+    surface: str,
+    tool: str,
+    action: str | None,
+    *,
+    read_only: bool,
+    admin: bool = False,
+    project: str | None = None,
+) -> bool:
     """Whether `scopes` permit calling `action` (None for single-purpose tools) of `tool` on `surface`.
 
     `project` is the project the call names, if any; scopes bound to a project only match it.
@@ -98,8 +106,9 @@ def allows(scopes: Iterable[str], surface: str, tool: str, action: str | None, *
     return False
 
 
-def granting(surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool = False,
-             project: str | None = None) -> list[str]:
+def granting(
+    surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool = False, project: str | None = None
+) -> list[str]:
     """Scopes that would allow the call `allows` refused, narrowest first, for the refusal to name."""
     if admin:
         return [ADMIN]

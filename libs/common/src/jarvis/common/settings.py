@@ -35,7 +35,8 @@ class ProcessSettings(BaseSettings):
     # A deployment keeps the database password in a secret file (compose secret, Kubernetes Secret) and the URL
     # without it, so the password is never repeated in URLs, env files or process listings.
     database_password_file: Path | None = Field(
-        default=None, validation_alias=AliasChoices("JARVIS_DATABASE_PASSWORD_FILE", "DATABASE_PASSWORD_FILE"))
+        default=None, validation_alias=AliasChoices("JARVIS_DATABASE_PASSWORD_FILE", "DATABASE_PASSWORD_FILE")
+    )
 
     def with_database_password(self, url: str) -> str:
         """`url` with the password read from `database_password_file` (if set); a clear error when it cannot be."""
@@ -44,25 +45,32 @@ class ProcessSettings(BaseSettings):
         try:
             parsed = make_url(url)
         except ArgumentError:
-            raise ValueError("the database URL is not a valid SQLAlchemy URL (e.g. "
-                             "postgresql://user@host:5432/db)") from None
+            raise ValueError(
+                "the database URL is not a valid SQLAlchemy URL (e.g. postgresql://user@host:5432/db)"
+            ) from None
         if parsed.password:
-            raise ValueError("the database URL already has a password and DATABASE_PASSWORD_FILE is set too: "
-                             "remove the password from the URL")
+            raise ValueError(
+                "the database URL already has a password and DATABASE_PASSWORD_FILE is set too: "
+                "remove the password from the URL"
+            )
         try:
             password = self.database_password_file.read_text().rstrip("\r\n")
         except OSError as exc:
-            raise ValueError(f"DATABASE_PASSWORD_FILE={self.database_password_file} cannot be read "
-                             f"({exc.strerror}): mount the database password secret there, or unset it") from None
+            raise ValueError(
+                f"DATABASE_PASSWORD_FILE={self.database_password_file} cannot be read "
+                f"({exc.strerror}): mount the database password secret there, or unset it"
+            ) from None
         if not password:
-            raise ValueError(f"DATABASE_PASSWORD_FILE={self.database_password_file} is empty: write the database "
-                             "password into it")
+            raise ValueError(
+                f"DATABASE_PASSWORD_FILE={self.database_password_file} is empty: write the database password into it"
+            )
         return parsed.set(password=password).render_as_string(hide_password=False)
 
     def internal_plane(self) -> InternalPlane:
         """The credential and TLS material these settings name, read now (a bad path is a PlaneConfigError)."""
-        return plane.load_plane(self.internal_token, self.internal_token_file, self.grpc_tls_cert,
-                                self.grpc_tls_key, self.grpc_tls_ca)
+        return plane.load_plane(
+            self.internal_token, self.internal_token_file, self.grpc_tls_cert, self.grpc_tls_key, self.grpc_tls_ca
+        )
 
 
 def describe_invalid_settings(exc: ValidationError) -> str:

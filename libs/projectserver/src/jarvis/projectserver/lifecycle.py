@@ -124,8 +124,9 @@ class ProjectServerLifecycleManager:
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         with anyio.CancelScope(shield=True):
             await self.stop()
         self._tg = None
@@ -173,8 +174,9 @@ class ProjectServerLifecycleManager:
         self._stop.set()
         await self._done.wait()
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any],
-                        timeout: float | None = None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], timeout: float | None = None
+    ) -> types.CallToolResult:
         """Call a tool of the running server (MCP errors such as -32602 raise `MCPError`)."""
         return await self.client.call_tool(name, dict(arguments), read_timeout_seconds=timeout)
 
@@ -223,7 +225,8 @@ class ProjectServerLifecycleManager:
         elif not started:
             raise ProjectServerError(
                 f"project server did not start ({failure or 'it exited'}; exit code {process.returncode}); "
-                f"stderr:\n{self.stderr_tail() or '(empty)'}")
+                f"stderr:\n{self.stderr_tail() or '(empty)'}"
+            )
 
     async def _wait_for_exit_or_stop(self, process: Process) -> bool:
         """True when the server exited on its own, False when stop() asked for it."""
@@ -241,8 +244,9 @@ class ProjectServerLifecycleManager:
         if process.returncode is None:
             _signal_group(process.pid, signal.SIGTERM)
             if not await _exited(process, self.grace_seconds):
-                log.warning("project server %s ignored SIGTERM for %g s; sending SIGKILL", process.pid,
-                            self.grace_seconds)
+                log.warning(
+                    "project server %s ignored SIGTERM for %g s; sending SIGKILL", process.pid, self.grace_seconds
+                )
                 _signal_group(process.pid, signal.SIGKILL)
                 await _exited(process, 5.0)
         _signal_group(process.pid, signal.SIGKILL)  # children the server left behind: no orphans

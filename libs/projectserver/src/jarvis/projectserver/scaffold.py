@@ -51,8 +51,9 @@ def scaffold_project_server(destination: Path, *, force: bool = False) -> Scaffo
         clashes = [r for r in relatives if (destination / r).exists()]
         if clashes and not force:
             shown = ", ".join(str(c) for c in clashes[:5])
-            raise ScaffoldError(f"{len(clashes)} file(s) already exist in {destination} (e.g. {shown}); "
-                                "pass --force to overwrite them")
+            raise ScaffoldError(
+                f"{len(clashes)} file(s) already exist in {destination} (e.g. {shown}); pass --force to overwrite them"
+            )
         written = []
         for relative in relatives:
             target = destination / relative

@@ -21,8 +21,9 @@ def main() -> None:
     metrics = GrpcMetrics(REGISTRY)
     if settings.metrics_port:
         start_http_server(settings.metrics_port)
-    running = create_server(build_debug_bindings(settings), settings.listen, metrics=metrics,
-                            plane=settings.internal_plane())
+    running = create_server(
+        build_debug_bindings(settings), settings.listen, metrics=metrics, plane=settings.internal_plane()
+    )
     log.info("debug serving", extra={"port": running.port})
     wait_for_termination(running)
 

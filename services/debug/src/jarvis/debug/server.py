@@ -14,8 +14,13 @@ DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
 
 def debug_bindings(gateway: Gateway) -> list[ServiceBinding]:
     """What `create_server` needs to serve `gateway`."""
-    return [ServiceBinding(add_to_server=pb_grpc.add_DebugServiceServicer_to_server,
-                           servicer=DebugServicer(gateway), full_name=DEBUG_SERVICE)]
+    return [
+        ServiceBinding(
+            add_to_server=pb_grpc.add_DebugServiceServicer_to_server,
+            servicer=DebugServicer(gateway),
+            full_name=DEBUG_SERVICE,
+        )
+    ]
 
 
 def build_debug_bindings(settings: DebugSettings) -> list[ServiceBinding]:

@@ -15,13 +15,25 @@ from jarvis.debug.domain.gateway import Gateway
 
 def _tool_to_pb(category: str, spec: ToolSpec) -> pb.Tool:
     params = [
-        pb.Param(name=p.name, type=p.type, description=p.description, required=p.required,
-                 default_json="" if p.default is None else json.dumps(p.default), enum=list(p.enum),
-                 minimum=p.minimum, maximum=p.maximum)
+        pb.Param(
+            name=p.name,
+            type=p.type,
+            description=p.description,
+            required=p.required,
+            default_json="" if p.default is None else json.dumps(p.default),
+            enum=list(p.enum),
+            minimum=p.minimum,
+            maximum=p.maximum,
+        )
         for p in spec.params
     ]
-    return pb.Tool(name=spec.name, category=category, description=spec.description, params=params,
-                   input_schema_json=json.dumps(input_schema(spec), separators=(",", ":")))
+    return pb.Tool(
+        name=spec.name,
+        category=category,
+        description=spec.description,
+        params=params,
+        input_schema_json=json.dumps(input_schema(spec), separators=(",", ":")),
+    )
 
 
 class DebugServicer(pb_grpc.DebugServiceServicer):
@@ -33,10 +45,12 @@ class DebugServicer(pb_grpc.DebugServiceServicer):
     def ListCategories(
         self, request: pb.ListCategoriesRequest, context: grpc.ServicerContext
     ) -> pb.ListCategoriesResponse:
-        return pb.ListCategoriesResponse(categories=[
-            pb.Category(name=c.name, description=c.description, tools=list(c.tools))
-            for c in self._gateway.categories()
-        ])
+        return pb.ListCategoriesResponse(
+            categories=[
+                pb.Category(name=c.name, description=c.description, tools=list(c.tools))
+                for c in self._gateway.categories()
+            ]
+        )
 
     def ListTools(self, request: pb.ListToolsRequest, context: grpc.ServicerContext) -> pb.ListToolsResponse:
         return pb.ListToolsResponse(tools=[_tool_to_pb(c, s) for c, s in self._gateway.tools(request.category)])

@@ -23,8 +23,12 @@ def main() -> None:
         start_http_server(settings.metrics_port)
     registry = open_registry(settings)
     try:
-        running = create_server(registry_bindings(registry, settings.project_roots), settings.listen,
-                                metrics=metrics, plane=settings.internal_plane())
+        running = create_server(
+            registry_bindings(registry, settings.project_roots),
+            settings.listen,
+            metrics=metrics,
+            plane=settings.internal_plane(),
+        )
         log.info("registry serving", extra={"port": running.port, "database": registry.db.dialect})
         wait_for_termination(running)
     finally:

@@ -39,8 +39,14 @@ def installed_jarvis() -> str:
 class Registry:
     """Use cases over one database, one config file and the user's MCP client configs."""
 
-    def __init__(self, db: Database, data_dir: Path, home: Path, project_roots: Sequence[Path] | None = None,
-                 served_url: str = "") -> None:
+    def __init__(
+        self,
+        db: Database,
+        data_dir: Path,
+        home: Path,
+        project_roots: Sequence[Path] | None = None,
+        served_url: str = "",
+    ) -> None:
         self.db = db
         self.project_roots = list(project_roots) if project_roots is not None else [home]
         # Unless an admin set aggregator_url for the team, it is the URL this instance serves.
@@ -49,8 +55,13 @@ class Registry:
 
         def client_manager() -> ClientManager:
             # Built per call so a changed aggregator_url applies at once.
-            return ClientManager(data_dir, home, str(self.config.value("aggregator_url")),
-                                 jarvis_command=jarvis_command, jarvis_data_dir=str(data_dir))
+            return ClientManager(
+                data_dir,
+                home,
+                str(self.config.value("aggregator_url")),
+                jarvis_command=jarvis_command,
+                jarvis_data_dir=str(data_dir),
+            )
 
         self.catalog = Catalog(db)
         self.servers = Servers(db, client_manager)
@@ -88,8 +99,12 @@ class Registry:
             raise InvalidArgument("suggesting profiles needs project_dir: the directory of the project to analyse")
         entries, _ = self.catalog.list()
         return suggest_for_project(
-            Path(project_dir).expanduser(), self.servers.list(), entries, {p.name for p in self.profiles.list()},
-            [c.name for c in self.clients.list() if c.detected], allowed_roots=self.project_roots,
+            Path(project_dir).expanduser(),
+            self.servers.list(),
+            entries,
+            {p.name for p in self.profiles.list()},
+            [c.name for c in self.clients.list() if c.detected],
+            allowed_roots=self.project_roots,
         )
 
     def bootstrap(self, restore: bool = False) -> BootstrapResult:

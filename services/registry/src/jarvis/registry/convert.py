@@ -118,17 +118,39 @@ def token_to_pb(token: records.Token) -> pb.Token:
 
 def usage_event_from_pb(event: pb.UsageEvent) -> records.UsageEvent:
     at = event.at.ToDatetime(tzinfo=UTC) if event.HasField("at") else None
-    return records.UsageEvent(tool=event.tool, action=event.action, ok=event.ok, latency_ms=event.latency_ms, at=at,
-                              token_id=event.token_id, token_name=event.token_name, surface=event.surface,
-                              target=event.target, outcome=event.outcome, arguments_json=event.arguments_json)
+    return records.UsageEvent(
+        tool=event.tool,
+        action=event.action,
+        ok=event.ok,
+        latency_ms=event.latency_ms,
+        at=at,
+        token_id=event.token_id,
+        token_name=event.token_name,
+        surface=event.surface,
+        target=event.target,
+        outcome=event.outcome,
+        arguments_json=event.arguments_json,
+    )
 
 
 def audit_entry_to_pb(entry: records.AuditEntry) -> pb.AuditEntry:
     event = entry.event
-    return pb.AuditEntry(id=entry.id, event=pb.UsageEvent(
-        tool=event.tool, action=event.action, ok=event.ok, latency_ms=event.latency_ms, at=timestamp(event.at),
-        token_id=event.token_id, token_name=event.token_name, surface=event.surface, target=event.target,
-        outcome=event.outcome, arguments_json=event.arguments_json))
+    return pb.AuditEntry(
+        id=entry.id,
+        event=pb.UsageEvent(
+            tool=event.tool,
+            action=event.action,
+            ok=event.ok,
+            latency_ms=event.latency_ms,
+            at=timestamp(event.at),
+            token_id=event.token_id,
+            token_name=event.token_name,
+            surface=event.surface,
+            target=event.target,
+            outcome=event.outcome,
+            arguments_json=event.arguments_json,
+        ),
+    )
 
 
 def usage_stat_to_pb(stat: records.UsageStat) -> pb.UsageStat:

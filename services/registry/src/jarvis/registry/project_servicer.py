@@ -43,15 +43,22 @@ class ProjectServicer(project_pb2_grpc.ProjectServiceServicer):
         )
 
     def Diff(self, request: project_pb2.DiffRequest, context: Any) -> project_pb2.DiffResponse:
-        result = project.diff(_project_path(request.path), staged=request.staged,
-                              max_bytes=request.max_bytes, allowed_roots=self._allowed_roots)
-        return project_pb2.DiffResponse(branch=result.branch, status=result.status, diff=result.diff,
-                                        truncated=result.truncated, files=result.files)
+        result = project.diff(
+            _project_path(request.path),
+            staged=request.staged,
+            max_bytes=request.max_bytes,
+            allowed_roots=self._allowed_roots,
+        )
+        return project_pb2.DiffResponse(
+            branch=result.branch, status=result.status, diff=result.diff, truncated=result.truncated, files=result.files
+        )
 
-    def ApplyDevops(self, request: project_pb2.ApplyDevopsRequest,
-                    context: Any) -> project_pb2.ApplyDevopsResponse:
-        result = project.apply_devops(_project_path(request.path), stack=request.stack or None,
-                                      force=request.force, dry_run=request.dry_run,
-                                      allowed_roots=self._allowed_roots)
-        return project_pb2.ApplyDevopsResponse(stack=result.stack, written=result.written,
-                                               skipped=result.skipped)
+    def ApplyDevops(self, request: project_pb2.ApplyDevopsRequest, context: Any) -> project_pb2.ApplyDevopsResponse:
+        result = project.apply_devops(
+            _project_path(request.path),
+            stack=request.stack or None,
+            force=request.force,
+            dry_run=request.dry_run,
+            allowed_roots=self._allowed_roots,
+        )
+        return project_pb2.ApplyDevopsResponse(stack=result.stack, written=result.written, skipped=result.skipped)

@@ -143,8 +143,9 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
         found = self._registry.suggest_profiles(request.project_dir)
         return pb.SuggestProfilesResponse(
             suggestions=[
-                pb.ProfileSuggestion(name=s.name, servers=list(s.servers), reasons=list(s.reasons),
-                                     exists=s.name in found.existing)
+                pb.ProfileSuggestion(
+                    name=s.name, servers=list(s.servers), reasons=list(s.reasons), exists=s.name in found.existing
+                )
                 for s in found.suggestions
             ],
             detected=found.detected,
@@ -235,8 +236,9 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
 
     def ListAudit(self, request: pb.ListAuditRequest, context: grpc.ServicerContext) -> pb.ListAuditResponse:
         since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
-        entries = self._registry.usage.audit(request.tool, request.token, since, request.before_id,
-                                             request.limit or 100)
+        entries = self._registry.usage.audit(
+            request.tool, request.token, since, request.before_id, request.limit or 100
+        )
         return pb.ListAuditResponse(entries=[convert.audit_entry_to_pb(e) for e in entries])
 
     # ------------------------------------------------------------ operations
@@ -244,8 +246,11 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     def Bootstrap(self, request: pb.BootstrapRequest, context: grpc.ServicerContext) -> pb.BootstrapResponse:
         done = self._registry.bootstrap(request.restore)
         return pb.BootstrapResponse(
-            steps=done.steps, catalog_entries=done.catalog_entries, profiles_created=done.profiles_created,
-            restored=done.restored, missing_defaults=done.missing_defaults,
+            steps=done.steps,
+            catalog_entries=done.catalog_entries,
+            profiles_created=done.profiles_created,
+            restored=done.restored,
+            missing_defaults=done.missing_defaults,
         )
 
     def Doctor(self, request: pb.DoctorRequest, context: grpc.ServicerContext) -> pb.DoctorResponse:
@@ -262,8 +267,6 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     def ListToolPins(self, request: pb.ListToolPinsRequest, context: grpc.ServicerContext) -> pb.ToolPinsResponse:
         return pb.ToolPinsResponse(pins=[convert.tool_pin_to_pb(p) for p in self._registry.pins.list(request.server)])
 
-    def ApproveToolPins(
-        self, request: pb.ApproveToolPinsRequest, context: grpc.ServicerContext
-    ) -> pb.ToolPinsResponse:
+    def ApproveToolPins(self, request: pb.ApproveToolPinsRequest, context: grpc.ServicerContext) -> pb.ToolPinsResponse:
         pins = self._registry.pins.approve(request.server, request.tools)
         return pb.ToolPinsResponse(pins=[convert.tool_pin_to_pb(p) for p in pins])

@@ -24,14 +24,17 @@ class RegistrySettings(ProcessSettings):
         description="SQLAlchemy URL; empty means SQLite at <data_dir>/registry.db.",
     )
     listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
-    aggregator_url: str = Field(default="", description="URL the aggregator in front of this registry serves: the "
-                                "default of the aggregator_url setting client configs and shares point at.")
+    aggregator_url: str = Field(
+        default="",
+        description="URL the aggregator in front of this registry serves: the "
+        "default of the aggregator_url setting client configs and shares point at.",
+    )
     home: Path = Field(default=Path("~"), description="Home directory whose MCP client configs are managed.")
     project_roots: list[Path] = Field(
         default_factory=list,
         validation_alias=AliasChoices("JARVIS_REGISTRY_PROJECT_ROOTS", "JARVIS_PROJECT_ROOTS", "project_roots"),
         description="Directories project analysis, diff and profile suggestions may read (JSON list); "
-                    "default: the home directory.",
+        "default: the home directory.",
     )
 
     @field_validator("project_roots", mode="before")

@@ -26,8 +26,10 @@ def main() -> None:
         runtime, running = serve_runtime(settings, GrpcMetrics(REGISTRY))
     except SecretsKeyMissing as exc:
         sys.exit(f"jarvis runtime: {exc}")  # a deployment error: say what to set, no traceback
-    log.info("runtime serving", extra={"port": running.port, "docker_host": settings.docker_host,
-                                       "instance": settings.instance})
+    log.info(
+        "runtime serving",
+        extra={"port": running.port, "docker_host": settings.docker_host, "instance": settings.instance},
+    )
     try:
         wait_for_termination(running)
     finally:

@@ -38,21 +38,31 @@ class Runtime:
     reachable: at start, or before the first call needing it.
     """
 
-    def __init__(self, settings: RuntimeSettings, db: Database, engine: Engine, git: Git, secrets_key: bytes,
-                 egress_connector: Connector = open_tcp) -> None:
+    def __init__(
+        self,
+        settings: RuntimeSettings,
+        db: Database,
+        engine: Engine,
+        git: Git,
+        secrets_key: bytes,
+        egress_connector: Connector = open_tcp,
+    ) -> None:
         self.settings = settings
         self.db = db
         self.engine = engine
-        self.deps = Deps(db=db, engine=engine, git=git, events=EventLog(db, settings.event_payload_max_bytes),
-                         settings=settings)
+        self.deps = Deps(
+            db=db, engine=engine, git=git, events=EventLog(db, settings.event_payload_max_bytes), settings=settings
+        )
         self.live = LiveSessions(self.deps)
         self.workspaces = Workspaces(self.deps)
         # Tests pass a connector that reaches loopback only; the resolver answers from egress_resolve first.
-        proxy = EgressProxy(lambda project: self.egress.policy(project), SystemResolver(settings.egress_resolve),
-                            egress_connector)
+        proxy = EgressProxy(
+            lambda project: self.egress.policy(project), SystemResolver(settings.egress_resolve), egress_connector
+        )
         self.egress = Egress(self.deps, proxy)
-        self.containers = Containers(self.deps, self.egress,
-                                     on_stop=lambda project, why: self._end_project(project, why))
+        self.containers = Containers(
+            self.deps, self.egress, on_stop=lambda project, why: self._end_project(project, why)
+        )
         self.secrets = Secrets(db, secrets_key)
         self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces, self.secrets)
         self.projects = Projects(self.deps, self.containers, self.sessions)
@@ -64,11 +74,20 @@ class Runtime:
     def open(cls, settings: RuntimeSettings, egress_connector: Connector = open_tcp) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         # First: a deployment without its secrets key stops here, before touching anything.
-        key = load_key(settings.secrets_key.get_secret_value(), settings.secrets_key_file,
-                       settings.data_dir if settings.secrets_key_create else None)
+        key = load_key(
+            settings.secrets_key.get_secret_value(),
+            settings.secrets_key_file,
+            settings.data_dir if settings.secrets_key_create else None,
+        )
         db = MIGRATIONS.open_database(settings.database_url)
-        return cls(settings, db, DockerEngine(settings.docker_host), HostGit(settings.data_dir / "git-home"), key,
-                   egress_connector)
+        return cls(
+            settings,
+            db,
+            DockerEngine(settings.docker_host),
+            HostGit(settings.data_dir / "git-home"),
+            key,
+            egress_connector,
+        )
 
     def _end_project(self, project_id: str, reason: str) -> None:
         self.sessions.end_project(project_id, reason, force=True)
@@ -85,8 +104,13 @@ class Runtime:
             lost = self.sessions.mark_lost(kill=True)
             swept = self.projects.sweep_staging()
             self._reconciled.set()
-        summary = {**containers, "stray_execs_killed": strays, "lost_sessions": lost, "swept": swept,
-                   "servers_removed": servers}
+        summary = {
+            **containers,
+            "stray_execs_killed": strays,
+            "lost_sessions": lost,
+            "swept": swept,
+            "servers_removed": servers,
+        }
         log.info("runtime reconciled", extra=summary)
         return summary
 
@@ -111,12 +135,19 @@ class Runtime:
 
     def limits(self) -> Limits:
         s = self.settings
-        return Limits(memory=s.memory, cpus=s.cpus, pids=s.pids, exec_timeout_seconds=s.exec_timeout_seconds,
-                      exec_timeout_max_seconds=s.exec_timeout_max_seconds,
-                      exec_output_max_bytes=s.exec_output_max_bytes,
-                      session_end_grace_seconds=s.session_end_grace_seconds,
-                      event_payload_max_bytes=s.event_payload_max_bytes, events_page_max=s.events_page_max,
-                      tmpfs_size=s.tmpfs_size, container_user=s.container_user)
+        return Limits(
+            memory=s.memory,
+            cpus=s.cpus,
+            pids=s.pids,
+            exec_timeout_seconds=s.exec_timeout_seconds,
+            exec_timeout_max_seconds=s.exec_timeout_max_seconds,
+            exec_output_max_bytes=s.exec_output_max_bytes,
+            session_end_grace_seconds=s.session_end_grace_seconds,
+            event_payload_max_bytes=s.event_payload_max_bytes,
+            events_page_max=s.events_page_max,
+            tmpfs_size=s.tmpfs_size,
+            container_user=s.container_user,
+        )
 
     def docker_status(self) -> tuple[bool, str]:
         try:

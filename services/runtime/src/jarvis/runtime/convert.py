@@ -16,22 +16,52 @@ def container_to_pb(c: models.ContainerInfo) -> pb.Container:
 
 
 def project_to_pb(p: models.Project) -> pb.Project:
-    return pb.Project(id=p.id, name=p.name, source_url=p.source_url, image=p.image, agent_command=p.agent_command,
-                      agent_protocol=p.agent_protocol, agent=p.agent, network=p.network, git=p.git,
-                      container=container_to_pb(p.container), sessions_running=p.sessions_running,
-                      workspaces=p.workspaces, created_at=timestamp(p.created_at), egress_allow=p.egress_allow)
+    return pb.Project(
+        id=p.id,
+        name=p.name,
+        source_url=p.source_url,
+        image=p.image,
+        agent_command=p.agent_command,
+        agent_protocol=p.agent_protocol,
+        agent=p.agent,
+        network=p.network,
+        git=p.git,
+        container=container_to_pb(p.container),
+        sessions_running=p.sessions_running,
+        workspaces=p.workspaces,
+        created_at=timestamp(p.created_at),
+        egress_allow=p.egress_allow,
+    )
 
 
 def workspace_to_pb(w: models.Workspace) -> pb.Workspace:
-    return pb.Workspace(id=w.id, project_id=w.project_id, kind=w.kind, branch=w.branch, path=w.path,
-                        session_id=w.session_id, created_at=timestamp(w.created_at))
+    return pb.Workspace(
+        id=w.id,
+        project_id=w.project_id,
+        kind=w.kind,
+        branch=w.branch,
+        path=w.path,
+        session_id=w.session_id,
+        created_at=timestamp(w.created_at),
+    )
 
 
 def session_to_pb(s: models.Session) -> pb.Session:
-    return pb.Session(id=s.id, project_id=s.project_id, workspace_id=s.workspace_id, state=s.state,
-                      agent_command=s.agent_command, agent_protocol=s.agent_protocol, exit_code=s.exit_code,
-                      events=s.events, detail=s.detail, created_at=timestamp(s.created_at),
-                      ended_at=timestamp(s.ended_at), idempotency_key=s.idempotency_key, agent=s.agent)
+    return pb.Session(
+        id=s.id,
+        project_id=s.project_id,
+        workspace_id=s.workspace_id,
+        state=s.state,
+        agent_command=s.agent_command,
+        agent_protocol=s.agent_protocol,
+        exit_code=s.exit_code,
+        events=s.events,
+        detail=s.detail,
+        created_at=timestamp(s.created_at),
+        ended_at=timestamp(s.ended_at),
+        idempotency_key=s.idempotency_key,
+        agent=s.agent,
+    )
 
 
 def secret_to_pb(s: SecretInfo) -> pb.Secret:
@@ -40,8 +70,17 @@ def secret_to_pb(s: SecretInfo) -> pb.Secret:
 
 
 def preset_to_pb(p: AgentPreset) -> pb.AgentPreset:
-    return pb.AgentPreset(name=p.name, command=p.command, protocol=p.protocol, prompt=p.prompt, key_env=p.key_env,
-                          base_url_env=p.base_url_env, hosts=p.hosts, env=p.env, description=p.description)
+    return pb.AgentPreset(
+        name=p.name,
+        command=p.command,
+        protocol=p.protocol,
+        prompt=p.prompt,
+        key_env=p.key_env,
+        base_url_env=p.base_url_env,
+        hosts=p.hosts,
+        env=p.env,
+        description=p.description,
+    )
 
 
 def event_to_pb(e: models.Event) -> pb.Event:
@@ -69,8 +108,9 @@ def server_launch(start: pb.ServerStart) -> models.ServerLaunch:
 
 
 def server_started_to_pb(s: models.ServerStarted) -> pb.ServerOutput:
-    return pb.ServerOutput(started=pb.ServerStarted(container_id=s.container_id, container_name=s.container_name,
-                                                    image=s.image))
+    return pb.ServerOutput(
+        started=pb.ServerStarted(container_id=s.container_id, container_name=s.container_name, image=s.image)
+    )
 
 
 def server_output_to_pb(event: models.ServerOutput | models.ServerExited) -> pb.ServerOutput:

@@ -16,18 +16,29 @@ RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
 
 def runtime_bindings(runtime: Runtime) -> list[ServiceBinding]:
     """What `create_server` needs to serve `runtime`."""
-    return [ServiceBinding(add_to_server=pb_grpc.add_RuntimeServiceServicer_to_server,
-                           servicer=RuntimeServicer(runtime), full_name=RUNTIME_SERVICE)]
+    return [
+        ServiceBinding(
+            add_to_server=pb_grpc.add_RuntimeServiceServicer_to_server,
+            servicer=RuntimeServicer(runtime),
+            full_name=RUNTIME_SERVICE,
+        )
+    ]
 
 
-def serve_runtime(settings: RuntimeSettings, metrics: GrpcMetrics | None,
-                  address: str | None = None) -> tuple[Runtime, RunningServer]:
+def serve_runtime(
+    settings: RuntimeSettings, metrics: GrpcMetrics | None, address: str | None = None
+) -> tuple[Runtime, RunningServer]:
     """Open the runtime, serve it, and reconcile with the engine (in the background: Docker may be slow or down)."""
     runtime = Runtime.open(settings)
     try:
         # Sessions long-poll for events, so the pool is larger than a registry's.
-        running = create_server(runtime_bindings(runtime), address or settings.listen, metrics=metrics,
-                                max_workers=settings.max_workers, plane=settings.internal_plane())
+        running = create_server(
+            runtime_bindings(runtime),
+            address or settings.listen,
+            metrics=metrics,
+            max_workers=settings.max_workers,
+            plane=settings.internal_plane(),
+        )
     except BaseException:
         runtime.close()
         raise

@@ -21,8 +21,14 @@ def main() -> None:
     if settings.metrics_port:
         start_http_server(settings.metrics_port)
     running = serve_scheduler(settings, REGISTRY, GrpcMetrics(REGISTRY))
-    log.info("scheduler serving", extra={"port": running.port, "mode": "embedded" if settings.embedded else "celery",
-                                         "runtime_target": settings.runtime_target})
+    log.info(
+        "scheduler serving",
+        extra={
+            "port": running.port,
+            "mode": "embedded" if settings.embedded else "celery",
+            "runtime_target": settings.runtime_target,
+        },
+    )
     try:
         wait_for_termination(running.server)
     finally:

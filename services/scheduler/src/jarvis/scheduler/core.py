@@ -22,22 +22,44 @@ log = logging.getLogger(__name__)
 class SchedulerCore:
     """What every scheduler process (API, beat, worker, embedded) builds from its settings."""
 
-    def __init__(self, settings: SchedulerSettings, db: Database, runtime: RuntimePort, dispatcher: Dispatcher,
-                 metrics: SchedulerMetrics) -> None:
+    def __init__(
+        self,
+        settings: SchedulerSettings,
+        db: Database,
+        runtime: RuntimePort,
+        dispatcher: Dispatcher,
+        metrics: SchedulerMetrics,
+    ) -> None:
         self.settings = settings
         self.db = db
         self.runtime = runtime
         self.dispatcher = dispatcher
         self.metrics = metrics
         self.schedules = Schedules(db, runtime, dispatcher, settings.min_interval_seconds)
-        self.beat = Beat(db, dispatcher, metrics, BeatPolicy(
-            misfire_grace_seconds=settings.misfire_grace_seconds,
-            requeue_after_seconds=settings.requeue_after_seconds, lease_seconds=settings.lease_seconds))
-        self.executor = RunExecutor(db, runtime, metrics, RunPolicy(
-            run_timeout_seconds=settings.run_timeout_seconds, heartbeat_seconds=settings.heartbeat_seconds,
-            lease_seconds=settings.lease_seconds, retry_max=settings.retry_max,
-            retry_base_seconds=settings.retry_base_seconds, retry_cap_seconds=settings.retry_cap_seconds,
-            queue_poll_seconds=settings.queue_poll_seconds))
+        self.beat = Beat(
+            db,
+            dispatcher,
+            metrics,
+            BeatPolicy(
+                misfire_grace_seconds=settings.misfire_grace_seconds,
+                requeue_after_seconds=settings.requeue_after_seconds,
+                lease_seconds=settings.lease_seconds,
+            ),
+        )
+        self.executor = RunExecutor(
+            db,
+            runtime,
+            metrics,
+            RunPolicy(
+                run_timeout_seconds=settings.run_timeout_seconds,
+                heartbeat_seconds=settings.heartbeat_seconds,
+                lease_seconds=settings.lease_seconds,
+                retry_max=settings.retry_max,
+                retry_base_seconds=settings.retry_base_seconds,
+                retry_cap_seconds=settings.retry_cap_seconds,
+                queue_poll_seconds=settings.queue_poll_seconds,
+            ),
+        )
         metrics.watch_queue(dispatcher.queue_depth)
 
     @classmethod

@@ -16,8 +16,10 @@ from jarvis.scheduler.settings import SchedulerSettings
 def _settings() -> SchedulerSettings:
     settings = SchedulerSettings()
     if settings.embedded:
-        raise InvalidArgument("Celery workers and beat need Redis: set JARVIS_SCHEDULER_REDIS_URL (or REDIS_URL); "
-                              "without Redis the scheduler service runs schedules itself")
+        raise InvalidArgument(
+            "Celery workers and beat need Redis: set JARVIS_SCHEDULER_REDIS_URL (or REDIS_URL); "
+            "without Redis the scheduler service runs schedules itself"
+        )
     settings.internal_plane()  # an unreadable credential file stops the process now, not at its first run
     return settings
 

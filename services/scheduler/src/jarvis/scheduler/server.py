@@ -44,21 +44,24 @@ def _dispatcher(settings: SchedulerSettings) -> Dispatcher:
         return LocalDispatcher(settings.embedded_workers)
     # Imported here: the embedded mode never loads Celery.
     from jarvis.scheduler.adapters.celery_app import CeleryDispatcher, create_celery_app
+
     return CeleryDispatcher(create_celery_app(settings), settings)
 
 
-def serve_scheduler(settings: SchedulerSettings, registry: CollectorRegistry, metrics: GrpcMetrics | None,
-                    address: str | None = None) -> RunningScheduler:
+def serve_scheduler(
+    settings: SchedulerSettings, registry: CollectorRegistry, metrics: GrpcMetrics | None, address: str | None = None
+) -> RunningScheduler:
     dispatcher = _dispatcher(settings)
     core = SchedulerCore.open(settings, dispatcher, registry)
     local = dispatcher if isinstance(dispatcher, LocalDispatcher) else None
     try:
         ping = getattr(dispatcher, "ping_workers", None)  # only Celery has workers to ask
-        binding = ServiceBinding(add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
-                                 servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY, ping),
-                                 full_name=SCHEDULER_SERVICE)
-        server = create_server([binding], address or settings.listen, metrics=metrics,
-                               plane=settings.internal_plane())
+        binding = ServiceBinding(
+            add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
+            servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY, ping),
+            full_name=SCHEDULER_SERVICE,
+        )
+        server = create_server([binding], address or settings.listen, metrics=metrics, plane=settings.internal_plane())
     except BaseException:
         core.close()
         raise

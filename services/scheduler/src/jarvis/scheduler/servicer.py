@@ -19,23 +19,32 @@ Ctx: TypeAlias = grpc.ServicerContext
 class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
     """Domain errors propagate; the server's interceptor maps them to status codes in one place."""
 
-    def __init__(self, schedules: Schedules, mode: str,
-                 ping_workers: Callable[[], tuple[int, str]] | None = None) -> None:
+    def __init__(
+        self, schedules: Schedules, mode: str, ping_workers: Callable[[], tuple[int, str]] | None = None
+    ) -> None:
         self._schedules = schedules
         self._mode = mode
         self._ping_workers = ping_workers  # Celery mode only: embedded runs need no workers
 
     def CreateSchedule(self, request: pb.CreateScheduleRequest, context: Ctx) -> pb.ScheduleDetail:
-        new = NewSchedule(cron=request.cron, prompt=request.prompt, targets=list(request.targets), name=request.name,
-                          timezone=request.timezone,
-                          enabled=request.enabled if request.HasField("enabled") else True,
-                          concurrency=request.concurrency, missed=request.missed, created_by=request.created_by,
-                          secret_overrides=dict(request.secret_overrides))
+        new = NewSchedule(
+            cron=request.cron,
+            prompt=request.prompt,
+            targets=list(request.targets),
+            name=request.name,
+            timezone=request.timezone,
+            enabled=request.enabled if request.HasField("enabled") else True,
+            concurrency=request.concurrency,
+            missed=request.missed,
+            created_by=request.created_by,
+            secret_overrides=dict(request.secret_overrides),
+        )
         return convert.detail_to_pb(self._schedules.create(new))
 
     def ListSchedules(self, request: pb.ListSchedulesRequest, context: Ctx) -> pb.ListSchedulesResponse:
         return pb.ListSchedulesResponse(
-            schedules=[convert.schedule_to_pb(s) for s in self._schedules.all(request.target)])
+            schedules=[convert.schedule_to_pb(s) for s in self._schedules.all(request.target)]
+        )
 
     def GetSchedule(self, request: pb.ScheduleRef, context: Ctx) -> pb.ScheduleDetail:
         return convert.detail_to_pb(self._schedules.get(request.schedule_id))
@@ -45,11 +54,16 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
             return getattr(request, name) if request.HasField(name) else None  # type: ignore[arg-type]
 
         changes = ScheduleChanges(
-            name=optional("name"), cron=optional("cron"), timezone=optional("timezone"), prompt=optional("prompt"),
+            name=optional("name"),
+            cron=optional("cron"),
+            timezone=optional("timezone"),
+            prompt=optional("prompt"),
             targets=list(request.targets.ids) if request.HasField("targets") else None,
             enabled=request.enabled if request.HasField("enabled") else None,
-            concurrency=optional("concurrency"), missed=optional("missed"),
-            secret_overrides=dict(request.secret_overrides.pairs) if request.HasField("secret_overrides") else None)
+            concurrency=optional("concurrency"),
+            missed=optional("missed"),
+            secret_overrides=dict(request.secret_overrides.pairs) if request.HasField("secret_overrides") else None,
+        )
         return convert.detail_to_pb(self._schedules.update(request.schedule_id, changes))
 
     def DeleteSchedule(self, request: pb.ScheduleRef, context: Ctx) -> pb.DeleteScheduleResponse:
@@ -57,8 +71,9 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
         return pb.DeleteScheduleResponse(schedule_id=request.schedule_id, queued_runs_skipped=skipped)
 
     def TriggerSchedule(self, request: pb.ScheduleRef, context: Ctx) -> pb.TriggerScheduleResponse:
-        return pb.TriggerScheduleResponse(runs=[convert.run_to_pb(r)
-                                                for r in self._schedules.trigger(request.schedule_id)])
+        return pb.TriggerScheduleResponse(
+            runs=[convert.run_to_pb(r) for r in self._schedules.trigger(request.schedule_id)]
+        )
 
     def ListRuns(self, request: pb.ListRunsRequest, context: Ctx) -> pb.ListRunsResponse:
         runs = self._schedules.runs(request.schedule_id, request.state, request.limit)

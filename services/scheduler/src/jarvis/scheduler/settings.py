@@ -40,7 +40,8 @@ class SchedulerSettings(ProcessSettings):
     misfire_grace_seconds: int = Field(default=60, ge=1, description="A fire later than this counts as missed.")
     run_timeout_seconds: int = Field(default=3600, ge=1, description="A run's session is ended after this.")
     visibility_timeout_seconds: int = Field(
-        default=0, ge=0, description="Redis redelivers an unacknowledged run after this; 0: run timeout + 600 s.")
+        default=0, ge=0, description="Redis redelivers an unacknowledged run after this; 0: run timeout + 600 s."
+    )
     heartbeat_seconds: float = Field(default=5.0, gt=0, description="A running run proves its worker alive this often.")
     sweep_seconds: float = Field(default=15.0, gt=0, description="How often beat looks for lost or orphaned runs.")
     requeue_after_seconds: int = Field(default=300, ge=1, description="A queued run never picked up is sent again.")
@@ -61,7 +62,8 @@ class SchedulerSettings(ProcessSettings):
         if self.visibility_timeout_seconds <= self.run_timeout_seconds:
             raise ValueError(
                 f"visibility_timeout_seconds ({self.visibility_timeout_seconds}) must exceed run_timeout_seconds "
-                f"({self.run_timeout_seconds}), or Redis hands a still-running run to a second worker")
+                f"({self.run_timeout_seconds}), or Redis hands a still-running run to a second worker"
+            )
         return self
 
     @property

@@ -25,8 +25,9 @@ class DiscoverySurface(Surface):
 
     def __init__(self, ctx: ToolContext) -> None:
         self.discovery = Discovery(ctx)
-        super().__init__(name=SURFACE, path=DISCOVERY_PATH, tools=build_tools(self.discovery),
-                         instructions=INSTRUCTIONS)
+        super().__init__(
+            name=SURFACE, path=DISCOVERY_PATH, tools=build_tools(self.discovery), instructions=INSTRUCTIONS
+        )
         # Writes that add or remove servers refresh the catalog at once (the jarvis surface calls this).
         ctx.catalog_changed = self.discovery.catalog.changed
 

@@ -33,8 +33,9 @@ def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
         raise InvalidArgument(f"{entry.name}: {f'parameter {where!r}: ' if where else ''}{error.message}")
 
 
-async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None,
-                          binding: Binding, principal: Principal) -> types.CallToolResult:
+async def call_downstream(
+    host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None, binding: Binding, principal: Principal
+) -> types.CallToolResult:
     """Forward `principal`'s tools/call to the server that owns `entry`, starting it if needed (audited)."""
     args = dict(arguments or {})
     check_arguments(entry, args)
@@ -57,5 +58,10 @@ async def call_downstream(host: DownstreamHost, entry: ToolEntry, arguments: dic
         binding.metrics.downstream_call(SURFACE, host.server_label(entry.source), outcome, elapsed)
         # The server's own schema once it has started: a catalogued tool's entry may not know its parameters yet.
         schema = server.tools.tools.get(entry.tool, {}).get("inputSchema") or entry.input_schema
-        binding.usage.record(entry.name, "", outcome == "ok", elapsed * 1000,
-                             audit.fields(principal, SURFACE, args, schema, outcome, entry.source))
+        binding.usage.record(
+            entry.name,
+            "",
+            outcome == "ok",
+            elapsed * 1000,
+            audit.fields(principal, SURFACE, args, schema, outcome, entry.source),
+        )

@@ -116,8 +116,11 @@ def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any
             return binding.renamed(params.name, surface.name)
         known = d.catalog.index.get(params.name)
         if known is not None and d.visible(principal)(known):
-            return text_result(f"tool '{known.name}' is not loaded in this session: tool_load it, or call it "
-                               f"with tool_call name={known.name}", is_error=True)
+            return text_result(
+                f"tool '{known.name}' is not loaded in this session: tool_load it, or call it "
+                f"with tool_call name={known.name}",
+                is_error=True,
+            )
         # Neither loaded, nor renamed, nor visible: an unknown tool, which MCP answers with -32602.
         raise MCPError(types.INVALID_PARAMS, f"unknown tool '{shown(params.name)}': {FIND_HINT}")
 

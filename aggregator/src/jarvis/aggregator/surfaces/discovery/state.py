@@ -109,9 +109,14 @@ class Discovery:
         snap = server.snapshot()
         if snap.state != "failing":
             return entry
-        return replace(entry, callable=False, install_hint=(
-            f"server '{entry.source}' is failing ({snap.last_error or 'no error recorded'}); "
-            f"jarvis_server action=info name={entry.source} shows why, jarvis_profile action=restart retries it"))
+        return replace(
+            entry,
+            callable=False,
+            install_hint=(
+                f"server '{entry.source}' is failing ({snap.last_error or 'no error recorded'}); "
+                f"jarvis_server action=info name={entry.source} shows why, jarvis_profile action=restart retries it"
+            ),
+        )
 
     def key(self, principal: Principal, session_id: str) -> str:
         return session_key(principal.token_id, session_id)
@@ -174,8 +179,9 @@ class Discovery:
             return route[1].to_mcp()
         return types.Tool(name=entry.name, description=entry.description, input_schema=entry.input_schema)
 
-    async def call(self, entry: ToolEntry, arguments: dict[str, Any] | None,
-                   principal: Principal) -> types.CallToolResult:
+    async def call(
+        self, entry: ToolEntry, arguments: dict[str, Any] | None, principal: Principal
+    ) -> types.CallToolResult:
         """Call a catalogued tool for `principal`, as its own surface would (scopes, errors, usage)."""
         self.ensure_callable(entry)
         assert self.binding is not None, "the surface's server binds itself before serving"
@@ -195,9 +201,14 @@ class Discovery:
 def describe(entry: ToolEntry, active: bool) -> dict[str, Any]:
     """Everything an agent needs to call `entry`."""
     out: dict[str, Any] = {
-        "name": entry.name, "description": entry.description, "input_schema": entry.input_schema,
-        "active": active, "callable": entry.callable, "category": entry.category,
-        "keywords": list(entry.keywords), "source": entry.source,
+        "name": entry.name,
+        "description": entry.description,
+        "input_schema": entry.input_schema,
+        "active": active,
+        "callable": entry.callable,
+        "category": entry.category,
+        "keywords": list(entry.keywords),
+        "source": entry.source,
     }
     if entry.callable:
         out["call"] = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")

@@ -26,11 +26,15 @@ def _query(raw: Any, d: Discovery) -> str:
     if not query:
         raise InvalidArgument("tool_find needs a query: a few keywords, e.g. 'list servers' or 'read file'")
     if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgument(f"tool_find: query is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
-                              "(a few keywords find more than a paragraph)")
+        raise InvalidArgument(
+            f"tool_find: query is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
+            "(a few keywords find more than a paragraph)"
+        )
     if not analyze(query) and d.catalog.index.lookup(query) is None:
-        raise InvalidArgument(f"tool_find: query '{shown(query)}' has no searchable words; use keywords such as "
-                              "'schedule prompt' or 'github issues'")
+        raise InvalidArgument(
+            f"tool_find: query '{shown(query)}' has no searchable words; use keywords such as "
+            "'schedule prompt' or 'github issues'"
+        )
     return query
 
 
@@ -72,9 +76,15 @@ def build_tools(d: Discovery) -> list[Tool]:
         results = []
         for hit in hits:
             e = d.live(hit.entry)
-            result: dict[str, Any] = {"name": e.name, "description": e.description, "score": hit.score,
-                                      "active": e.name in active, "category": e.category,
-                                      "keywords": list(e.keywords), "callable": e.callable}
+            result: dict[str, Any] = {
+                "name": e.name,
+                "description": e.description,
+                "score": hit.score,
+                "active": e.name in active,
+                "category": e.category,
+                "keywords": list(e.keywords),
+                "callable": e.callable,
+            }
             if e.call:
                 result["call"] = e.call
             if not e.callable:
@@ -82,8 +92,10 @@ def build_tools(d: Discovery) -> list[Tool]:
             results.append(result)
         answer: dict[str, Any] = {"query": query, "results": results, "count": len(results)}
         if not results:
-            answer["message"] = (f"no tool matches '{shown(query)}'; try other words (what the tool acts on, "
-                                 "e.g. 'files', 'servers', 'schedule')")
+            answer["message"] = (
+                f"no tool matches '{shown(query)}'; try other words (what the tool acts on, "
+                "e.g. 'files', 'servers', 'schedule')"
+            )
         return answer
 
     async def describe_(a: dict[str, Any], principal: Principal) -> Any:
@@ -104,32 +116,47 @@ def build_tools(d: Discovery) -> list[Tool]:
             raise NotFound("nothing was loaded: " + "; ".join(problems))
         caller = current_caller()
         if caller.session is None:
-            why = ("your client speaks MCP 2026-07-28, whose tool list does not change per connection"
-                   if caller.modern else "this connection has no MCP session to keep tools in")
-            return {"loaded": [], "tools": [{"name": e.name, "description": e.description,
-                                             "input_schema": e.input_schema} for e in entries],
-                    "message": f"{why}: call these with tool_call(name, arguments)"}
+            why = (
+                "your client speaks MCP 2026-07-28, whose tool list does not change per connection"
+                if caller.modern
+                else "this connection has no MCP session to keep tools in"
+            )
+            return {
+                "loaded": [],
+                "tools": [
+                    {"name": e.name, "description": e.description, "input_schema": e.input_schema} for e in entries
+                ],
+                "message": f"{why}: call these with tool_call(name, arguments)",
+            }
         before = await d.active.get(caller.session)
         new = [e.name for e in entries if e.name not in before]
         if len(before) + len(new) > MAX_ACTIVE:
-            raise InvalidArgument(f"nothing was loaded: a session holds at most {MAX_ACTIVE} active tools and "
-                                  f"{len(before)} are active; use tool_call for the rest")
+            raise InvalidArgument(
+                f"nothing was loaded: a session holds at most {MAX_ACTIVE} active tools and "
+                f"{len(before)} are active; use tool_call for the rest"
+            )
         after = await d.active.add(caller.session, [e.name for e in entries]) if new else before
         if new:
             await caller.notify_tools_changed()
-        return {"loaded": new, "already_active": [e.name for e in entries if e.name in before],
-                "active_count": len(after),
-                "message": "tools/list now includes them (announced with notifications/tools/list_changed); "
-                           "call them by name, or with tool_call if your client does not refresh its list"}
+        return {
+            "loaded": new,
+            "already_active": [e.name for e in entries if e.name in before],
+            "active_count": len(after),
+            "message": "tools/list now includes them (announced with notifications/tools/list_changed); "
+            "call them by name, or with tool_call if your client does not refresh its list",
+        }
 
     async def active_(_: dict[str, Any], principal: Principal) -> Any:
         caller = current_caller()
         entries = await d.active_entries(caller, principal)
-        answer: dict[str, Any] = {"active": [{"name": e.name, "description": e.description} for e in entries],
-                                  "count": len(entries)}
+        answer: dict[str, Any] = {
+            "active": [{"name": e.name, "description": e.description} for e in entries],
+            "count": len(entries),
+        }
         if caller.session is None:
-            answer["message"] = ("this connection keeps no loaded tools (MCP 2026-07-28, or no session): "
-                                 "call tools with tool_call")
+            answer["message"] = (
+                "this connection keeps no loaded tools (MCP 2026-07-28, or no session): call tools with tool_call"
+            )
         elif not entries:
             answer["message"] = f"no tools are active in this session; {FIND_HINT}, then tool_load them"
         return answer
@@ -139,17 +166,42 @@ def build_tools(d: Discovery) -> list[Tool]:
         return await d.call(entry, a.get("arguments"), principal)
 
     return [
-        Tool(name="tool_find", description="Search every tool Jarvis offers by keywords",
-             properties={"query": s.string(), "limit": s.integer(minimum=1, maximum=MAX_LIMIT)},
-             handler=find, read_only=True, idempotent=True),
-        Tool(name="tool_describe", description="A tool's description and input schema",
-             properties={"name": s.string()}, handler=describe_, read_only=True, idempotent=True),
+        Tool(
+            name="tool_find",
+            description="Search every tool Jarvis offers by keywords",
+            properties={"query": s.string(), "limit": s.integer(minimum=1, maximum=MAX_LIMIT)},
+            handler=find,
+            read_only=True,
+            idempotent=True,
+        ),
+        Tool(
+            name="tool_describe",
+            description="A tool's description and input schema",
+            properties={"name": s.string()},
+            handler=describe_,
+            read_only=True,
+            idempotent=True,
+        ),
         # Loading changes only this session's tool list, never the outside world: read-only.
-        Tool(name="tool_load", description="Add tools to this session's tools/list",
-             properties={"names": s.strings()},
-             handler=load, read_only=True, idempotent=True),
-        Tool(name="tool_active", description="Tools loaded in this session", handler=active_,
-             read_only=True, idempotent=True),
-        Tool(name="tool_call", description="Call any tool tool_find found, by name",
-             properties={"name": s.string(), "arguments": {"type": "object"}}, handler=call),
+        Tool(
+            name="tool_load",
+            description="Add tools to this session's tools/list",
+            properties={"names": s.strings()},
+            handler=load,
+            read_only=True,
+            idempotent=True,
+        ),
+        Tool(
+            name="tool_active",
+            description="Tools loaded in this session",
+            handler=active_,
+            read_only=True,
+            idempotent=True,
+        ),
+        Tool(
+            name="tool_call",
+            description="Call any tool tool_find found, by name",
+            properties={"name": s.string(), "arguments": {"type": "object"}},
+            handler=call,
+        ),
     ]

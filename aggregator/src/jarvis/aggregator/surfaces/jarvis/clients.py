@@ -23,8 +23,7 @@ def _split(names: list[str]) -> tuple[list[str], list[str]]:
     return servers, profiles
 
 
-async def _authorization(ctx: ToolContext, client: str, profiles: list[str],
-                         principal: Principal) -> tuple[str, str]:
+async def _authorization(ctx: ToolContext, client: str, profiles: list[str], principal: Principal) -> tuple[str, str]:
     """The bearer a client's profile entries need (an HTTP header, or a stdio entry's JARVIS_TOKEN) and its
     token's id, or ("", "").
 
@@ -41,9 +40,14 @@ async def _authorization(ctx: ToolContext, client: str, profiles: list[str],
     if missing:
         raise PermissionDenied(
             f"your token does not reach profile {', '.join(missing)}, so Jarvis will not write a client entry "
-            f"with a token for it; ask an admin for a token with scope profile:{missing[0]}")
-    resp = await reg.call(reg.registry.CreateToken, pb.CreateTokenRequest(
-        name=f"client:{client}:{','.join(profiles)}"[:200], scopes=[f"profile:{p}" for p in profiles]))
+            f"with a token for it; ask an admin for a token with scope profile:{missing[0]}"
+        )
+    resp = await reg.call(
+        reg.registry.CreateToken,
+        pb.CreateTokenRequest(
+            name=f"client:{client}:{','.join(profiles)}"[:200], scopes=[f"profile:{p}" for p in profiles]
+        ),
+    )
     return f"Bearer {resp.secret}", resp.token.id
 
 
@@ -62,9 +66,14 @@ def build(ctx: ToolContext) -> Tool:
         add_servers, add_profiles = _split(a.get("add", []))
         remove_servers, remove_profiles = _split(a.get("remove", []))
         authorization, token_id = await _authorization(ctx, a["name"], add_profiles, principal)
-        req = pb.EditClientRequest(name=a["name"], add_servers=add_servers, add_profiles=add_profiles,
-                                   remove_servers=remove_servers, remove_profiles=remove_profiles,
-                                   authorization=authorization)
+        req = pb.EditClientRequest(
+            name=a["name"],
+            add_servers=add_servers,
+            add_profiles=add_profiles,
+            remove_servers=remove_servers,
+            remove_profiles=remove_profiles,
+            authorization=authorization,
+        )
         if "path" in a:  # this edit only; the same path rules as action=config
             req.path = a["path"]
         try:

@@ -16,8 +16,12 @@ from jarvis.common.scopes import ADMIN_CONFIG_KEYS
 
 
 def _entry(entry: pb.ConfigEntry) -> dict[str, Any]:
-    return {"key": entry.key, "value": json.loads(entry.value_json) if entry.value_json else None,
-            "default": entry.is_default, "description": entry.description}
+    return {
+        "key": entry.key,
+        "value": json.loads(entry.value_json) if entry.value_json else None,
+        "default": entry.is_default,
+        "description": entry.description,
+    }
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -46,8 +50,13 @@ def build(ctx: ToolContext) -> Tool:
         properties={"key": s.string(), "value": {"description": "any JSON value"}},
         actions=[
             Action("get", get, read_only=True, idempotent=True, required=("key",)),
-            Action("set", set_, idempotent=True, required=("key", "value"),
-                   admin_if=lambda a: str(a.get("key", "")).strip() in ADMIN_CONFIG_KEYS),
+            Action(
+                "set",
+                set_,
+                idempotent=True,
+                required=("key", "value"),
+                admin_if=lambda a: str(a.get("key", "")).strip() in ADMIN_CONFIG_KEYS,
+            ),
             Action("list", list_, read_only=True, idempotent=True),
             Action("migrate", migrate, idempotent=True),
         ],

@@ -22,8 +22,9 @@ def build(ctx: ToolContext) -> Tool:
         return {"profiles": [to_dict(p) for p in resp.profiles], "count": len(resp.profiles)}
 
     async def create(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.CreateProfileRequest(name=a["name"], description=a.get("description", ""),
-                                      servers=a.get("servers", []))
+        req = pb.CreateProfileRequest(
+            name=a["name"], description=a.get("description", ""), servers=a.get("servers", [])
+        )
         created = to_dict(await reg.call(reg.registry.CreateProfile, req))
         await report.refresh(ctx.downstream)  # its surface exists from now on
         return {"created": created}
@@ -32,8 +33,9 @@ def build(ctx: ToolContext) -> Tool:
         fields = {k: a[k] for k in ("new_name", "description") if k in a}
         if not fields and not a.get("add") and not a.get("remove"):
             raise InvalidArgument("jarvis_profile action=edit needs add, remove, new_name or description")
-        req = pb.EditProfileRequest(name=a["name"], add_servers=a.get("add", []),
-                                    remove_servers=a.get("remove", []), **fields)
+        req = pb.EditProfileRequest(
+            name=a["name"], add_servers=a.get("add", []), remove_servers=a.get("remove", []), **fields
+        )
         edited = to_dict(await reg.call(reg.registry.EditProfile, req))
         await report.refresh(ctx.downstream)  # membership changes reach connected sessions now
         return {"edited": edited}
@@ -54,8 +56,9 @@ def build(ctx: ToolContext) -> Tool:
         else:
             profiles = list((await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())).profiles)
         # A server in several profiles restarts once; each profile reports its servers' outcomes.
-        outcomes = {o["name"]: o for o in await report.restart(
-            ctx.downstream, sorted({n for p in profiles for n in p.servers}))}
+        outcomes = {
+            o["name"]: o for o in await report.restart(ctx.downstream, sorted({n for p in profiles for n in p.servers}))
+        }
         return {"restarted": [{"profile": p.name, "servers": [outcomes[n] for n in p.servers]} for p in profiles]}
 
     return Tool(

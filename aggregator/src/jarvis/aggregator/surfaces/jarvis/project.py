@@ -28,8 +28,9 @@ def build(ctx: ToolContext) -> Tool:
         return to_dict(await reg.call(reg.project.Diff, req))
 
     async def devops(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.ApplyDevopsRequest(path=path_of(a), stack=a.get("type", ""), force=bool(a.get("force")),
-                                    dry_run=bool(a.get("dry_run")))
+        req = pb.ApplyDevopsRequest(
+            path=path_of(a), stack=a.get("type", ""), force=bool(a.get("force")), dry_run=bool(a.get("dry_run"))
+        )
         return to_dict(await reg.call(reg.project.ApplyDevops, req, timeout=60))
 
     return Tool(

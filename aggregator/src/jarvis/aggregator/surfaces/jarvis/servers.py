@@ -99,8 +99,12 @@ def build(ctx: ToolContext) -> Tool:
 
     async def create(a: dict[str, Any], _: Principal) -> Any:
         launch = pb.LaunchSpec(
-            transport=TRANSPORTS[a["type"]], command=a.get("command", ""), args=a.get("args", []),
-            env=_set_values(a.get("env", {})), url=a.get("url", ""), image=a.get("image", ""),
+            transport=TRANSPORTS[a["type"]],
+            command=a.get("command", ""),
+            args=a.get("args", []),
+            env=_set_values(a.get("env", {})),
+            url=a.get("url", ""),
+            image=a.get("image", ""),
         )
         req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
         created = _detail(await reg.call(reg.registry.CreateServer, req))
@@ -117,8 +121,12 @@ def build(ctx: ToolContext) -> Tool:
             )
         env = a.get("env", {})
         req = pb.EditServerRequest(
-            name=a["name"], args=a.get("args", []), replace_args="args" in a,
-            set_env=_set_values(env), unset_env=[k for k, v in env.items() if v is None], **fields,
+            name=a["name"],
+            args=a.get("args", []),
+            replace_args="args" in a,
+            set_env=_set_values(env),
+            unset_env=[k for k, v in env.items() if v is None],
+            **fields,
         )
         edited = _detail(await reg.call(reg.registry.EditServer, req))
         await report.refresh(ctx.downstream)  # a changed launch spec restarts it

@@ -15,13 +15,22 @@ from jarvis.common.errors import FailedPrecondition
 def build(ctx: ToolContext) -> Tool:
     def shares() -> Shares:
         if ctx.shares is None:
-            raise FailedPrecondition("sharing needs a running aggregator (jarvis up or jarvis serve aggregator); "
-                                     "this process does not serve HTTP")
+            raise FailedPrecondition(
+                "sharing needs a running aggregator (jarvis up or jarvis serve aggregator); "
+                "this process does not serve HTTP"
+            )
         return ctx.shares
 
     async def start(a: dict[str, Any], _: Principal) -> Any:
-        return {"started": await shares().start(a["name"].strip().lower(), a.get("expires_in"),
-                                                a.get("tunnel") or "none", a.get("port"), a.get("host_key"))}
+        return {
+            "started": await shares().start(
+                a["name"].strip().lower(),
+                a.get("expires_in"),
+                a.get("tunnel") or "none",
+                a.get("port"),
+                a.get("host_key"),
+            )
+        }
 
     async def stop(a: dict[str, Any], _: Principal) -> Any:
         return await shares().stop(a["name"].strip().lower())
@@ -33,7 +42,8 @@ def build(ctx: ToolContext) -> Tool:
         name="jarvis_share",
         description="Share a server: start|stop|list",
         properties={
-            "name": s.string(), "expires_in": s.integer("seconds", minimum=60),
+            "name": s.string(),
+            "expires_in": s.integer("seconds", minimum=60),
             "tunnel": s.string(),
             "port": s.integer(),  # the tunnel's port on the far host
             "host_key": s.string(),

@@ -18,8 +18,10 @@ from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from jarvis.common.errors import JarvisError
 
-QUEUE_DOWN = ("its queue (Redis) is unreachable: triggered and due runs are kept and sent when it is back; "
-              "check Redis and JARVIS_SCHEDULER_REDIS_URL")
+QUEUE_DOWN = (
+    "its queue (Redis) is unreachable: triggered and due runs are kept and sent when it is back; "
+    "check Redis and JARVIS_SCHEDULER_REDIS_URL"
+)
 
 
 async def _queue(scheduler: SchedulerClient) -> dict[str, Any]:
@@ -47,8 +49,9 @@ def build(ctx: ToolContext) -> Tool:
         if ctx.scheduler is not None and services["scheduler"]["ok"]:
             services["scheduler"].update(await _queue(ctx.scheduler))
         # Healthy: every check passes and nothing configured is down; parts a deployment lacks (ok None) are fine.
-        healthy = (all(c.get("ok") for c in doctor)
-                   and all(s["ok"] is not False for s in (*services.values(), *daemons.values())))
+        healthy = all(c.get("ok") for c in doctor) and all(
+            s["ok"] is not False for s in (*services.values(), *daemons.values())
+        )
         return {
             "healthy": healthy,
             "doctor": doctor,

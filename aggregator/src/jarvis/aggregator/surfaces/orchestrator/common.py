@@ -13,8 +13,10 @@ from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.surfaces import schema as s
 from jarvis.common.errors import FailedPrecondition, InvalidArgument
 
-NO_RUNTIME = ("the runtime service is not part of this deployment: run it (`jarvis serve runtime`) and set "
-              "JARVIS_AGGREGATOR_RUNTIME_TARGET to its host:port")
+NO_RUNTIME = (
+    "the runtime service is not part of this deployment: run it (`jarvis serve runtime`) and set "
+    "JARVIS_AGGREGATOR_RUNTIME_TARGET to its host:port"
+)
 
 PROJECT_ID = s.string()
 WORKSPACE_ID = s.string()

@@ -18,13 +18,19 @@ DEFAULT_EXEC_DEADLINE = 1830.0  # the runtime's longest exec (1800 s) plus the m
 def build(ctx: ToolContext) -> Tool:
     async def start(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
-        return {"container": as_dict(await rt.call(rt.long.StartContainer, pb.ProjectRef(project_id=a["project_id"]),
-                                                   timeout=120))}
+        return {
+            "container": as_dict(
+                await rt.call(rt.long.StartContainer, pb.ProjectRef(project_id=a["project_id"]), timeout=120)
+            )
+        }
 
     async def stop(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
-        return {"container": as_dict(await rt.call(rt.long.StopContainer, pb.ProjectRef(project_id=a["project_id"]),
-                                                   timeout=120))}
+        return {
+            "container": as_dict(
+                await rt.call(rt.long.StopContainer, pb.ProjectRef(project_id=a["project_id"]), timeout=120)
+            )
+        }
 
     async def logs(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
@@ -35,9 +41,14 @@ def build(ctx: ToolContext) -> Tool:
         rt = runtime(ctx)
         command = a.get("command", "")
         argv = command if isinstance(command, list) else []
-        req = pb.ExecRequest(project_id=a["project_id"], argv=argv, command="" if argv else command,
-                             workspace_id=a.get("workspace_id", ""), timeout_seconds=a.get("timeout", 0),
-                             max_output_bytes=a.get("max_output", 0))
+        req = pb.ExecRequest(
+            project_id=a["project_id"],
+            argv=argv,
+            command="" if argv else command,
+            workspace_id=a.get("workspace_id", ""),
+            timeout_seconds=a.get("timeout", 0),
+            max_output_bytes=a.get("max_output", 0),
+        )
         deadline = a["timeout"] + EXEC_TIMEOUT_MARGIN if a.get("timeout") else DEFAULT_EXEC_DEADLINE
         return as_dict(await rt.call(rt.long.Exec, req, timeout=deadline))
 
@@ -46,8 +57,11 @@ def build(ctx: ToolContext) -> Tool:
         description="Project container: start|stop|logs|exec",
         properties={
             "project_id": PROJECT_ID,
-            "command": {"type": ["array", "string"], "items": {"type": "string"},
-                        "description": "argv list, or a string for sh -c in the container"},
+            "command": {
+                "type": ["array", "string"],
+                "items": {"type": "string"},
+                "description": "argv list, or a string for sh -c in the container",
+            },
             "workspace_id": WORKSPACE_ID,
             "timeout": s.integer("s", minimum=1),
             "max_output": s.integer("bytes", minimum=1),

@@ -17,10 +17,16 @@ CREATE_TIMEOUT = 400.0  # a clone may take the runtime's clone limit (300 s by d
 def build(ctx: ToolContext) -> Tool:
     async def create(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
-        req = pb.CreateProjectRequest(name=a["name"], source_url=a.get("source_url", ""), image=a.get("image", ""),
-                                      agent_command=a.get("agent_command", []),
-                                      agent_protocol=a.get("agent_protocol", ""), network=a.get("network", False),
-                                      egress_allow=a.get("egress_allow", []), agent=a.get("agent", ""))
+        req = pb.CreateProjectRequest(
+            name=a["name"],
+            source_url=a.get("source_url", ""),
+            image=a.get("image", ""),
+            agent_command=a.get("agent_command", []),
+            agent_protocol=a.get("agent_protocol", ""),
+            network=a.get("network", False),
+            egress_allow=a.get("egress_allow", []),
+            agent=a.get("agent", ""),
+        )
         return {"created": as_dict(await rt.call(rt.long.CreateProject, req, timeout=CREATE_TIMEOUT))}
 
     async def list_(_: dict[str, Any], __: Principal) -> Any:

@@ -21,8 +21,10 @@ from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, 
 
 NAME = "schedule"
 SURFACE = "orchestrator"
-NO_SCHEDULER = ("the scheduler service is not part of this deployment: run it (`jarvis serve scheduler`) and set "
-                "JARVIS_AGGREGATOR_SCHEDULER_TARGET to its host:port; nothing was created or changed")
+NO_SCHEDULER = (
+    "the scheduler service is not part of this deployment: run it (`jarvis serve scheduler`) and set "
+    "JARVIS_AGGREGATOR_SCHEDULER_TARGET to its host:port; nothing was created or changed"
+)
 READ_ONLY = ("list", "get")  # as their Actions below say; no action of this tool is admin
 # What update may change; everything it is not given stays as it is.
 CHANGEABLE = ("name", "cron", "timezone", "prompt", "targets", "enabled", "concurrency", "missed", "secret_overrides")
@@ -33,8 +35,13 @@ class ScheduleTool(Tool):
 
     def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
         targets = args.get("targets")
-        if (action is not None and action.name in ("create", "update") and isinstance(targets, list) and targets
-                and all(isinstance(t, str) for t in targets)):
+        if (
+            action is not None
+            and action.name in ("create", "update")
+            and isinstance(targets, list)
+            and targets
+            and all(isinstance(t, str) for t in targets)
+        ):
             return all(_may(principal, action.name, t) for t in targets)
         # The schedule's own targets are not known here: the handler checks them once it has the schedule.
         projects: list[str | None] = [None, *principal.bound_projects]
@@ -57,15 +64,24 @@ def build(ctx: ToolContext) -> Tool:
             raise NotFound(f"schedule '{schedule_id}' not found; `schedule action=list` shows the ids")
         denied = [t or "(none)" for t in targets if not _may(principal, action, t)]
         if denied:
-            raise PermissionDenied(f"your token's scopes do not allow schedule action={action} on project(s) "
-                                   f"{', '.join(denied)}, which this schedule runs on")
+            raise PermissionDenied(
+                f"your token's scopes do not allow schedule action={action} on project(s) "
+                f"{', '.join(denied)}, which this schedule runs on"
+            )
 
     async def create(a: dict[str, Any], principal: Principal) -> Any:
         sc = scheduler("create", a)
         req = pb.CreateScheduleRequest(
-            name=a.get("name", ""), cron=a["cron"], timezone=a.get("timezone", ""), prompt=a["prompt"],
-            targets=a["targets"], concurrency=a.get("concurrency", ""), missed=a.get("missed", ""),
-            created_by=_creator(principal), secret_overrides=a.get("secret_overrides") or {})
+            name=a.get("name", ""),
+            cron=a["cron"],
+            timezone=a.get("timezone", ""),
+            prompt=a["prompt"],
+            targets=a["targets"],
+            concurrency=a.get("concurrency", ""),
+            missed=a.get("missed", ""),
+            created_by=_creator(principal),
+            secret_overrides=a.get("secret_overrides") or {},
+        )
         if "enabled" in a:
             req.enabled = a["enabled"]
         return {"created": as_dict(await sc.call(sc.scheduler.CreateSchedule, req))}
@@ -75,8 +91,11 @@ def build(ctx: ToolContext) -> Tool:
         wanted = set(a.get("targets") or ())
         req = pb.ListSchedulesRequest(target=next(iter(wanted)) if len(wanted) == 1 else "")
         resp = await sc.call(sc.scheduler.ListSchedules, req)
-        shown = [as_dict(x) for x in resp.schedules
-                 if (not wanted or wanted & set(x.targets)) and _may_all(principal, "list", x.targets)]
+        shown = [
+            as_dict(x)
+            for x in resp.schedules
+            if (not wanted or wanted & set(x.targets)) and _may_all(principal, "list", x.targets)
+        ]
         return {"schedules": shown, "count": len(shown)}
 
     async def get(a: dict[str, Any], principal: Principal) -> Any:
@@ -107,8 +126,9 @@ def build(ctx: ToolContext) -> Tool:
     async def delete(a: dict[str, Any], principal: Principal) -> Any:
         sc = scheduler("delete", a)
         await reachable(sc, a["schedule_id"], principal, "delete")
-        return {"deleted": as_dict(await sc.call(sc.scheduler.DeleteSchedule,
-                                                 pb.ScheduleRef(schedule_id=a["schedule_id"])))}
+        return {
+            "deleted": as_dict(await sc.call(sc.scheduler.DeleteSchedule, pb.ScheduleRef(schedule_id=a["schedule_id"])))
+        }
 
     async def trigger(a: dict[str, Any], principal: Principal) -> Any:
         sc = scheduler("trigger", a)

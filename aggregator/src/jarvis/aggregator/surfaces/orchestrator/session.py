@@ -25,14 +25,22 @@ END_TIMEOUT = 120.0
 def build(ctx: ToolContext) -> Tool:
     async def spawn(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
-        req = pb.SpawnSessionRequest(project_id=a["project_id"], workspace_id=a.get("workspace_id", ""),
-                                     prompt=a.get("prompt", ""), agent=a.get("agent", ""))
+        req = pb.SpawnSessionRequest(
+            project_id=a["project_id"],
+            workspace_id=a.get("workspace_id", ""),
+            prompt=a.get("prompt", ""),
+            agent=a.get("agent", ""),
+        )
         return {"session": as_dict(await rt.call(rt.long.SpawnSession, req, timeout=SPAWN_TIMEOUT))}
 
     async def message(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
-        req = pb.MessageSessionRequest(project_id=a["project_id"], workspace_id=a.get("workspace_id", ""),
-                                       session_id=a.get("session_id", ""), message=a["message"])
+        req = pb.MessageSessionRequest(
+            project_id=a["project_id"],
+            workspace_id=a.get("workspace_id", ""),
+            session_id=a.get("session_id", ""),
+            message=a["message"],
+        )
         return {"session": as_dict(await rt.call(rt.long.MessageSession, req))}
 
     async def get(a: dict[str, Any], _: Principal) -> Any:
@@ -53,11 +61,15 @@ def build(ctx: ToolContext) -> Tool:
     async def events(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)
         wait = float(a.get("wait", 0))
-        req = pb.SessionEventsRequest(project_id=a["project_id"], session_id=a["session_id"],
-                                      after=a.get("after", 0), limit=a.get("limit", 0), wait_seconds=wait)
+        req = pb.SessionEventsRequest(
+            project_id=a["project_id"],
+            session_id=a["session_id"],
+            after=a.get("after", 0),
+            limit=a.get("limit", 0),
+            wait_seconds=wait,
+        )
         resp = await rt.call(rt.long.SessionEvents, req, timeout=wait + 30)
-        return {"events": [event_dict(e) for e in resp.events], "next_cursor": resp.next_cursor,
-                "state": resp.state}
+        return {"events": [event_dict(e) for e in resp.events], "next_cursor": resp.next_cursor, "state": resp.state}
 
     async def cleanup(a: dict[str, Any], _: Principal) -> Any:
         rt = runtime(ctx)

@@ -18,11 +18,15 @@ def build(ctx: ToolContext) -> Tool:
 
     async def create(a: dict[str, Any], _: Principal) -> Any:
         scopes = [x for x in re.split(r"[\s,]+", a["scope"]) if x]
-        req = pb.CreateTokenRequest(name=a.get("name") or "orchestrator", scopes=scopes,
-                                    expires_in_seconds=a.get("expires_in", 0))
+        req = pb.CreateTokenRequest(
+            name=a.get("name") or "orchestrator", scopes=scopes, expires_in_seconds=a.get("expires_in", 0)
+        )
         resp = await reg.call(reg.registry.CreateToken, req)
-        return {"token": to_dict(resp.token), "secret": resp.secret,
-                "note": "the secret is shown once; Jarvis keeps only its hash"}
+        return {
+            "token": to_dict(resp.token),
+            "secret": resp.secret,
+            "note": "the secret is shown once; Jarvis keeps only its hash",
+        }
 
     async def list_(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.ListTokens, pb.ListTokensRequest(include_revoked=a.get("all", False)))

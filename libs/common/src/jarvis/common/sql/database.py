@@ -21,7 +21,7 @@ def normalize_url(url: str) -> str:
     """Use the psycopg 3 driver for PostgreSQL whatever spelling the URL came in."""
     for prefix in ("postgresql://", "postgres://", "postgresql+psycopg2://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 

@@ -29,8 +29,14 @@ if TYPE_CHECKING:
     from mypy_boto3_logs import CloudWatchLogsClient
     from mypy_boto3_stepfunctions import SFNClient
 
-_NAMES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",
-          "AWS_DEFAULT_REGION")
+_NAMES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
 CREDENTIALS_HELP = (
     "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary credentials), "
     "or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config (`aws configure`; the files can be "
@@ -38,8 +44,15 @@ CREDENTIALS_HELP = (
 )
 REGION_PARAM = Param("region", "string", "AWS region; default AWS_REGION")
 _NOT_FOUND = ("ResourceNotFoundException", "StateMachineDoesNotExist", "ExecutionDoesNotExist")
-_AUTH = ("AccessDenied", "AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
-         "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch")
+_AUTH = (
+    "AccessDenied",
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "ExpiredTokenException",
+    "InvalidClientTokenId",
+    "SignatureDoesNotMatch",
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +75,9 @@ class AwsClients:
         return self._session(region).client("logs", endpoint_url=self._endpoint(), config=self._client_config())
 
     def stepfunctions(self, region: str = "") -> SFNClient:
-        return self._session(region).client("stepfunctions", endpoint_url=self._endpoint(),
-                                            config=self._client_config())
+        return self._session(region).client(
+            "stepfunctions", endpoint_url=self._endpoint(), config=self._client_config()
+        )
 
     def _endpoint(self) -> str | None:
         return self._config.endpoint_url or None
@@ -72,8 +86,11 @@ class AwsClients:
         from botocore.config import Config  # imported on first use: boto3 adds ~0.5 s to every start
 
         # Bounded: the gateway answers within the aggregator's deadline even when AWS is slow.
-        return Config(connect_timeout=5, read_timeout=self._config.timeout_seconds,
-                      retries={"max_attempts": 3, "mode": "standard"})
+        return Config(
+            connect_timeout=5,
+            read_timeout=self._config.timeout_seconds,
+            retries={"max_attempts": 3, "mode": "standard"},
+        )
 
     def _session(self, region: str) -> boto3.Session:
         import boto3
@@ -82,14 +99,19 @@ class AwsClients:
         key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
         if bool(key) != bool(secret):
             missing = "AWS_SECRET_ACCESS_KEY" if key else "AWS_ACCESS_KEY_ID"
-            raise FailedPrecondition(f"AWS credentials are incomplete: {missing} is not set; {CREDENTIALS_HELP} "
-                                     f"in {self._credentials.where()}")
+            raise FailedPrecondition(
+                f"AWS credentials are incomplete: {missing} is not set; {CREDENTIALS_HELP} "
+                f"in {self._credentials.where()}"
+            )
         region_name = region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or self._config.default_region
         try:
-            session = boto3.Session(aws_access_key_id=key, aws_secret_access_key=secret,
-                                    aws_session_token=env.get("AWS_SESSION_TOKEN"),
-                                    profile_name=None if key else env.get("AWS_PROFILE"),
-                                    region_name=region_name or None)
+            session = boto3.Session(
+                aws_access_key_id=key,
+                aws_secret_access_key=secret,
+                aws_session_token=env.get("AWS_SESSION_TOKEN"),
+                profile_name=None if key else env.get("AWS_PROFILE"),
+                region_name=region_name or None,
+            )
             found = session.get_credentials()
         except ProfileNotFound as exc:
             raise FailedPrecondition(f"AWS is not configured: {exc}; {CREDENTIALS_HELP}") from None
@@ -100,7 +122,8 @@ class AwsClients:
         if not session.region_name:
             raise FailedPrecondition(
                 "AWS region not set: set AWS_REGION (e.g. us-east-1) in "
-                f"{self._credentials.where()}, or pass \"region\" in the arguments")
+                f'{self._credentials.where()}, or pass "region" in the arguments'
+            )
         return session
 
 
@@ -119,15 +142,16 @@ def aws_errors(call: str) -> Iterator[None]:
         if code in _NOT_FOUND:
             raise NotFound(text) from None
         if code in _AUTH or status in (401, 403):
-            raise FailedPrecondition(f"{text}; check the AWS credentials and their IAM permissions "
-                                     f"({CREDENTIALS_HELP})") from None
+            raise FailedPrecondition(
+                f"{text}; check the AWS credentials and their IAM permissions ({CREDENTIALS_HELP})"
+            ) from None
         if status >= 500 or code in ("ThrottlingException", "ServiceUnavailableException"):
             raise Unavailable(text) from None
         raise InvalidArgument(text) from None
     except (NoCredentialsError, PartialCredentialsError) as exc:
         raise FailedPrecondition(f"{call} failed: {exc}; {CREDENTIALS_HELP}") from None
     except NoRegionError:
-        raise FailedPrecondition(f"{call} failed: no AWS region; set AWS_REGION or pass \"region\"") from None
+        raise FailedPrecondition(f'{call} failed: no AWS region; set AWS_REGION or pass "region"') from None
     except ParamValidationError as exc:
         raise InvalidArgument(f"{call} rejected the arguments: {exc}") from None
     except (EndpointUnreachable, HTTPClientError) as exc:

@@ -63,16 +63,18 @@ class ToolTable(Generic[ClientT]):
     found now) and the checked arguments; building it per call keeps concurrent calls apart.
     """
 
-    def __init__(self, category: str,
-                 entries: Iterable[tuple[ToolSpec, Callable[[ClientT, Mapping[str, Any]], Any]]]) -> None:
+    def __init__(
+        self, category: str, entries: Iterable[tuple[ToolSpec, Callable[[ClientT, Mapping[str, Any]], Any]]]
+    ) -> None:
         self._category = category
         self._entries = {spec.name: (spec, run) for spec, run in entries}
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(spec for spec, _ in self._entries.values())
 
-    def call(self, tool: str, arguments: Mapping[str, Any],
-             connect: Callable[[], AbstractContextManager[ClientT]]) -> Any:
+    def call(
+        self, tool: str, arguments: Mapping[str, Any], connect: Callable[[], AbstractContextManager[ClientT]]
+    ) -> Any:
         """Run `tool` with a client from `connect` (where credentials are checked), then close it."""
         entry = self._entries.get(tool)
         if entry is None:

@@ -34,37 +34,101 @@ class CloudWatchBackend:
 
     def __init__(self, aws: AwsClients) -> None:
         self._aws = aws
-        self._table = ToolTable(self.category, [
-            (ToolSpec("cloudwatch_list_log_groups", "List log groups, optionally by name prefix", (
-                Param("prefix", "string", "Log group name prefix, e.g. /aws/lambda/", default=""),
-                Param("limit", "integer", "Most groups to return", default=50, minimum=1, maximum=50),
-                REGION_PARAM)), _list_groups),
-            (ToolSpec("cloudwatch_list_log_streams", "List a log group's streams, most recent events first", (
-                _LOG_GROUP,
-                Param("prefix", "string", "Stream name prefix (sorts by name instead of recency)", default=""),
-                Param("limit", "integer", "Most streams to return", default=20, minimum=1, maximum=50),
-                REGION_PARAM)), _list_streams),
-            (ToolSpec("cloudwatch_filter_logs", "Events of a log group matching a filter pattern in a time range", (
-                _LOG_GROUP,
-                Param("filter_pattern", "string", 'CloudWatch filter pattern, e.g. "ERROR" or '
-                      '"{ $.level = \\"error\\" }"; empty matches all', default=""),
-                _START, _END,
-                Param("streams", "array", "Only these stream names"),
-                Param("limit", "integer", "Most events to return", default=100, minimum=1, maximum=1000),
-                REGION_PARAM)), _filter),
-            (ToolSpec("cloudwatch_insights_query", "Run a Logs Insights query and wait for its results", (
-                Param("log_groups", "array", "Log group names to query", required=True),
-                Param("query", "string", "Insights query, e.g. fields @timestamp, @message | filter "
-                      "@message like /ERROR/ | sort @timestamp desc", required=True),
-                _START, _END,
-                Param("limit", "integer", "Most rows to return", default=100, minimum=1, maximum=10000),
-                Param("wait_seconds", "integer", "How long to wait for completion; 0 returns the query id "
-                      "at once (then use cloudwatch_insights_results)", default=10, minimum=0, maximum=20),
-                REGION_PARAM)), _insights_query),
-            (ToolSpec("cloudwatch_insights_results", "Status and results of a Logs Insights query", (
-                Param("query_id", "string", "Id returned by cloudwatch_insights_query", required=True),
-                REGION_PARAM)), _insights_results),
-        ])
+        self._table = ToolTable(
+            self.category,
+            [
+                (
+                    ToolSpec(
+                        "cloudwatch_list_log_groups",
+                        "List log groups, optionally by name prefix",
+                        (
+                            Param("prefix", "string", "Log group name prefix, e.g. /aws/lambda/", default=""),
+                            Param("limit", "integer", "Most groups to return", default=50, minimum=1, maximum=50),
+                            REGION_PARAM,
+                        ),
+                    ),
+                    _list_groups,
+                ),
+                (
+                    ToolSpec(
+                        "cloudwatch_list_log_streams",
+                        "List a log group's streams, most recent events first",
+                        (
+                            _LOG_GROUP,
+                            Param(
+                                "prefix", "string", "Stream name prefix (sorts by name instead of recency)", default=""
+                            ),
+                            Param("limit", "integer", "Most streams to return", default=20, minimum=1, maximum=50),
+                            REGION_PARAM,
+                        ),
+                    ),
+                    _list_streams,
+                ),
+                (
+                    ToolSpec(
+                        "cloudwatch_filter_logs",
+                        "Events of a log group matching a filter pattern in a time range",
+                        (
+                            _LOG_GROUP,
+                            Param(
+                                "filter_pattern",
+                                "string",
+                                'CloudWatch filter pattern, e.g. "ERROR" or '
+                                '"{ $.level = \\"error\\" }"; empty matches all',
+                                default="",
+                            ),
+                            _START,
+                            _END,
+                            Param("streams", "array", "Only these stream names"),
+                            Param("limit", "integer", "Most events to return", default=100, minimum=1, maximum=1000),
+                            REGION_PARAM,
+                        ),
+                    ),
+                    _filter,
+                ),
+                (
+                    ToolSpec(
+                        "cloudwatch_insights_query",
+                        "Run a Logs Insights query and wait for its results",
+                        (
+                            Param("log_groups", "array", "Log group names to query", required=True),
+                            Param(
+                                "query",
+                                "string",
+                                "Insights query, e.g. fields @timestamp, @message | filter "
+                                "@message like /ERROR/ | sort @timestamp desc",
+                                required=True,
+                            ),
+                            _START,
+                            _END,
+                            Param("limit", "integer", "Most rows to return", default=100, minimum=1, maximum=10000),
+                            Param(
+                                "wait_seconds",
+                                "integer",
+                                "How long to wait for completion; 0 returns the query id "
+                                "at once (then use cloudwatch_insights_results)",
+                                default=10,
+                                minimum=0,
+                                maximum=20,
+                            ),
+                            REGION_PARAM,
+                        ),
+                    ),
+                    _insights_query,
+                ),
+                (
+                    ToolSpec(
+                        "cloudwatch_insights_results",
+                        "Status and results of a Logs Insights query",
+                        (
+                            Param("query_id", "string", "Id returned by cloudwatch_insights_query", required=True),
+                            REGION_PARAM,
+                        ),
+                    ),
+                    _insights_results,
+                ),
+            ],
+        )
 
     def tools(self) -> Sequence[ToolSpec]:
         return self._table.specs()
@@ -79,9 +143,15 @@ def _list_groups(client: CloudWatchLogsClient, args: Mapping[str, Any]) -> Any:
         request["logGroupNamePrefix"] = args["prefix"]
     with aws_errors(f"{SERVICE} DescribeLogGroups"):
         response = client.describe_log_groups(**request)
-    groups = [{"name": g.get("logGroupName"), "created": _ms_to_iso(g.get("creationTime")),
-               "retention_days": g.get("retentionInDays"), "stored_bytes": g.get("storedBytes")}
-              for g in response.get("logGroups", [])]
+    groups = [
+        {
+            "name": g.get("logGroupName"),
+            "created": _ms_to_iso(g.get("creationTime")),
+            "retention_days": g.get("retentionInDays"),
+            "stored_bytes": g.get("storedBytes"),
+        }
+        for g in response.get("logGroups", [])
+    ]
     return {"log_groups": groups, "more": bool(response.get("nextToken"))}
 
 
@@ -94,15 +164,24 @@ def _list_streams(client: CloudWatchLogsClient, args: Mapping[str, Any]) -> Any:
         request.update(orderBy="LastEventTime", descending=True)
     with aws_errors(f"{SERVICE} DescribeLogStreams"):
         response = client.describe_log_streams(**request)
-    streams = [{"name": s.get("logStreamName"), "first_event": _ms_to_iso(s.get("firstEventTimestamp")),
-                "last_event": _ms_to_iso(s.get("lastEventTimestamp"))} for s in response.get("logStreams", [])]
+    streams = [
+        {
+            "name": s.get("logStreamName"),
+            "first_event": _ms_to_iso(s.get("firstEventTimestamp")),
+            "last_event": _ms_to_iso(s.get("lastEventTimestamp")),
+        }
+        for s in response.get("logStreams", [])
+    ]
     return {"log_group": args["log_group"], "streams": streams, "more": bool(response.get("nextToken"))}
 
 
 def _filter(client: CloudWatchLogsClient, args: Mapping[str, Any]) -> Any:
     start, end = parse_time(args["start"], "start"), parse_time(args["end"], "end")
-    request: dict[str, Any] = {"logGroupName": args["log_group"], "startTime": epoch_ms(start),
-                               "endTime": epoch_ms(end)}
+    request: dict[str, Any] = {
+        "logGroupName": args["log_group"],
+        "startTime": epoch_ms(start),
+        "endTime": epoch_ms(end),
+    }
     if args["filter_pattern"]:
         request["filterPattern"] = args["filter_pattern"]
     if args.get("streams"):
@@ -116,21 +195,37 @@ def _filter(client: CloudWatchLogsClient, args: Mapping[str, Any]) -> Any:
             if token:
                 page["nextToken"] = token
             response = client.filter_log_events(**page)
-        events += [{"time": _ms_to_iso(e.get("timestamp")), "stream": e.get("logStreamName"),
-                    "message": str(e.get("message", "")).rstrip("\n")} for e in response.get("events", [])]
+        events += [
+            {
+                "time": _ms_to_iso(e.get("timestamp")),
+                "stream": e.get("logStreamName"),
+                "message": str(e.get("message", "")).rstrip("\n"),
+            }
+            for e in response.get("events", [])
+        ]
         token = response.get("nextToken", "")
         if not token or len(events) >= limit:
             break
-    return {"log_group": args["log_group"], "start": iso(start), "end": iso(end), "count": len(events),
-            "events": events[:limit], "more": bool(token)}
+    return {
+        "log_group": args["log_group"],
+        "start": iso(start),
+        "end": iso(end),
+        "count": len(events),
+        "events": events[:limit],
+        "more": bool(token),
+    }
 
 
 def _insights_query(client: CloudWatchLogsClient, args: Mapping[str, Any]) -> Any:
     start, end = parse_time(args["start"], "start"), parse_time(args["end"], "end")
     with aws_errors(f"{SERVICE} StartQuery"):
-        started = client.start_query(logGroupNames=[str(g) for g in args["log_groups"]],
-                                     queryString=args["query"], startTime=int(start.timestamp()),
-                                     endTime=int(end.timestamp()), limit=args["limit"])
+        started = client.start_query(
+            logGroupNames=[str(g) for g in args["log_groups"]],
+            queryString=args["query"],
+            startTime=int(start.timestamp()),
+            endTime=int(end.timestamp()),
+            limit=args["limit"],
+        )
     query_id = started["queryId"]
     deadline = time.monotonic() + args["wait_seconds"]
     while True:
@@ -148,8 +243,14 @@ def _results(client: CloudWatchLogsClient, query_id: str) -> dict[str, Any]:
     with aws_errors(f"{SERVICE} GetQueryResults"):
         response = client.get_query_results(queryId=query_id)
     # Rows come as [{field, value}, ...]; @ptr is an internal pointer nobody reads.
-    rows = [{c["field"]: c.get("value") for c in row if c.get("field") != "@ptr"}
-            for row in response.get("results", [])]
+    rows = [
+        {c["field"]: c.get("value") for c in row if c.get("field") != "@ptr"} for row in response.get("results", [])
+    ]
     stats = response.get("statistics", {})
-    return {"query_id": query_id, "status": response.get("status"), "rows": rows,
-            "records_matched": stats.get("recordsMatched"), "records_scanned": stats.get("recordsScanned")}
+    return {
+        "query_id": query_id,
+        "status": response.get("status"),
+        "rows": rows,
+        "records_matched": stats.get("recordsMatched"),
+        "records_scanned": stats.get("recordsScanned"),
+    }

@@ -12,8 +12,22 @@ from jarvis.debug.backends.rest import RestClient
 
 NAMES = ("JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN")
 SEARCH_FIELDS = ("summary", "status", "assignee", "priority", "issuetype", "updated")
-ISSUE_FIELDS = ("summary", "status", "assignee", "reporter", "priority", "issuetype", "created", "updated",
-                "labels", "components", "fixVersions", "parent", "description", "resolution")
+ISSUE_FIELDS = (
+    "summary",
+    "status",
+    "assignee",
+    "reporter",
+    "priority",
+    "issuetype",
+    "created",
+    "updated",
+    "labels",
+    "components",
+    "fixVersions",
+    "parent",
+    "description",
+    "resolution",
+)
 _KEY = Param("key", "string", "Issue key, e.g. PROJ-123", required=True)
 _BLOCKS = {"paragraph", "heading", "blockquote", "codeBlock", "listItem", "rule", "panel", "tableRow"}
 
@@ -79,18 +93,40 @@ class JiraBackend:
     def __init__(self, credentials: Credentials, timeout: float = 20.0) -> None:
         self._credentials = credentials
         self._timeout = timeout
-        self._table = ToolTable(self.category, [
-            (ToolSpec("jira_search", "Find issues with JQL", (
-                Param("jql", "string", 'JQL, e.g. project = PROJ AND status = "In Progress" ORDER BY updated DESC',
-                      required=True),
-                Param("limit", "integer", "Most issues to return", default=20, minimum=1, maximum=100),
-                Param("fields", "array", "Issue fields to return", default=SEARCH_FIELDS))), _search),
-            (ToolSpec("jira_get_issue", "An issue's fields and description as text", (_KEY,)), _get_issue),
-            (ToolSpec("jira_get_comments", "An issue's comments, newest first", (
-                _KEY,
-                Param("limit", "integer", "Most comments to return", default=20, minimum=1, maximum=100))),
-             _comments),
-        ])
+        self._table = ToolTable(
+            self.category,
+            [
+                (
+                    ToolSpec(
+                        "jira_search",
+                        "Find issues with JQL",
+                        (
+                            Param(
+                                "jql",
+                                "string",
+                                'JQL, e.g. project = PROJ AND status = "In Progress" ORDER BY updated DESC',
+                                required=True,
+                            ),
+                            Param("limit", "integer", "Most issues to return", default=20, minimum=1, maximum=100),
+                            Param("fields", "array", "Issue fields to return", default=SEARCH_FIELDS),
+                        ),
+                    ),
+                    _search,
+                ),
+                (ToolSpec("jira_get_issue", "An issue's fields and description as text", (_KEY,)), _get_issue),
+                (
+                    ToolSpec(
+                        "jira_get_comments",
+                        "An issue's comments, newest first",
+                        (
+                            _KEY,
+                            Param("limit", "integer", "Most comments to return", default=20, minimum=1, maximum=100),
+                        ),
+                    ),
+                    _comments,
+                ),
+            ],
+        )
 
     def tools(self) -> Sequence[ToolSpec]:
         return self._table.specs()
@@ -99,21 +135,40 @@ class JiraBackend:
         return self._table.call(tool, arguments, self._client)
 
     def _client(self) -> RestClient:
-        found = self._credentials.require(NAMES, "Jira", extra=(
-            "JIRA_URL is your site (https://your-team.atlassian.net); create an API token at "
-            "https://id.atlassian.com/manage-profile/security/api-tokens."))
-        return RestClient("Jira", found["JIRA_URL"], auth=(found["JIRA_EMAIL"], found["JIRA_API_TOKEN"]),
-                          headers={"Accept": "application/json"}, timeout=self._timeout,
-                          credentials_hint="check JIRA_URL, JIRA_EMAIL and JIRA_API_TOKEN")
+        found = self._credentials.require(
+            NAMES,
+            "Jira",
+            extra=(
+                "JIRA_URL is your site (https://your-team.atlassian.net); create an API token at "
+                "https://id.atlassian.com/manage-profile/security/api-tokens."
+            ),
+        )
+        return RestClient(
+            "Jira",
+            found["JIRA_URL"],
+            auth=(found["JIRA_EMAIL"], found["JIRA_API_TOKEN"]),
+            headers={"Accept": "application/json"},
+            timeout=self._timeout,
+            credentials_hint="check JIRA_URL, JIRA_EMAIL and JIRA_API_TOKEN",
+        )
 
 
 def _search(api: RestClient, args: Mapping[str, Any]) -> Any:
     # /search/jql is the v3 search that replaced /search (removed by Atlassian in 2025).
-    response = api.get("/rest/api/3/search/jql", {"jql": args["jql"], "maxResults": args["limit"],
-                                                  "fields": ",".join(str(f) for f in args["fields"])}) or {}
+    response = (
+        api.get(
+            "/rest/api/3/search/jql",
+            {"jql": args["jql"], "maxResults": args["limit"], "fields": ",".join(str(f) for f in args["fields"])},
+        )
+        or {}
+    )
     issues = [_issue(i) for i in response.get("issues", [])]
-    return {"jql": args["jql"], "count": len(issues), "issues": issues,
-            "more": not response.get("isLast", True) or bool(response.get("nextPageToken"))}
+    return {
+        "jql": args["jql"],
+        "count": len(issues),
+        "issues": issues,
+        "more": not response.get("isLast", True) or bool(response.get("nextPageToken")),
+    }
 
 
 def _get_issue(api: RestClient, args: Mapping[str, Any]) -> Any:
@@ -122,9 +177,21 @@ def _get_issue(api: RestClient, args: Mapping[str, Any]) -> Any:
 
 
 def _comments(api: RestClient, args: Mapping[str, Any]) -> Any:
-    response = api.get(f"/rest/api/3/issue/{quote(args['key'], safe='')}/comment",
-                       {"maxResults": args["limit"], "orderBy": "-created"}) or {}
-    comments = [{"id": c.get("id"), "author": _name(c.get("author"), "displayName"), "created": c.get("created"),
-                 "updated": c.get("updated"), "body": adf_text(c.get("body")).strip()}
-                for c in response.get("comments", [])]
+    response = (
+        api.get(
+            f"/rest/api/3/issue/{quote(args['key'], safe='')}/comment",
+            {"maxResults": args["limit"], "orderBy": "-created"},
+        )
+        or {}
+    )
+    comments = [
+        {
+            "id": c.get("id"),
+            "author": _name(c.get("author"), "displayName"),
+            "created": c.get("created"),
+            "updated": c.get("updated"),
+            "body": adf_text(c.get("body")).strip(),
+        }
+        for c in response.get("comments", [])
+    ]
     return {"key": args["key"], "total": response.get("total", len(comments)), "comments": comments}

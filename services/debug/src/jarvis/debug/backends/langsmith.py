@@ -19,8 +19,20 @@ _NAMES = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT", "LANGC
 _RUN_ID = Param("run_id", "string", "Run id (UUID)", required=True)
 _PREVIEW_CHARS = 20_000  # inputs/outputs beyond this are cut: one prompt can be megabytes
 _TREE_PAGES = 5  # up to 500 runs in one trace tree
-_SUMMARY = ("id", "name", "run_type", "status", "error", "start_time", "end_time", "parent_run_id", "trace_id",
-            "total_tokens", "total_cost", "tags")
+_SUMMARY = (
+    "id",
+    "name",
+    "run_type",
+    "status",
+    "error",
+    "start_time",
+    "end_time",
+    "parent_run_id",
+    "trace_id",
+    "total_tokens",
+    "total_cost",
+    "tags",
+)
 
 
 def _run_path(run_id: str) -> str:
@@ -47,29 +59,73 @@ class LangSmithBackend:
     def __init__(self, credentials: Credentials, timeout: float = 20.0) -> None:
         self._credentials = credentials
         self._timeout = timeout
-        self._table = ToolTable(self.category, [
-            (ToolSpec("langsmith_list_projects", "List tracing projects", (
-                Param("name_contains", "string", "Only projects whose name contains this", default=""),
-                Param("limit", "integer", "Most projects to return", default=20, minimum=1, maximum=100))),
-             _projects),
-            (ToolSpec("langsmith_list_runs", "Recent runs of a project, newest first", (
-                Param("project", "string", "Project name or id", required=True),
-                Param("limit", "integer", "Most runs to return", default=20, minimum=1, maximum=100),
-                Param("errors_only", "boolean", "Only runs that failed", default=False),
-                Param("root_only", "boolean", "Only root runs (whole traces)", default=True),
-                Param("run_type", "string", "Only runs of this type", enum=RUN_TYPES),
-                Param("start", "string", f"Runs started after: {TIME_HELP}", default="1d"),
-                Param("filter", "string", 'LangSmith filter, e.g. and(eq(name, "agent"), gt(latency, 5))',
-                      default=""))), _runs),
-            (ToolSpec("langsmith_get_run", "One run with its inputs, outputs, error and metadata", (
-                _RUN_ID,)), _run),
-            (ToolSpec("langsmith_trace_tree", "The tree of runs in a run's trace: names, status, timing, errors", (
-                _RUN_ID,)), _tree),
-            (ToolSpec("langsmith_list_feedback", "Feedback (scores, comments) given on a run", (
-                _RUN_ID,
-                Param("limit", "integer", "Most feedback entries to return", default=20, minimum=1, maximum=100))),
-             _feedback),
-        ])
+        self._table = ToolTable(
+            self.category,
+            [
+                (
+                    ToolSpec(
+                        "langsmith_list_projects",
+                        "List tracing projects",
+                        (
+                            Param("name_contains", "string", "Only projects whose name contains this", default=""),
+                            Param("limit", "integer", "Most projects to return", default=20, minimum=1, maximum=100),
+                        ),
+                    ),
+                    _projects,
+                ),
+                (
+                    ToolSpec(
+                        "langsmith_list_runs",
+                        "Recent runs of a project, newest first",
+                        (
+                            Param("project", "string", "Project name or id", required=True),
+                            Param("limit", "integer", "Most runs to return", default=20, minimum=1, maximum=100),
+                            Param("errors_only", "boolean", "Only runs that failed", default=False),
+                            Param("root_only", "boolean", "Only root runs (whole traces)", default=True),
+                            Param("run_type", "string", "Only runs of this type", enum=RUN_TYPES),
+                            Param("start", "string", f"Runs started after: {TIME_HELP}", default="1d"),
+                            Param(
+                                "filter",
+                                "string",
+                                'LangSmith filter, e.g. and(eq(name, "agent"), gt(latency, 5))',
+                                default="",
+                            ),
+                        ),
+                    ),
+                    _runs,
+                ),
+                (
+                    ToolSpec("langsmith_get_run", "One run with its inputs, outputs, error and metadata", (_RUN_ID,)),
+                    _run,
+                ),
+                (
+                    ToolSpec(
+                        "langsmith_trace_tree",
+                        "The tree of runs in a run's trace: names, status, timing, errors",
+                        (_RUN_ID,),
+                    ),
+                    _tree,
+                ),
+                (
+                    ToolSpec(
+                        "langsmith_list_feedback",
+                        "Feedback (scores, comments) given on a run",
+                        (
+                            _RUN_ID,
+                            Param(
+                                "limit",
+                                "integer",
+                                "Most feedback entries to return",
+                                default=20,
+                                minimum=1,
+                                maximum=100,
+                            ),
+                        ),
+                    ),
+                    _feedback,
+                ),
+            ],
+        )
 
     def tools(self) -> Sequence[ToolSpec]:
         return self._table.specs()
@@ -82,11 +138,19 @@ class LangSmithBackend:
         found = self._credentials.values(_NAMES)
         key = found.get("LANGSMITH_API_KEY") or found.get("LANGCHAIN_API_KEY", "")
         if not key:
-            self._credentials.require(["LANGSMITH_API_KEY"], "LangSmith", extra=(
-                f"For a self-hosted or EU instance also set LANGSMITH_ENDPOINT (default {DEFAULT_ENDPOINT})."))
+            self._credentials.require(
+                ["LANGSMITH_API_KEY"],
+                "LangSmith",
+                extra=(f"For a self-hosted or EU instance also set LANGSMITH_ENDPOINT (default {DEFAULT_ENDPOINT})."),
+            )
         endpoint = found.get("LANGSMITH_ENDPOINT") or found.get("LANGCHAIN_ENDPOINT") or DEFAULT_ENDPOINT
-        return RestClient("LangSmith", endpoint, headers={"x-api-key": key}, timeout=self._timeout,
-                          credentials_hint="check LANGSMITH_API_KEY and LANGSMITH_ENDPOINT")
+        return RestClient(
+            "LangSmith",
+            endpoint,
+            headers={"x-api-key": key},
+            timeout=self._timeout,
+            credentials_hint="check LANGSMITH_API_KEY and LANGSMITH_ENDPOINT",
+        )
 
 
 def _projects(api: RestClient, args: Mapping[str, Any]) -> Any:
@@ -165,5 +229,7 @@ def _tree(api: RestClient, args: Mapping[str, Any]) -> Any:
 def _feedback(api: RestClient, args: Mapping[str, Any]) -> Any:
     entries = api.get("/feedback", {"run": args["run_id"], "limit": args["limit"]}) or []
     keys = ("id", "key", "score", "value", "comment", "correction", "created_at", "feedback_source")
-    return {"run_id": args["run_id"], "feedback": [{k: f.get(k) for k in keys if f.get(k) is not None}
-                                                    for f in entries]}
+    return {
+        "run_id": args["run_id"],
+        "feedback": [{k: f.get(k) for k in keys if f.get(k) is not None} for f in entries],
+    }

@@ -49,8 +49,16 @@ def _params(schema: Mapping[str, Any]) -> tuple[Param, ...]:
     """The gateway's view of a JSON input schema (length bounds stay with the server, which checks them)."""
     required = set(schema.get("required", ()))
     return tuple(
-        Param(name, prop["type"], prop["description"], required=name in required, default=prop.get("default"),
-              enum=tuple(prop.get("enum", ())), minimum=prop.get("minimum"), maximum=prop.get("maximum"))
+        Param(
+            name,
+            prop["type"],
+            prop["description"],
+            required=name in required,
+            default=prop.get("default"),
+            enum=tuple(prop.get("enum", ())),
+            minimum=prop.get("minimum"),
+            maximum=prop.get("maximum"),
+        )
         for name, prop in schema["properties"].items()
     )
 
@@ -66,8 +74,10 @@ class ProjectBackend:
         self._python = python
         self._schemas = template_tool_schemas()
         self._refused_names = re.compile(template_refused_state_names(), re.IGNORECASE)
-        self._specs = tuple(ToolSpec(PREFIX + name, spec["description"], _params(spec["inputSchema"]))
-                            for name, spec in self._schemas.items())
+        self._specs = tuple(
+            ToolSpec(PREFIX + name, spec["description"], _params(spec["inputSchema"]))
+            for name, spec in self._schemas.items()
+        )
         self._lock = threading.Lock()
         # The manager's tasks run on an event loop in a (daemon) thread; calls come from any thread.
         self._loop = ExitStack()
@@ -102,10 +112,15 @@ class ProjectBackend:
     def _refuse_secret_state(self, name: str, arguments: Mapping[str, Any]) -> None:
         """No environment or credential path reaches a server, even one scaffolded before it refused them itself."""
         path = arguments.get("path")
-        if name == "inspect_state" and isinstance(path, str) and any(
-                self._refused_names.search(segment) for segment in path.split(".")):
-            raise InvalidArgument(f"'{path[:200]}' names the process environment or a credential, which "
-                                  "project_inspect_state never reads; inspect the application's own state instead")
+        if (
+            name == "inspect_state"
+            and isinstance(path, str)
+            and any(self._refused_names.search(segment) for segment in path.split("."))
+        ):
+            raise InvalidArgument(
+                f"'{path[:200]}' names the process environment or a credential, which "
+                "project_inspect_state never reads; inspect the application's own state instead"
+            )
 
     def close(self) -> None:
         """Stop the project server (SIGTERM, then SIGKILL after the grace period) and the event loop."""
@@ -119,11 +134,14 @@ class ProjectBackend:
         if not value:
             raise FailedPrecondition(
                 f"project introspection is not configured: set {NAME} to a project directory in "
-                f"{self._credentials.where()}; create its server with `jarvis scaffold project-server DIR`.")
+                f"{self._credentials.where()}; create its server with `jarvis scaffold project-server DIR`."
+            )
         project = Path(value).expanduser().resolve()
         if not (project / "mcp-server" / "src" / "project_mcp_server").is_dir():
-            raise FailedPrecondition(f"{NAME} names {project}, which has no project server (mcp-server/); "
-                                     f"create it with `jarvis scaffold project-server {project}`.")
+            raise FailedPrecondition(
+                f"{NAME} names {project}, which has no project server (mcp-server/); "
+                f"create it with `jarvis scaffold project-server {project}`."
+            )
         return project
 
     def _running(self, project: Path) -> tuple[ProjectServerLifecycleManager, BlockingPortal]:

@@ -34,14 +34,23 @@ def _detail(response: httpx2.Response) -> str:
 class RestClient:
     """Calls one service; errors name the service, the method and path, and what to do about it."""
 
-    def __init__(self, service: str, base_url: str, *, headers: Mapping[str, str] | None = None,
-                 auth: tuple[str, str] | None = None, timeout: float = 20.0, credentials_hint: str = "") -> None:
+    def __init__(
+        self,
+        service: str,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: tuple[str, str] | None = None,
+        timeout: float = 20.0,
+        credentials_hint: str = "",
+    ) -> None:
         self.service = service
         self._base_url = base_url.rstrip("/")
         self._credentials_hint = credentials_hint
         # No redirects: a redirect to another host would carry the API key header along.
-        self._http = httpx2.Client(base_url=self._base_url, headers=dict(headers or {}), auth=auth,
-                                   timeout=timeout, follow_redirects=False)
+        self._http = httpx2.Client(
+            base_url=self._base_url, headers=dict(headers or {}), auth=auth, timeout=timeout, follow_redirects=False
+        )
 
     def __enter__(self) -> RestClient:
         return self
@@ -62,22 +71,27 @@ class RestClient:
         except httpx2.TimeoutException:
             raise Unavailable(f"{call} timed out at {self._base_url}") from None
         except httpx2.HTTPError as exc:
-            raise Unavailable(f"{call} failed: {self.service} unreachable at {self._base_url} "
-                              f"({exc.__class__.__name__}: {exc})") from None
+            raise Unavailable(
+                f"{call} failed: {self.service} unreachable at {self._base_url} ({exc.__class__.__name__}: {exc})"
+            ) from None
         if response.is_success:
             try:
                 return response.json() if response.content else None
             except ValueError:
-                raise Unavailable(f"{call} answered {response.status_code} with a body that is not JSON; "
-                                  f"is {self._base_url} the {self.service} API?") from None
+                raise Unavailable(
+                    f"{call} answered {response.status_code} with a body that is not JSON; "
+                    f"is {self._base_url} the {self.service} API?"
+                ) from None
         raise _status_error(call, response, self._credentials_hint)
 
 
 def _status_error(call: str, response: httpx2.Response, credentials_hint: str) -> JarvisError:
     status = response.status_code
     if response.is_redirect:
-        return FailedPrecondition(f"{call} was redirected to {response.headers.get('location', '?')}; "
-                                  f"set the service URL to the address it redirects to ({credentials_hint})")
+        return FailedPrecondition(
+            f"{call} was redirected to {response.headers.get('location', '?')}; "
+            f"set the service URL to the address it redirects to ({credentials_hint})"
+        )
     text = f"{call} answered {status}: {_detail(response) or response.reason_phrase}"
     if status in (401, 403):
         return FailedPrecondition(f"{text}; {credentials_hint}" if credentials_hint else text)

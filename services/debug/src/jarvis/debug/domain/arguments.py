@@ -13,15 +13,27 @@ from jarvis.debug.backends.base import Param, ToolSpec
 
 _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
-_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-               "array": "array", "object": "object"}
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "object",
+}
 
 
 def _placeholder(param: Param) -> Any:
     if param.enum:
         return param.enum[0]
-    return {"string": f"<{param.name}>", "integer": param.minimum if param.minimum is not None else 1,
-            "number": 1.0, "boolean": True, "array": [f"<{param.name}>"], "object": {}}.get(param.type, "")
+    return {
+        "string": f"<{param.name}>",
+        "integer": param.minimum if param.minimum is not None else 1,
+        "number": 1.0,
+        "boolean": True,
+        "array": [f"<{param.name}>"],
+        "object": {},
+    }.get(param.type, "")
 
 
 def example(spec: ToolSpec) -> str:
@@ -83,19 +95,27 @@ def signature(spec: ToolSpec) -> str:
 
     required = [line(p) for p in spec.params if p.required] or ["    (none)"]
     optional = [line(p) for p in spec.params if not p.required] or ["    (none)"]
-    return "\n".join([f"Expected arguments of {spec.name}:", "  required:", *required, "  optional:", *optional,
-                      f"Example: {example(spec)}"])
+    return "\n".join(
+        [
+            f"Expected arguments of {spec.name}:",
+            "  required:",
+            *required,
+            "  optional:",
+            *optional,
+            f"Example: {example(spec)}",
+        ]
+    )
 
 
 def parse_json(text: str, spec: ToolSpec | None) -> dict[str, Any]:
     """The caller's `arguments` string as a dict, or InvalidArgument saying what is wrong and how to fix it."""
     if not text.strip():
         return {}
-    shown = example(spec) if spec else "debug(tool=\"cloudwatch_list_log_groups\", arguments='{\"prefix\": \"/aws/\"}')"
+    shown = example(spec) if spec else 'debug(tool="cloudwatch_list_log_groups", arguments=\'{"prefix": "/aws/"}\')'
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        snippet = text[max(0, exc.pos - 20): exc.pos + 20]
+        snippet = text[max(0, exc.pos - 20) : exc.pos + 20]
         hint = ""
         if "'" in text and '"' not in text:
             hint = " JSON needs double quotes around names and strings."
@@ -103,10 +123,12 @@ def parse_json(text: str, spec: ToolSpec | None) -> dict[str, Any]:
             hint = " JSON spells these true, false and null."
         raise InvalidArgument(
             f"arguments is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (near {snippet!r}).{hint} "
-            f"Pass a JSON object as a string, e.g. {shown}") from None
+            f"Pass a JSON object as a string, e.g. {shown}"
+        ) from None
     if not isinstance(value, dict):
-        raise InvalidArgument(f"arguments must be a JSON object ({{\"name\": value, ...}}), not a JSON "
-                              f"{type(value).__name__}; e.g. {shown}")
+        raise InvalidArgument(
+            f'arguments must be a JSON object ({{"name": value, ...}}), not a JSON {type(value).__name__}; e.g. {shown}'
+        )
     return value
 
 
@@ -159,8 +181,9 @@ def _check_value(spec: ToolSpec, param: Param, value: Any) -> Any:
         elif param.maximum is not None and coerced > param.maximum:
             problem = f"must be at most {param.maximum}"
     if problem:
-        raise InvalidArgument(f"{spec.name}: argument '{param.name}' {problem}, got {json.dumps(value)}.\n"
-                              f"{signature(spec)}")
+        raise InvalidArgument(
+            f"{spec.name}: argument '{param.name}' {problem}, got {json.dumps(value)}.\n{signature(spec)}"
+        )
     return coerced
 
 
@@ -173,12 +196,15 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, A
         for name in unknown:
             close = difflib.get_close_matches(name, list(by_name), n=1, cutoff=0.6)
             hints.append(f"'{name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-        raise InvalidArgument(f"{spec.name}: unknown argument{'s' if len(unknown) > 1 else ''} "
-                              f"{', '.join(hints)}.\n{signature(spec)}")
+        raise InvalidArgument(
+            f"{spec.name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(hints)}.\n{signature(spec)}"
+        )
     missing = [p.name for p in spec.params if p.required and arguments.get(p.name) in (None, "", [])]
     if missing:
-        raise InvalidArgument(f"{spec.name}: missing required argument{'s' if len(missing) > 1 else ''} "
-                              f"{', '.join(repr(m) for m in missing)}.\n{signature(spec)}")
+        raise InvalidArgument(
+            f"{spec.name}: missing required argument{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(m) for m in missing)}.\n{signature(spec)}"
+        )
     checked: dict[str, Any] = {}
     for param in spec.params:
         value = arguments.get(param.name)

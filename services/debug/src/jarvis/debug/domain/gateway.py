@@ -16,8 +16,10 @@ from jarvis.debug.domain.arguments import check_arguments, describe_tool, parse_
 log = logging.getLogger(__name__)
 
 LIST = "list"
-USAGE = ('debug(tool="list:<category>") shows a category\'s tools with their arguments; '
-         'debug(tool="<tool>", arguments=\'{"name": "value"}\') runs one')
+USAGE = (
+    'debug(tool="list:<category>") shows a category\'s tools with their arguments; '
+    'debug(tool="<tool>", arguments=\'{"name": "value"}\') runs one'
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,7 @@ class Gateway:
     # ------------------------------------------------------------ discovery
 
     def categories(self) -> list[Category]:
-        return [Category(b.category, b.description, tuple(s.name for s in b.tools()))
-                for b in self._backends.values()]
+        return [Category(b.category, b.description, tuple(s.name for s in b.tools())) for b in self._backends.values()]
 
     def tools(self, category: str = "") -> list[tuple[str, ToolSpec]]:
         """(category, spec) of one category's tools, or of every tool when `category` is empty."""
@@ -63,22 +64,31 @@ class Gateway:
         if backend is None:
             similar = difflib.get_close_matches(category, list(self._backends), n=3, cutoff=0.5)
             hint = f"did you mean {', '.join(similar)}? " if similar else ""
-            raise NotFound(f"unknown debug category '{category}'; {hint}categories: {', '.join(self._backends)}. "
-                           f'Call debug(tool="list") to see them with descriptions')
+            raise NotFound(
+                f"unknown debug category '{category}'; {hint}categories: {', '.join(self._backends)}. "
+                f'Call debug(tool="list") to see them with descriptions'
+            )
         return [(backend.category, s) for s in backend.tools()]
 
     def listing(self) -> dict[str, Any]:
         """What `debug(tool="list")` answers."""
-        return {"categories": [{"category": c.name, "description": c.description, "tools": list(c.tools)}
-                               for c in self.categories()],
-                "usage": USAGE}
+        return {
+            "categories": [
+                {"category": c.name, "description": c.description, "tools": list(c.tools)} for c in self.categories()
+            ],
+            "usage": USAGE,
+        }
 
     def category_listing(self, category: str) -> dict[str, Any]:
         """What `debug(tool="list:<category>")` answers: every tool with its full argument schema."""
         tools = self.tools(category)  # raises NotFound for an unknown category
         backend = self._backends[category.strip().lower()]
-        return {"category": backend.category, "description": backend.description,
-                "tools": [describe_tool(spec) for _, spec in tools], "usage": USAGE}
+        return {
+            "category": backend.category,
+            "description": backend.description,
+            "tools": [describe_tool(spec) for _, spec in tools],
+            "usage": USAGE,
+        }
 
     # ------------------------------------------------------------ the gateway
 
@@ -89,7 +99,7 @@ class Gateway:
             parse_json(arguments_json, None)  # a list call with broken JSON still deserves to hear it
             return self.listing()
         if name.startswith(LIST + ":"):
-            category = name[len(LIST) + 1:].strip()
+            category = name[len(LIST) + 1 :].strip()
             return self.category_listing(category) if category else self.listing()
         return self.invoke(name, arguments_json)
 
@@ -113,21 +123,31 @@ class Gateway:
         except Exception as exc:
             outcome = "internal"
             log.exception("debug tool failed", extra={"tool": spec.name})
-            raise Internal(f"debug tool {spec.name} failed unexpectedly ({exc.__class__.__name__}: {exc}); "
-                           "the debug service log has the details") from None
+            raise Internal(
+                f"debug tool {spec.name} failed unexpectedly ({exc.__class__.__name__}: {exc}); "
+                "the debug service log has the details"
+            ) from None
         finally:
-            log.info("debug tool called", extra={"tool": spec.name, "outcome": outcome,
-                                                 "ms": round((time.perf_counter() - started) * 1000, 1)})
+            log.info(
+                "debug tool called",
+                extra={"tool": spec.name, "outcome": outcome, "ms": round((time.perf_counter() - started) * 1000, 1)},
+            )
 
     def _unknown(self, tool: str, index: dict[str, tuple[Backend, ToolSpec]]) -> str:
         if tool.lower() in self._backends:
-            return (f"'{tool}' is a category, not a tool; call debug(tool=\"list:{tool.lower()}\") "
-                    "to see its tools and their arguments")
+            return (
+                f"'{tool}' is a category, not a tool; call debug(tool=\"list:{tool.lower()}\") "
+                "to see its tools and their arguments"
+            )
         names = list(index)
         similar = difflib.get_close_matches(tool.lower().replace("-", "_"), names, n=5, cutoff=0.5)
         similar += [n for n in names if tool.lower() in n and n not in similar][: 5 - len(similar)]
         if similar:
-            return (f"unknown debug tool '{tool}'; similar tools: {', '.join(similar)}. "
-                    f'Call debug(tool="list") for categories, debug(tool="list:<category>") for their tools')
-        return (f"unknown debug tool '{tool}'; available tools: {', '.join(names)}. "
-                f'Call debug(tool="list") for categories, debug(tool="list:<category>") for their tools')
+            return (
+                f"unknown debug tool '{tool}'; similar tools: {', '.join(similar)}. "
+                f'Call debug(tool="list") for categories, debug(tool="list:<category>") for their tools'
+            )
+        return (
+            f"unknown debug tool '{tool}'; available tools: {', '.join(names)}. "
+            f'Call debug(tool="list") for categories, debug(tool="list:<category>") for their tools'
+        )

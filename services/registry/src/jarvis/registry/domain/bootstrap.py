@@ -33,12 +33,14 @@ class BootstrapResult:
     missing_defaults: list[str] = field(default_factory=list)
 
 
-def bootstrap(db: Database, catalog: Catalog, servers: Servers, profiles: Profiles,
-              config: ConfigFile, restore: bool = False) -> BootstrapResult:
+def bootstrap(
+    db: Database, catalog: Catalog, servers: Servers, profiles: Profiles, config: ConfigFile, restore: bool = False
+) -> BootstrapResult:
     result = BootstrapResult()
     before, after = upgrade_to_head(db.engine)
     result.steps.append(
-        f"database ({db.dialect}) already at revision {after}" if before == after
+        f"database ({db.dialect}) already at revision {after}"
+        if before == after
         else f"database ({db.dialect}) migrated from {before or 'empty'} to revision {after}"
     )
     loaded = catalog.load_bundled()
@@ -64,8 +66,7 @@ def bootstrap(db: Database, catalog: Catalog, servers: Servers, profiles: Profil
     return result
 
 
-def _check_core(catalog: Catalog, servers: Servers, profiles: Profiles, result: BootstrapResult,
-                restore: bool) -> None:
+def _check_core(catalog: Catalog, servers: Servers, profiles: Profiles, result: BootstrapResult, restore: bool) -> None:
     """Default servers missing from an existing core profile: restored on request, else named."""
     members = set(profiles.get("core").servers)
     absent = [name for name in CORE_SERVERS if name not in members]
@@ -73,8 +74,10 @@ def _check_core(catalog: Catalog, servers: Servers, profiles: Profiles, result: 
         return
     if not restore:
         result.missing_defaults = absent
-        result.steps.append(f"default server(s) {', '.join(absent)} not in profile 'core' (removed by a user); "
-                            "jarvis_system action=bootstrap restore=true puts them back")
+        result.steps.append(
+            f"default server(s) {', '.join(absent)} not in profile 'core' (removed by a user); "
+            "jarvis_system action=bootstrap restore=true puts them back"
+        )
         return
     installed = _install_core(catalog, servers, result, absent)
     if installed:
@@ -83,8 +86,9 @@ def _check_core(catalog: Catalog, servers: Servers, profiles: Profiles, result: 
         result.steps.append(f"profile 'core': {', '.join(installed)} restored")
 
 
-def _install_core(catalog: Catalog, servers: Servers, result: BootstrapResult,
-                  names: tuple[str, ...] | list[str] = CORE_SERVERS) -> list[str]:
+def _install_core(
+    catalog: Catalog, servers: Servers, result: BootstrapResult, names: tuple[str, ...] | list[str] = CORE_SERVERS
+) -> list[str]:
     installed = {s.name for s in servers.list()}
     members = []
     for name in names:

@@ -30,9 +30,17 @@ class ClientLinks:
     def config_path(self, name: str, path: str | None = None) -> PathInfo:
         return self._manager().config_path(name, path)
 
-    def edit(self, name: str, add_servers: Sequence[str] = (), remove_servers: Sequence[str] = (),
-             add_profiles: Sequence[str] = (), remove_profiles: Sequence[str] = (), *,
-             path: str | None = None, authorization: str = "") -> EditResult:
+    def edit(
+        self,
+        name: str,
+        add_servers: Sequence[str] = (),
+        remove_servers: Sequence[str] = (),
+        add_profiles: Sequence[str] = (),
+        remove_profiles: Sequence[str] = (),
+        *,
+        path: str | None = None,
+        authorization: str = "",
+    ) -> EditResult:
         """Add installed servers (as direct launch entries) and profiles (as Jarvis entries) to a client."""
         launches = [client_launch(self._servers.get(s)) for s in add_servers]
         for profile in add_profiles:

@@ -11,7 +11,11 @@ from jarvis.registry.domain.records import TRANSPORTS, Launch
 
 # Cloud metadata endpoints reachable by name; their addresses are caught by the IP checks below.
 _METADATA_HOSTS = {
-    "metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"
+    "metadata",
+    "metadata.google.internal",
+    "metadata.goog",
+    "instance-data",
+    "instance-data.ec2.internal",
 }
 _AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -26,8 +30,11 @@ def validate_launch(launch: Launch) -> Launch:
     """The launch spec if it is complete and consistent for its transport, else InvalidArgument."""
     if launch.transport not in TRANSPORTS:
         raise InvalidArgument(f"transport is required: one of {', '.join(TRANSPORTS)}")
-    stray = sorted(f for f in ("command", "args", "env", "cwd", "url", "headers", "image")
-                   if getattr(launch, f) and f not in _FIELDS_OF[launch.transport])
+    stray = sorted(
+        f
+        for f in ("command", "args", "env", "cwd", "url", "headers", "image")
+        if getattr(launch, f) and f not in _FIELDS_OF[launch.transport]
+    )
     if stray:
         raise InvalidArgument(
             f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply to a {launch.transport} server; "

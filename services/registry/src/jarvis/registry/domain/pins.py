@@ -73,8 +73,16 @@ class Pins:
             for name, (text, digest) in seen.items():
                 pin = pins.get(name)
                 if pin is None:
-                    pin = ToolPinRow(server_id=row.id, tool=name, state=PINNED, pinned_sha256=digest,
-                                     pinned_json=text, seen_sha256=digest, seen_json=text, pinned_at=now)
+                    pin = ToolPinRow(
+                        server_id=row.id,
+                        tool=name,
+                        state=PINNED,
+                        pinned_sha256=digest,
+                        pinned_json=text,
+                        seen_sha256=digest,
+                        seen_json=text,
+                        pinned_at=now,
+                    )
                     session.add(pin)
                     pins[name] = pin
                 elif digest == pin.pinned_sha256:
@@ -94,8 +102,10 @@ class Pins:
             pins = {p.tool: p for p in _pins_of(session, row.id)}
             unknown = [t for t in wanted if t not in pins]
             if unknown:
-                raise NotFound(f"server '{row.name}' has no pinned tool(s) {', '.join(unknown)}; "
-                               f"its tools: {', '.join(sorted(pins)) or 'none seen yet'}")
+                raise NotFound(
+                    f"server '{row.name}' has no pinned tool(s) {', '.join(unknown)}; "
+                    f"its tools: {', '.join(sorted(pins)) or 'none seen yet'}"
+                )
             for pin in (pins[t] for t in wanted) if wanted else pins.values():
                 if pin.state == QUARANTINED:
                     pin.state, pin.pinned_sha256, pin.pinned_json = PINNED, pin.seen_sha256, pin.seen_json
@@ -125,6 +135,14 @@ def _summary(definition_json: str) -> dict[str, Any]:
 
 
 def _pin(server: str, row: ToolPinRow) -> ToolPin:
-    return ToolPin(server=server, tool=row.tool, state=row.state, pinned_sha256=row.pinned_sha256,
-                   seen_sha256=row.seen_sha256, pinned_json=row.pinned_json, seen_json=row.seen_json,
-                   pinned_at=row.pinned_at, changed_at=row.changed_at)
+    return ToolPin(
+        server=server,
+        tool=row.tool,
+        state=row.state,
+        pinned_sha256=row.pinned_sha256,
+        seen_sha256=row.seen_sha256,
+        pinned_json=row.pinned_json,
+        seen_json=row.seen_json,
+        pinned_at=row.pinned_at,
+        changed_at=row.changed_at,
+    )

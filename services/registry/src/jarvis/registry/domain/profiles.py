@@ -52,8 +52,14 @@ class Profiles:
             session.flush()
             return profile_from_row(row)
 
-    def edit(self, name: str, new_name: str | None = None, description: str | None = None,
-             add_servers: Iterable[str] = (), remove_servers: Iterable[str] = ()) -> Profile:
+    def edit(
+        self,
+        name: str,
+        new_name: str | None = None,
+        description: str | None = None,
+        add_servers: Iterable[str] = (),
+        remove_servers: Iterable[str] = (),
+    ) -> Profile:
         """Rename, describe, add and remove members; adding a member twice or removing a non-member is a no-op."""
         add_servers, remove_servers = list(add_servers), list(remove_servers)
         if new_name is None and description is None and not add_servers and not remove_servers:
@@ -97,8 +103,9 @@ def find_profile(session: Session, name: str) -> ProfileRow:
 
 def _ensure_free(session: Session, name: str) -> None:
     if session.scalar(select(ProfileRow.id).where(ProfileRow.name == name)) is not None:
-        raise AlreadyExists(f"profile '{name}' already exists; choose another name or edit it with "
-                            "jarvis_profile action=edit")
+        raise AlreadyExists(
+            f"profile '{name}' already exists; choose another name or edit it with jarvis_profile action=edit"
+        )
 
 
 def _servers_named(session: Session, names: Iterable[str]) -> list[ServerRow]:

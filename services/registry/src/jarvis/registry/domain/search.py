@@ -20,8 +20,30 @@ _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\x00-\x7f]+")
 # Words every server description uses say nothing about which server fits.
 _STOP = frozenset(
-    ["a", "an", "and", "the", "of", "to", "for", "in", "on", "with", "by", "from", "or", "is", "are", "be", "it",
-     "this", "that", "via", "mcp", "server"]
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "with",
+        "by",
+        "from",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "this",
+        "that",
+        "via",
+        "mcp",
+        "server",
+    ]
 )
 
 

@@ -40,7 +40,10 @@ class ServerEdit:
     @property
     def touches_launch(self) -> bool:
         return bool(
-            self.args or self.replace_args or self.set_env or self.unset_env
+            self.args
+            or self.replace_args
+            or self.set_env
+            or self.unset_env
             or any(v is not None for v in (self.command, self.url, self.image, self.cwd))
         )
 
@@ -76,7 +79,7 @@ class Servers:
             if missing:
                 raise InvalidArgument(
                     f"'{entry.name}' needs environment variable(s) {', '.join(missing)}; pass their values in "
-                    f"the install request's env map (e.g. env={{\"{missing[0]}\": \"...\"}})"
+                    f'the install request\'s env map (e.g. env={{"{missing[0]}": "..."}})'
                 )
             template = Launch.from_json(entry.launch)
             launch = validate_launch(replace(template, env={**template.env, **env}) if env else template)
@@ -198,4 +201,3 @@ def server_from_row(row: ServerRow) -> Server:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-

@@ -72,8 +72,9 @@ class Usage:
                 self._prune(session)
         return count
 
-    def audit(self, tool: str = "", token: str = "", since: datetime | None = None, before_id: int = 0,
-              limit: int = 100) -> list[AuditEntry]:
+    def audit(
+        self, tool: str = "", token: str = "", since: datetime | None = None, before_id: int = 0, limit: int = 100
+    ) -> list[AuditEntry]:
         """Audit entries, newest first; `token` matches a token id or name."""
         query = select(AuditRow).order_by(AuditRow.id.desc()).limit(min(max(limit, 1), _MAX_PAGE))
         if tool.strip():
@@ -85,10 +86,25 @@ class Usage:
         if before_id > 0:
             query = query.where(AuditRow.id < before_id)
         with self._db.read() as session:
-            return [AuditEntry(r.id, UsageEvent(
-                tool=r.tool, action=r.action, ok=r.outcome == "ok", latency_ms=r.latency_ms, at=r.at,
-                token_id=r.token_id, token_name=r.token_name, surface=r.surface, target=r.target,
-                outcome=r.outcome, arguments_json=r.arguments_json)) for r in session.scalars(query)]
+            return [
+                AuditEntry(
+                    r.id,
+                    UsageEvent(
+                        tool=r.tool,
+                        action=r.action,
+                        ok=r.outcome == "ok",
+                        latency_ms=r.latency_ms,
+                        at=r.at,
+                        token_id=r.token_id,
+                        token_name=r.token_name,
+                        surface=r.surface,
+                        target=r.target,
+                        outcome=r.outcome,
+                        arguments_json=r.arguments_json,
+                    ),
+                )
+                for r in session.scalars(query)
+            ]
 
     def _prune(self, session: Session) -> None:
         now = time.monotonic()
@@ -96,7 +112,6 @@ class Usage:
             return
         self._pruned_at = now
         session.execute(delete(AuditRow).where(AuditRow.at < utcnow() - timedelta(days=self._retention_days())))
-
 
     def stats(self, tool: str = "") -> list[UsageStat]:
         query = select(UsageRow).order_by(UsageRow.tool, UsageRow.action)
@@ -137,8 +152,9 @@ def _add(session: Session, tool: str, action: str, totals: _Totals) -> None:
             "calls": UsageRow.calls + new.calls,
             "errors": UsageRow.errors + new.errors,
             "total_latency_ms": UsageRow.total_latency_ms + new.total_latency_ms,
-            "max_latency_ms": case((new.max_latency_ms > UsageRow.max_latency_ms, new.max_latency_ms),
-                                   else_=UsageRow.max_latency_ms),
+            "max_latency_ms": case(
+                (new.max_latency_ms > UsageRow.max_latency_ms, new.max_latency_ms), else_=UsageRow.max_latency_ms
+            ),
             "last_called_at": case(
                 (UsageRow.last_called_at.is_(None), new.last_called_at),
                 (new.last_called_at > UsageRow.last_called_at, new.last_called_at),
@@ -150,8 +166,15 @@ def _add(session: Session, tool: str, action: str, totals: _Totals) -> None:
 
 
 def _audit_row(event: UsageEvent) -> AuditRow:
-    return AuditRow(at=event.at or utcnow(), token_id=event.token_id[:64], token_name=event.token_name[:200],
-                    surface=event.surface.strip()[:100], tool=event.tool.strip()[:200],
-                    action=event.action.strip()[:100], target=event.target[:200],
-                    outcome=(event.outcome or ("ok" if event.ok else "error"))[:32], latency_ms=event.latency_ms,
-                    arguments_json=event.arguments_json)
+    return AuditRow(
+        at=event.at or utcnow(),
+        token_id=event.token_id[:64],
+        token_name=event.token_name[:200],
+        surface=event.surface.strip()[:100],
+        tool=event.tool.strip()[:200],
+        action=event.action.strip()[:100],
+        target=event.target[:200],
+        outcome=(event.outcome or ("ok" if event.ok else "error"))[:32],
+        latency_ms=event.latency_ms,
+        arguments_json=event.arguments_json,
+    )

@@ -74,8 +74,10 @@ class DockerEngine:
         except JarvisError:
             raise
         except docker.errors.ImageNotFound as exc:
-            raise FailedPrecondition(f"{what}: the image does not exist on the Docker engine at {self.host}; "
-                                     f"{missing_image_hint()}, then retry") from exc
+            raise FailedPrecondition(
+                f"{what}: the image does not exist on the Docker engine at {self.host}; "
+                f"{missing_image_hint()}, then retry"
+            ) from exc
         except docker.errors.NotFound as exc:
             raise NotFound(f"{what}: {exc.explanation or 'not found'}") from exc
         except docker.errors.APIError as exc:
@@ -110,8 +112,16 @@ class DockerEngine:
     def list_managed(self, labels: dict[str, str]) -> list[ContainerInfo]:
         with self._calls("listing containers"):
             found = self.client.api.containers(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
-            return [ContainerInfo(id=c["Id"], name=(c.get("Names") or [""])[0].lstrip("/"), image=c.get("Image", ""),
-                                  state=c.get("State", ""), labels=dict(c.get("Labels") or {})) for c in found]
+            return [
+                ContainerInfo(
+                    id=c["Id"],
+                    name=(c.get("Names") or [""])[0].lstrip("/"),
+                    image=c.get("Image", ""),
+                    state=c.get("State", ""),
+                    labels=dict(c.get("Labels") or {}),
+                )
+                for c in found
+            ]
 
     def inspect(self, container_id: str) -> ContainerInfo | None:
         with self._calls("inspecting a container"):
@@ -120,22 +130,41 @@ class DockerEngine:
             except docker.errors.NotFound:
                 return None
         config, host = data.get("Config") or {}, data.get("HostConfig") or {}
-        return ContainerInfo(id=data["Id"], name=data.get("Name", "").lstrip("/"), image=config.get("Image", ""),
-                             state=(data.get("State") or {}).get("Status", ""), user=config.get("User", ""),
-                             network=host.get("NetworkMode", "none") != "none", labels=dict(config.get("Labels") or {}))
+        return ContainerInfo(
+            id=data["Id"],
+            name=data.get("Name", "").lstrip("/"),
+            image=config.get("Image", ""),
+            state=(data.get("State") or {}).get("Status", ""),
+            user=config.get("User", ""),
+            network=host.get("NetworkMode", "none") != "none",
+            labels=dict(config.get("Labels") or {}),
+        )
 
     def create(self, spec: ContainerSpec, command: Sequence[str]) -> str:
         with self._calls(f"creating container from image '{spec.image}'"):
             # No command: the image's own (docker-py would send an empty one, which some engines refuse).
             # With stdin, the engine keeps stdin open for the one client that attaches (`docker run -i`).
             container = self.client.containers.create(
-                spec.image, list(command) or None, name=spec.name, labels=spec.labels, user=spec.user,
-                working_dir=spec.workdir or None, environment=spec.env, detach=not spec.stdin,
-                stdin_open=spec.stdin, tty=False,
+                spec.image,
+                list(command) or None,
+                name=spec.name,
+                labels=spec.labels,
+                user=spec.user,
+                working_dir=spec.workdir or None,
+                environment=spec.env,
+                detach=not spec.stdin,
+                stdin_open=spec.stdin,
+                tty=False,
                 mounts=[DockerMount(m.target, str(m.source), type="bind", read_only=m.read_only) for m in spec.mounts],
-                network_mode=spec.network, mem_limit=spec.memory, memswap_limit=spec.memory,
-                nano_cpus=int(spec.cpus * 1e9), pids_limit=spec.pids, cap_drop=["ALL"],
-                security_opt=["no-new-privileges:true"], read_only=True, init=True,
+                network_mode=spec.network,
+                mem_limit=spec.memory,
+                memswap_limit=spec.memory,
+                nano_cpus=int(spec.cpus * 1e9),
+                pids_limit=spec.pids,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges:true"],
+                read_only=True,
+                init=True,
                 tmpfs={CONTAINER_TMP: f"rw,nosuid,nodev,size={spec.tmpfs_size},mode=1777"},
             )
             return str(container.id)
@@ -171,22 +200,41 @@ class DockerEngine:
             time.sleep(0.05)
         if state.get("Running"):
             return ExitState(exit_code=None)
-        return ExitState(exit_code=int(state.get("ExitCode", -1)), oom_killed=bool(state.get("OOMKilled")),
-                         error=str(state.get("Error") or ""))
+        return ExitState(
+            exit_code=int(state.get("ExitCode", -1)),
+            oom_killed=bool(state.get("OOMKilled")),
+            error=str(state.get("Error") or ""),
+        )
 
     def logs(self, container_id: str, tail: int, since: int) -> str:
         with self._calls("reading container logs"):
-            raw: bytes = self.client.api.logs(container_id, stdout=True, stderr=True, tail=tail or "all",
-                                              since=since or None, timestamps=True)
+            raw: bytes = self.client.api.logs(
+                container_id, stdout=True, stderr=True, tail=tail or "all", since=since or None, timestamps=True
+            )
             return raw.decode("utf-8", errors="replace")
 
     # ------------------------------------------------------------ processes inside a container
 
-    def _exec_create(self, container_id: str, argv: Sequence[str], workdir: str, user: str,
-                     env: dict[str, str] | None = None, stdin: bool = False) -> str:
+    def _exec_create(
+        self,
+        container_id: str,
+        argv: Sequence[str],
+        workdir: str,
+        user: str,
+        env: dict[str, str] | None = None,
+        stdin: bool = False,
+    ) -> str:
         with self._calls("starting a process in the container"):
-            created = self.client.api.exec_create(container_id, [*WRAPPER, *argv], stdout=True, stderr=True,
-                                                  stdin=stdin, workdir=workdir, user=user, environment=env)
+            created = self.client.api.exec_create(
+                container_id,
+                [*WRAPPER, *argv],
+                stdout=True,
+                stderr=True,
+                stdin=stdin,
+                workdir=workdir,
+                user=user,
+                environment=env,
+            )
             return str(created["Id"])
 
     def _open(self, exec_id: str) -> tuple[Any, bytes]:
@@ -203,8 +251,9 @@ class DockerEngine:
                 return None if info.get("Running") or code is None else int(code)
             time.sleep(0.02)
 
-    def exec(self, container_id: str, argv: Sequence[str], *, workdir: str, user: str,
-             timeout: float, max_output: int) -> ExecResult:
+    def exec(
+        self, container_id: str, argv: Sequence[str], *, workdir: str, user: str, timeout: float, max_output: int
+    ) -> ExecResult:
         started = time.perf_counter()
         exec_id = self._exec_create(container_id, argv, workdir, user)
         sock, initial = self._open(exec_id)
@@ -218,12 +267,18 @@ class DockerEngine:
             self.kill_group(container_id, out.pid, user)
         # A killed command reports 128 + SIGKILL, as a shell would (the engine's own code for it varies).
         code = KILLED if killed else self.exec_exit_code(exec_id)
-        return ExecResult(exit_code=-1 if code is None else code, stdout=out.stdout, stderr=out.stderr,
-                          timed_out=out.timed_out, truncated=out.truncated,
-                          duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        return ExecResult(
+            exit_code=-1 if code is None else code,
+            stdout=out.stdout,
+            stderr=out.stderr,
+            timed_out=out.timed_out,
+            truncated=out.truncated,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
 
-    def spawn(self, container_id: str, argv: Sequence[str], *, workdir: str, user: str,
-              env: dict[str, str]) -> AgentProcess:
+    def spawn(
+        self, container_id: str, argv: Sequence[str], *, workdir: str, user: str, env: dict[str, str]
+    ) -> AgentProcess:
         exec_id = self._exec_create(container_id, argv, workdir, user, env, stdin=True)
         sock, initial = self._open(exec_id)
         reader, splitter = FrameReader(sock, initial), LineSplitter(MAX_LINE)
@@ -231,8 +286,10 @@ class DockerEngine:
         if not pid:
             sock.close()
             detail = b" ".join(line for _, line in early)[:300].decode(errors="replace")
-            raise FailedPrecondition("the agent process did not start in the container"
-                                     f"{': ' + detail if detail else ''}; the image needs a POSIX `sh`")
+            raise FailedPrecondition(
+                "the agent process did not start in the container"
+                f"{': ' + detail if detail else ''}; the image needs a POSIX `sh`"
+            )
         return DockerAgentProcess(sock, reader, splitter, pid, early, lambda: self.exec_exit_code(exec_id, 2.0))
 
     def exec_detached(self, container_id: str, argv: Sequence[str], *, user: str) -> str:
@@ -247,8 +304,17 @@ class DockerEngine:
             return
         with self._calls("stopping a process"), contextlib.suppress(docker.errors.APIError):
             exec_id = self.client.api.exec_create(
-                container_id, ["sh", "-c", 'kill -KILL "-$1" 2>/dev/null || kill -KILL "$1"; rm -f "$2$1"', "kill",
-                               str(pid), EXEC_MARKER], user=user)["Id"]
+                container_id,
+                [
+                    "sh",
+                    "-c",
+                    'kill -KILL "-$1" 2>/dev/null || kill -KILL "$1"; rm -f "$2$1"',
+                    "kill",
+                    str(pid),
+                    EXEC_MARKER,
+                ],
+                user=user,
+            )["Id"]
             # Detached: an attached start can wait on the engine's streams of the process being killed.
             self.client.api.exec_start(exec_id, detach=True)
             self.exec_exit_code(exec_id, 5.0)
@@ -263,15 +329,33 @@ class DockerEngine:
 
     # ------------------------------------------------------------ images
 
-    def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
-              on_line: Callable[[str], None], *, network: str = "none",
-              build_args: dict[str, str] | None = None, no_cache: bool = False) -> None:
+    def build(
+        self,
+        context: Path,
+        dockerfile: str,
+        tag: str,
+        timeout: float,
+        on_line: Callable[[str], None],
+        *,
+        network: str = "none",
+        build_args: dict[str, str] | None = None,
+        no_cache: bool = False,
+    ) -> None:
         deadline = time.monotonic() + timeout
         with self._calls(f"building {tag}"):
             # By default no network for build steps, like the containers themselves; the base image must be local.
-            for chunk in self.client.api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True,
-                                               forcerm=True, network_mode=network, decode=True, pull=False,
-                                               buildargs=build_args or None, nocache=no_cache):
+            for chunk in self.client.api.build(
+                path=str(context),
+                dockerfile=dockerfile,
+                tag=tag,
+                rm=True,
+                forcerm=True,
+                network_mode=network,
+                decode=True,
+                pull=False,
+                buildargs=build_args or None,
+                nocache=no_cache,
+            ):
                 if "stream" in chunk or "status" in chunk:
                     for line in str(chunk.get("stream") or chunk.get("status")).splitlines():
                         if line.strip():

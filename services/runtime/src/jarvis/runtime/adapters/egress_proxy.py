@@ -68,8 +68,9 @@ class SystemResolver:
     """The system's resolver, after a fixed table (name -> addresses) an admin may set, like /etc/hosts."""
 
     def __init__(self, fixed: Mapping[str, Sequence[str]] | None = None) -> None:
-        self._fixed = {name.lower(): [ipaddress.ip_address(a) for a in addresses]
-                       for name, addresses in (fixed or {}).items()}
+        self._fixed = {
+            name.lower(): [ipaddress.ip_address(a) for a in addresses] for name, addresses in (fixed or {}).items()
+        }
 
     async def resolve(self, host: str, port: int) -> list[Address]:
         if host in self._fixed:
@@ -86,12 +87,20 @@ class EgressMetrics:
     """Connections by outcome (allowed, or the refusal reason) and bytes by direction: bounded labels only."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.connections = Counter("jarvis_egress_connections", "Egress proxy requests, by outcome "
-                                   "(allowed, or why they were refused).", ["outcome"], registry=registry)
+        self.connections = Counter(
+            "jarvis_egress_connections",
+            "Egress proxy requests, by outcome (allowed, or why they were refused).",
+            ["outcome"],
+            registry=registry,
+        )
         for outcome in ("allowed", *REASONS):
             self.connections.labels(outcome=outcome)
-        self.bytes = Counter("jarvis_egress_bytes", "Bytes through the egress proxy, by direction "
-                             "(out: from agents, in: to agents).", ["direction"], registry=registry)
+        self.bytes = Counter(
+            "jarvis_egress_bytes",
+            "Bytes through the egress proxy, by direction (out: from agents, in: to agents).",
+            ["direction"],
+            registry=registry,
+        )
         self.open = Gauge("jarvis_egress_open_connections", "Egress connections open now.", registry=registry)
 
 
@@ -122,8 +131,13 @@ class _Listener:
 
 
 class EgressProxy:
-    def __init__(self, policy: Callable[[str], Policy], resolver: Resolver, connector: Connector = open_tcp,
-                 metrics: EgressMetrics | None = None) -> None:
+    def __init__(
+        self,
+        policy: Callable[[str], Policy],
+        resolver: Resolver,
+        connector: Connector = open_tcp,
+        metrics: EgressMetrics | None = None,
+    ) -> None:
         self._policy = policy
         self._resolver = resolver
         self._connector = connector
@@ -184,8 +198,7 @@ class EgressProxy:
                 listener.path.unlink()
 
     async def _serve_socket(self, project_id: str, sock: socket.socket) -> asyncio.AbstractServer:
-        return await asyncio.start_unix_server(lambda r, w: self._accept(project_id, r, w), sock=sock,
-                                               limit=MAX_HEAD)
+        return await asyncio.start_unix_server(lambda r, w: self._accept(project_id, r, w), sock=sock, limit=MAX_HEAD)
 
     @staticmethod
     async def _stop(listener: _Listener) -> None:
@@ -220,11 +233,12 @@ class EgressProxy:
             upstream = await self._open(project_id, host, port)
         except Refused as refused:
             self._metrics.connections.labels(outcome=refused.reason).inc()
-            log.warning("egress refused", extra={"project": project_id, "host": host[:253],
-                                                 "reason": refused.reason})
+            log.warning("egress refused", extra={"project": project_id, "host": host[:253], "reason": refused.reason})
             body = f"jarvis egress: {refused.message}\n".encode()
-            writer.write(b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-                         b"Connection: close\r\n\r\n%s" % (refused.status, _STATUS[refused.status], len(body), body))
+            writer.write(
+                b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+                b"Connection: close\r\n\r\n%s" % (refused.status, _STATUS[refused.status], len(body), body)
+            )
             with contextlib.suppress(OSError):
                 await writer.drain()
             return
@@ -258,20 +272,26 @@ class EgressProxy:
         url = urlsplit(target)
         found = parse_target(f"{url.hostname or ''}:{url.port or 80}") if url.scheme == "http" else None
         if found is None:
-            raise Refused(400, BAD_REQUEST, "a proxied request needs an absolute http:// URL (use CONNECT for "
-                                            f"https), got '{target[:200]}'")
+            raise Refused(
+                400,
+                BAD_REQUEST,
+                f"a proxied request needs an absolute http:// URL (use CONNECT for https), got '{target[:200]}'",
+            )
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         headers = [h for h in rest.split(b"\r\n") if h and h.split(b":", 1)[0].strip().lower() not in HOP_HEADERS]
         head = b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), *headers, b"Connection: close"])
         return method, *found, head + b"\r\n\r\n"
 
-    async def _open(self, project_id: str, host: str,
-                    port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open(self, project_id: str, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         # The policy reads the database: off the loop, which serves every project's connections.
         policy = await asyncio.get_running_loop().run_in_executor(None, self._policy, project_id)
         if not policy.allowlist.allows(host, port):
-            raise Refused(403, NOT_ALLOWED, f"{host}:{port} is not in this project's egress allowlist (its "
-                                            "preset's hosts and the project's egress_allow entries)")
+            raise Refused(
+                403,
+                NOT_ALLOWED,
+                f"{host}:{port} is not in this project's egress allowlist (its "
+                "preset's hosts and the project's egress_allow entries)",
+            )
         try:
             addresses = await asyncio.wait_for(self._resolver.resolve(host, port), RESOLVE_TIMEOUT)
         except (OSError, TimeoutError, ValueError):
@@ -280,9 +300,13 @@ class EgressProxy:
             raise Refused(502, UNRESOLVED, f"{host} did not resolve")
         address = choose(addresses, host in policy.internal_names)
         if address is None:
-            raise Refused(403, INTERNAL_ADDRESS, f"{host} resolves to an internal address (loopback, private, "
-                                                 "link-local or metadata); an admin can allow the name in the "
-                                                 "runtime setting egress_internal_hosts")
+            raise Refused(
+                403,
+                INTERNAL_ADDRESS,
+                f"{host} resolves to an internal address (loopback, private, "
+                "link-local or metadata); an admin can allow the name in the "
+                "runtime setting egress_internal_hosts",
+            )
         try:
             return await asyncio.wait_for(self._connector(address, port), CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as exc:

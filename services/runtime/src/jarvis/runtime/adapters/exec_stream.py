@@ -26,14 +26,19 @@ EXEC_MARKER = "/tmp/.jarvis-exec."  # noqa: S108 - the container's own tmpfs
 # runs the command, then ends what it left running in the background (a fork bomb, a stray daemon),
 # so an exec that returned has nothing left behind. The command is passed as positional arguments,
 # never spliced into the script.
-WRAPPER = ("sh", "-c",
-           "printf 'jarvis-pid:%s\\n' \"$$\" >&2; true 2>/dev/null >" + EXEC_MARKER + "$$; \"$@\"; rc=$?; "
-           "rm -f " + EXEC_MARKER + "$$ 2>/dev/null; trap '' TERM; kill -TERM 0 2>/dev/null; exit $rc",
-           "jarvis")
+WRAPPER = (
+    "sh",
+    "-c",
+    "printf 'jarvis-pid:%s\\n' \"$$\" >&2; true 2>/dev/null >" + EXEC_MARKER + '$$; "$@"; rc=$?; '
+    "rm -f " + EXEC_MARKER + "$$ 2>/dev/null; trap '' TERM; kill -TERM 0 2>/dev/null; exit $rc",
+    "jarvis",
+)
 # Kills every marked group but the caller's own; prints how many it found.
-REAP_MARKED = ("n=0; for f in " + EXEC_MARKER + "*; do p=${f##*.}; case $p in ''|*[!0-9]*) continue;; esac; "
-               "[ \"$p\" -gt 1 ] || continue; kill -KILL \"-$p\" 2>/dev/null; rm -f \"$f\"; n=$((n+1)); done; "
-               "echo $n")
+REAP_MARKED = (
+    "n=0; for f in " + EXEC_MARKER + "*; do p=${f##*.}; case $p in ''|*[!0-9]*) continue;; esac; "
+    '[ "$p" -gt 1 ] || continue; kill -KILL "-$p" 2>/dev/null; rm -f "$f"; n=$((n+1)); done; '
+    "echo $n"
+)
 
 
 def open_exec(host: str, api_base: str, exec_id: str, timeout: float = 10.0) -> tuple[socket.socket, bytes]:
@@ -48,8 +53,7 @@ def open_attach(host: str, api_base: str, container_id: str, timeout: float = 10
     return open_upgraded(host, path, b"", "attach to the container", timeout)
 
 
-def open_upgraded(host: str, path: str, body: bytes, what: str,
-                  timeout: float = 10.0) -> tuple[socket.socket, bytes]:
+def open_upgraded(host: str, path: str, body: bytes, what: str, timeout: float = 10.0) -> tuple[socket.socket, bytes]:
     """POST `path` asking for a raw stream (HTTP upgrade); returns the socket and bytes read past the headers."""
     parsed = urlparse(host)
     try:
@@ -60,13 +64,16 @@ def open_upgraded(host: str, path: str, body: bytes, what: str,
         elif parsed.scheme in ("tcp", "http"):
             sock = socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 2375), timeout)
         else:
-            raise Unavailable(f"raw streams over DOCKER_HOST {host!r} are not supported; use a unix:// or tcp:// "
-                              "engine")
+            raise Unavailable(
+                f"raw streams over DOCKER_HOST {host!r} are not supported; use a unix:// or tcp:// engine"
+            )
     except OSError as exc:
         raise Unavailable(f"the Docker engine at {host} is unreachable ({exc}); start it or set DOCKER_HOST") from exc
-    request = (f"POST {path} HTTP/1.1\r\nHost: docker\r\n"
-               f"Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: docker\r\n"
+        f"Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
     try:
         sock.sendall(request)
         head = b""
@@ -134,8 +141,8 @@ class FrameReader:
                 kind, size = struct.unpack(">BxxxL", self._buffer[:8])
                 if len(self._buffer) < 8 + size:
                     break
-                out.append((STREAMS.get(kind, "stdout"), bytes(self._buffer[8:8 + size])))
-                del self._buffer[:8 + size]
+                out.append((STREAMS.get(kind, "stdout"), bytes(self._buffer[8 : 8 + size])))
+                del self._buffer[: 8 + size]
             if out:
                 return out
             if not self._fill(deadline):
@@ -182,6 +189,6 @@ def take_pid(reader: FrameReader, splitter: LineSplitter, deadline: float) -> tu
         for index, (stream, line) in enumerate(lines):
             if stream == "stderr" and line.startswith(PID_MARKER):
                 # Lines after the marker in the same read already belong to the command.
-                return int(line[len(PID_MARKER):] or b"0"), pending + lines[index + 1:]
+                return int(line[len(PID_MARKER) :] or b"0"), pending + lines[index + 1 :]
             pending.append((stream, line))
     return 0, pending

@@ -19,8 +19,18 @@ from pathlib import Path
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, InvalidArgument
 from jarvis.runtime.domain.models import Changes
 
-SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "safe.directory=*",
-               "-c", "protocol.ext.allow=never", "-c", "core.sshCommand=ssh -o BatchMode=yes")
+SAFE_CONFIG = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "safe.directory=*",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "core.sshCommand=ssh -o BatchMode=yes",
+)
 ALLOWED_PROTOCOLS = "file:https:ssh"
 
 
@@ -51,17 +61,26 @@ class HostGit:
             "GIT_CONFIG_GLOBAL": str(self._config),
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
-            "GIT_AUTHOR_NAME": "Jarvis", "GIT_AUTHOR_EMAIL": "jarvis@localhost",
-            "GIT_COMMITTER_NAME": "Jarvis", "GIT_COMMITTER_EMAIL": "jarvis@localhost",
+            "GIT_AUTHOR_NAME": "Jarvis",
+            "GIT_AUTHOR_EMAIL": "jarvis@localhost",
+            "GIT_COMMITTER_NAME": "Jarvis",
+            "GIT_COMMITTER_EMAIL": "jarvis@localhost",
         }
         env.update(extra or {})
         return env
 
-    def _run(self, args: list[str], *, env: dict[str, str] | None = None, timeout: float = 60,
-             what: str) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self, args: list[str], *, env: dict[str, str] | None = None, timeout: float = 60, what: str
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
-            done = subprocess.run([self._git, *SAFE_CONFIG, *args], capture_output=True, timeout=timeout,  # noqa: S603
-                                  env=self._env(env), check=False, stdin=subprocess.DEVNULL)
+            done = subprocess.run(  # noqa: S603
+                [self._git, *SAFE_CONFIG, *args],
+                capture_output=True,
+                timeout=timeout,
+                env=self._env(env),
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired as exc:
             raise DeadlineExceeded(f"{what} took longer than {timeout:.0f} s and was stopped") from exc
         except FileNotFoundError as exc:
@@ -74,22 +93,46 @@ class HostGit:
 
     @staticmethod
     def _worktree_env(repo: Path, name: str, path: Path) -> dict[str, str]:
-        return {"GIT_DIR": str(repo / ".git" / "worktrees" / name), "GIT_COMMON_DIR": str(repo / ".git"),
-                "GIT_WORK_TREE": str(path)}
+        return {
+            "GIT_DIR": str(repo / ".git" / "worktrees" / name),
+            "GIT_COMMON_DIR": str(repo / ".git"),
+            "GIT_WORK_TREE": str(path),
+        }
 
     def clone(self, source: str, target: Path, timeout: float) -> None:
         # --no-hardlinks: a local source's object files must not be shared (they are chowned later).
         try:
-            self._run(["clone", "--quiet", "--no-hardlinks", "--", source, str(target)], timeout=timeout,
-                      what=f"cloning '{source}'")
+            self._run(
+                ["clone", "--quiet", "--no-hardlinks", "--", source, str(target)],
+                timeout=timeout,
+                what=f"cloning '{source}'",
+            )
         except FailedPrecondition as exc:
-            raise InvalidArgument(f"{exc.message}; check that source_url names a git repository this host can "
-                                  "read (a local path, file://, https:// or ssh://)") from exc
+            raise InvalidArgument(
+                f"{exc.message}; check that source_url names a git repository this host can "
+                "read (a local path, file://, https:// or ssh://)"
+            ) from exc
 
     def add_worktree(self, repo: Path, path: Path, branch: str) -> None:
         git_dir = str(repo / ".git")
-        self._run(["--git-dir", git_dir, "--work-tree", str(repo), "worktree", "add", "--quiet", "--lock",
-                   "-b", branch, "--", str(path), "HEAD"], what="creating the workspace's worktree")
+        self._run(
+            [
+                "--git-dir",
+                git_dir,
+                "--work-tree",
+                str(repo),
+                "worktree",
+                "add",
+                "--quiet",
+                "--lock",
+                "-b",
+                branch,
+                "--",
+                str(path),
+                "HEAD",
+            ],
+            what="creating the workspace's worktree",
+        )
         # A relative pointer works on this host and inside the container, where the project is elsewhere.
         relative = os.path.relpath(repo / ".git" / "worktrees" / path.name, path)
         (path / ".git").write_text(f"gitdir: {relative}\n")
@@ -101,10 +144,25 @@ class HostGit:
 
     def changes(self, repo: Path, path: Path, name: str, max_bytes: int) -> Changes:
         env = self._worktree_env(repo, name, path)
-        status = self._run(["status", "--porcelain=v1", "-b", "--untracked-files=all"], env=env,
-                           what="reading the workspace's git status").stdout.decode(errors="replace").splitlines()
+        status = (
+            self._run(
+                ["status", "--porcelain=v1", "-b", "--untracked-files=all"],
+                env=env,
+                what="reading the workspace's git status",
+            )
+            .stdout.decode(errors="replace")
+            .splitlines()
+        )
         branch = status[0][3:].split("...")[0] if status and status[0].startswith("## ") else ""
-        diff = self._run(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--"], env=env,
-                         what="diffing the workspace").stdout
-        return Changes(workspace_id=name, branch=branch, status=[s for s in status if not s.startswith("## ")],
-                       diff=diff[:max_bytes].decode(errors="replace"), truncated=len(diff) > max_bytes)
+        diff = self._run(
+            ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--"],
+            env=env,
+            what="diffing the workspace",
+        ).stdout
+        return Changes(
+            workspace_id=name,
+            branch=branch,
+            status=[s for s in status if not s.startswith("## ")],
+            diff=diff[:max_bytes].decode(errors="replace"),
+            truncated=len(diff) > max_bytes,
+        )

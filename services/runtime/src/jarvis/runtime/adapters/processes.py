@@ -49,8 +49,13 @@ def collect_output(reader: FrameReader, deadline: float, max_output: int) -> Out
                     marker.take(data)
             if reader.eof:
                 break
-    return Output(stdout=_cap(out, max_output), stderr=_cap(err, max(0, max_output - min(len(out), max_output))),
-                  timed_out=timed_out, truncated=truncated, pid=marker.pid)
+    return Output(
+        stdout=_cap(out, max_output),
+        stderr=_cap(err, max(0, max_output - min(len(out), max_output))),
+        timed_out=timed_out,
+        truncated=truncated,
+        pid=marker.pid,
+    )
 
 
 class _Marker:
@@ -70,7 +75,7 @@ class _Marker:
             return b""
         self._done = True
         if line.startswith(PID_MARKER):
-            self.pid = int(line[len(PID_MARKER):] or b"0")
+            self.pid = int(line[len(PID_MARKER) :] or b"0")
             return rest
         return bytes(self._head)
 
@@ -121,8 +126,15 @@ class DockerAttachedStream(SocketStream):
 class DockerAgentProcess(SocketStream):
     """An agent session's process: write to its stdin, read its output line by line."""
 
-    def __init__(self, sock: socket.socket, reader: FrameReader, splitter: LineSplitter, pid: int,
-                 early: list[tuple[str, bytes]], exit_code: Callable[[], int | None]) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        reader: FrameReader,
+        splitter: LineSplitter,
+        pid: int,
+        early: list[tuple[str, bytes]],
+        exit_code: Callable[[], int | None],
+    ) -> None:
         super().__init__(sock, reader)
         self.pid = pid
         self._splitter = splitter

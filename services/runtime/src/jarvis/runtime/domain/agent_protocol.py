@@ -56,9 +56,14 @@ def parse_line(protocol: str, stream: str, line: bytes) -> tuple[str, Any]:
 # shaped like Claude Code's (`subtype`, `is_error`, `result`, plus the CLI's `event`), which is what
 # the scheduler and callers wait for. Types not listed keep the CLI's own name.
 
+
 def _result(ok: bool, detail: Any, value: dict[str, Any]) -> tuple[str, Any]:
-    return "result", {"subtype": "success" if ok else "error", "is_error": not ok,
-                      "result": detail if isinstance(detail, str) else json.dumps(detail), "event": value}
+    return "result", {
+        "subtype": "success" if ok else "error",
+        "is_error": not ok,
+        "result": detail if isinstance(detail, str) else json.dumps(detail),
+        "event": value,
+    }
 
 
 def _codex(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
@@ -71,8 +76,7 @@ def _codex(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
         return _result(False, error.get("message", "") if isinstance(error, dict) else str(error or ""), value)
     if kind == "item.completed" and item.get("type") == "agent_message":
         return "assistant", text
-    mapped = {"thread.started": "system", "error": "error", "item.started": "tool_use",
-              "item.completed": "tool_result"}
+    mapped = {"thread.started": "system", "error": "error", "item.started": "tool_use", "item.completed": "tool_result"}
     return mapped.get(kind, kind), text
 
 
@@ -91,7 +95,10 @@ def _opencode(kind: str, value: dict[str, Any], text: str) -> tuple[str, Any]:
 
 
 _DIALECTS: dict[str, Callable[[str, dict[str, Any], str], tuple[str, Any]]] = {
-    "codex-json": _codex, "gemini-json": _gemini, "opencode-json": _opencode}
+    "codex-json": _codex,
+    "gemini-json": _gemini,
+    "opencode-json": _opencode,
+}
 
 
 def request_id_of(payload_json: str) -> str:
@@ -110,7 +117,10 @@ def encode_tool_response(request_type: str, request_id: str, result_json: str, i
     except ValueError as exc:
         raise InvalidArgument(f"result must be JSON (got {exc}); wrap plain text in quotes") from exc
     if request_type == "control_request":
-        body: dict[str, Any] = {"subtype": "error", "request_id": request_id, "error": result} if is_error else \
-            {"subtype": "success", "request_id": request_id, "response": result}
+        body: dict[str, Any] = (
+            {"subtype": "error", "request_id": request_id, "error": result}
+            if is_error
+            else {"subtype": "success", "request_id": request_id, "response": result}
+        )
         return _line({"type": "control_response", "response": body})
     return _line({"type": RESPONSE_EVENT, "request_id": request_id, "result": result, "is_error": is_error})

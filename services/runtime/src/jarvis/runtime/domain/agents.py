@@ -48,22 +48,40 @@ class Launch:
     redact: tuple[bytes, ...]  # secret values masked in the agent's output
 
 
-def launch(project_agent: str, project_command: Sequence[str], project_protocol: str, override: str,
-           prompt: str, base_env: Mapping[str, str], secrets: Mapping[str, str]) -> Launch:
+def launch(
+    project_agent: str,
+    project_command: Sequence[str],
+    project_protocol: str,
+    override: str,
+    prompt: str,
+    base_env: Mapping[str, str],
+    secrets: Mapping[str, str],
+) -> Launch:
     """How to start one session: the project's agent (or `override`, a preset), its env and secrets."""
-    choice = (AgentChoice(preset(override).name, list(preset(override).command), preset(override).protocol)
-              if override else AgentChoice(project_agent, list(project_command), project_protocol))
+    choice = (
+        AgentChoice(preset(override).name, list(preset(override).command), preset(override).protocol)
+        if override
+        else AgentChoice(project_agent, list(project_command), project_protocol)
+    )
     p = preset(choice.agent) if choice.agent != CUSTOM else None
     check_agent_keys(choice.agent, list(secrets))
     if p is not None and p.prompt == ARGV and not prompt:
-        raise InvalidArgument(f"agent {p.name} takes its prompt when it starts: give prompt (each further prompt is "
-                              "a new session in the same workspace_id)")
+        raise InvalidArgument(
+            f"agent {p.name} takes its prompt when it starts: give prompt (each further prompt is "
+            "a new session in the same workspace_id)"
+        )
     # Secrets first: a preset's fixed variables and Jarvis's own always win over a stored value.
     env = {**secrets, **(p.env if p else {}), **base_env}
     values = {v.encode() for v in secrets.values() if len(v) >= MIN_REDACTED}
-    return Launch(agent=choice.agent, argv=p.argv(prompt) if p else choice.command, command=choice.command,
-                  protocol=choice.protocol, env=env, stdin_prompt=p is None or p.prompt != ARGV,
-                  redact=tuple(sorted(values, key=len, reverse=True)))
+    return Launch(
+        agent=choice.agent,
+        argv=p.argv(prompt) if p else choice.command,
+        command=choice.command,
+        protocol=choice.protocol,
+        env=env,
+        stdin_prompt=p is None or p.prompt != ARGV,
+        redact=tuple(sorted(values, key=len, reverse=True)),
+    )
 
 
 def redact(line: bytes, values: tuple[bytes, ...]) -> bytes:

@@ -32,10 +32,17 @@ class Containers:
         s = self._d.settings
         layout = self._d.layout(row.id)
         return ContainerSpec(
-            name=self._d.container_name(row.id), image=row.image, labels=self._d.labels(row.id),
-            mounts=[*layout.mounts(row.git), *self._egress.mounts(row)], user=s.container_user,
+            name=self._d.container_name(row.id),
+            image=row.image,
+            labels=self._d.labels(row.id),
+            mounts=[*layout.mounts(row.git), *self._egress.mounts(row)],
+            user=s.container_user,
             network=s.network if row.network else "none",
-            memory=s.memory, cpus=s.cpus, pids=s.pids, tmpfs_size=s.tmpfs_size, workdir=layout.container_repo(),
+            memory=s.memory,
+            cpus=s.cpus,
+            pids=s.pids,
+            tmpfs_size=s.tmpfs_size,
+            workdir=layout.container_repo(),
             env={"HOME": CONTAINER_TMP, "JARVIS_PROJECT_ID": row.id, **self._egress.env(row)},
         )
 
@@ -83,8 +90,10 @@ class Containers:
             row = project_row(session, project_id)
         current = self.info(row.container_id)
         if current.state != "running":
-            raise FailedPrecondition(f"the container of project {project_id} is not running ({current.state}); "
-                                     "start it with container action=start")
+            raise FailedPrecondition(
+                f"the container of project {project_id} is not running ({current.state}); "
+                "start it with container action=start"
+            )
         return row, current
 
     def logs(self, project_id: str, tail: int, since: int) -> tuple[str, bool]:
@@ -97,12 +106,15 @@ class Containers:
         limit = self._d.settings.exec_output_max_bytes
         return text[-limit:], len(text) > limit
 
-    def exec(self, project_id: str, argv: Sequence[str], command: str, workspace_id: str,
-             timeout: int, max_output: int) -> ExecResult:
+    def exec(
+        self, project_id: str, argv: Sequence[str], command: str, workspace_id: str, timeout: int, max_output: int
+    ) -> ExecResult:
         s = self._d.settings
         if bool(argv) == bool(command):
-            raise InvalidArgument("container action=exec needs exactly one of argv (a list) or command (a string "
-                                     "run by sh -c inside the container)")
+            raise InvalidArgument(
+                "container action=exec needs exactly one of argv (a list) or command (a string "
+                "run by sh -c inside the container)"
+            )
         args = check_argv(argv, "argv") if argv else ["sh", "-c", command]
         timeout = clamp(timeout, s.exec_timeout_seconds, s.exec_timeout_max_seconds, "timeout")
         max_output = clamp(max_output, s.exec_output_max_bytes, s.exec_output_max_bytes, "max_output")
@@ -111,8 +123,9 @@ class Containers:
         if workspace_id:
             with self._d.db.read() as session:
                 workdir = self._d.layout(row.id).container_workspace(workspace_row(session, row.id, workspace_id).id)
-        return self._d.engine.exec(current.id, args, workdir=workdir, user=s.container_user, timeout=timeout,
-                                   max_output=max_output)
+        return self._d.engine.exec(
+            current.id, args, workdir=workdir, user=s.container_user, timeout=timeout, max_output=max_output
+        )
 
     def remove(self, row: ProjectRow) -> bool:
         containers = self._d.engine.list_managed(self._d.labels(row.id))

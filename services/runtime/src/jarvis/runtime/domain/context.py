@@ -73,8 +73,9 @@ def workspace_row(session: DbSession, project_id: str, workspace_id: str) -> Wor
     project_row(session, project_id)  # an unknown project is named as such, not as a missing workspace
     row = session.get(WorkspaceRow, check_id("workspace", workspace_id))
     if row is None or row.project_id != project_id:
-        raise NotFound(f"workspace '{workspace_id}' not found in project {project_id}; "
-                       "list them with workspace action=list")
+        raise NotFound(
+            f"workspace '{workspace_id}' not found in project {project_id}; list them with workspace action=list"
+        )
     return row
 
 
@@ -82,26 +83,54 @@ def session_row(session: DbSession, project_id: str, session_id: str) -> Session
     project_row(session, project_id)
     row = session.get(SessionRow, check_id("session", session_id))
     if row is None or row.project_id != project_id:
-        raise NotFound(f"session '{session_id}' not found in project {project_id}; "
-                       "list them with session action=list")
+        raise NotFound(f"session '{session_id}' not found in project {project_id}; list them with session action=list")
     return row
 
 
 def to_project(row: ProjectRow, container: ContainerInfo, running: int = 0, workspaces: int = 0) -> Project:
-    return Project(id=row.id, name=row.name, source_url=row.source_url, image=row.image,
-                   agent_command=tuple(row.agent_command), agent_protocol=row.agent_protocol, agent=row.agent,
-                   network=row.network, egress_allow=tuple(row.egress_allow or ()), git=row.git,
-                   created_at=row.created_at, container=container, sessions_running=running, workspaces=workspaces)
+    return Project(
+        id=row.id,
+        name=row.name,
+        source_url=row.source_url,
+        image=row.image,
+        agent_command=tuple(row.agent_command),
+        agent_protocol=row.agent_protocol,
+        agent=row.agent,
+        network=row.network,
+        egress_allow=tuple(row.egress_allow or ()),
+        git=row.git,
+        created_at=row.created_at,
+        container=container,
+        sessions_running=running,
+        workspaces=workspaces,
+    )
 
 
 def to_workspace(row: WorkspaceRow, session_id: str = "") -> Workspace:
-    return Workspace(id=row.id, project_id=row.project_id, kind=row.kind, branch=row.branch,
-                     path=ProjectLayout.container_workspace(row.id), created_at=row.created_at,
-                     session_id=session_id)
+    return Workspace(
+        id=row.id,
+        project_id=row.project_id,
+        kind=row.kind,
+        branch=row.branch,
+        path=ProjectLayout.container_workspace(row.id),
+        created_at=row.created_at,
+        session_id=session_id,
+    )
 
 
 def to_session(row: SessionRow, events: int) -> Session:
-    return Session(id=row.id, project_id=row.project_id, workspace_id=row.workspace_id, state=row.state,
-                   agent_command=tuple(row.agent_command), agent_protocol=row.agent_protocol, agent=row.agent,
-                   exit_code=row.exit_code, events=events, detail=row.detail, created_at=row.created_at,
-                   ended_at=row.ended_at, idempotency_key=row.idempotency_key or "")
+    return Session(
+        id=row.id,
+        project_id=row.project_id,
+        workspace_id=row.workspace_id,
+        state=row.state,
+        agent_command=tuple(row.agent_command),
+        agent_protocol=row.agent_protocol,
+        agent=row.agent,
+        exit_code=row.exit_code,
+        events=events,
+        detail=row.detail,
+        created_at=row.created_at,
+        ended_at=row.ended_at,
+        idempotency_key=row.idempotency_key or "",
+    )

@@ -36,8 +36,9 @@ def preset_hosts(row: ProjectRow) -> Sequence[str]:
 
 
 class Egress:
-    def __init__(self, deps: Deps, proxy: EgressServer,
-                 preset_hosts: Callable[[ProjectRow], Sequence[str]] = preset_hosts) -> None:
+    def __init__(
+        self, deps: Deps, proxy: EgressServer, preset_hosts: Callable[[ProjectRow], Sequence[str]] = preset_hosts
+    ) -> None:
         self._d = deps
         self._proxy = proxy
         # The hosts a project's agent preset must reach (its model API), besides those the project allows.
@@ -71,8 +72,14 @@ class Egress:
             return {}
         url = f"http://127.0.0.1:{self._d.settings.egress_port}"
         # Both spellings: curl and Python read the lower-case ones, Node and Go tools mostly the upper-case.
-        return {"HTTPS_PROXY": url, "HTTP_PROXY": url, "https_proxy": url, "http_proxy": url,
-                "NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY}
+        return {
+            "HTTPS_PROXY": url,
+            "HTTP_PROXY": url,
+            "https_proxy": url,
+            "http_proxy": url,
+            "NO_PROXY": NO_PROXY,
+            "no_proxy": NO_PROXY,
+        }
 
     def ensure(self, project_id: str, container_id: str) -> None:
         """The project's socket served and its container's bridge running, when it may reach any host."""
@@ -82,8 +89,10 @@ class Egress:
             return
         directory = self._directory(row.id)
         if not directory.is_dir():
-            raise FailedPrecondition(f"the container of project {project_id} was created without its egress "
-                                     "directory; stop and start it (container action=stop, then start) to recreate it")
+            raise FailedPrecondition(
+                f"the container of project {project_id} was created without its egress "
+                "directory; stop and start it (container action=stop, then start) to recreate it"
+            )
         self._proxy.listen(row.id, directory / SOCKET, self._d.layout(row.id).owner)
         with self._lock:
             self._ensure_bridge(project_id, container_id)
@@ -103,8 +112,9 @@ class Egress:
             raise _bridge_failed(project_id, f"`{argv[0]}` is not in the image" if missing else exc.message) from exc
         code = engine.exec_exit_code(exec_id, BRIDGE_SETTLE_SECONDS)
         if code is not None:
-            raise _bridge_failed(project_id, f"`{argv[0]}` is not in the image" if code == NOT_FOUND
-                                 else f"it exited with code {code}")
+            raise _bridge_failed(
+                project_id, f"`{argv[0]}` is not in the image" if code == NOT_FOUND else f"it exited with code {code}"
+            )
         self._bridges[container_id] = exec_id
 
     def forget(self, project_id: str, container_id: str = "") -> None:
@@ -121,6 +131,8 @@ class Egress:
 
 
 def _bridge_failed(project_id: str, why: str) -> FailedPrecondition:
-    return FailedPrecondition(f"the egress bridge of project {project_id} did not start ({why}); use an image with "
-                              "socat, such as the agent image `jarvis image build` makes, or set "
-                              "JARVIS_RUNTIME_EGRESS_BRIDGE_COMMAND")
+    return FailedPrecondition(
+        f"the egress bridge of project {project_id} did not start ({why}); use an image with "
+        "socat, such as the agent image `jarvis image build` makes, or set "
+        "JARVIS_RUNTIME_EGRESS_BRIDGE_COMMAND"
+    )

@@ -48,7 +48,8 @@ def check_entry(raw: str) -> str:
         raise InvalidArgument(
             f"egress entry '{raw[:100]}' is not a host name: give a name such as api.example.com, "
             "api.example.com:8443 for another port than 80/443, or *.example.com for every name below a domain "
-            "(no scheme, path or IP address)")
+            "(no scheme, path or IP address)"
+        )
     return f"{host}:{port}" if sep else host
 
 

@@ -59,8 +59,19 @@ class EventLog:
             first = self._reserve(stream_id, len(batch))
             now = utcnow()
             with self._db.write() as session:
-                session.add_all([EventRow(project_id=project_id, stream_id=stream_id, seq=first + i, type=kind,
-                                          payload=text, created_at=now) for i, (kind, text) in enumerate(batch)])
+                session.add_all(
+                    [
+                        EventRow(
+                            project_id=project_id,
+                            stream_id=stream_id,
+                            seq=first + i,
+                            type=kind,
+                            payload=text,
+                            created_at=now,
+                        )
+                        for i, (kind, text) in enumerate(batch)
+                    ]
+                )
             self._changed.notify_all()
         return first + len(batch) - 1
 
@@ -76,8 +87,12 @@ class EventLog:
         deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT_SECONDS)
         while True:
             with self._db.read() as session:
-                rows = session.scalars(select(EventRow).where(EventRow.stream_id == stream_id, EventRow.seq > after)
-                                       .order_by(EventRow.seq).limit(limit)).all()
+                rows = session.scalars(
+                    select(EventRow)
+                    .where(EventRow.stream_id == stream_id, EventRow.seq > after)
+                    .order_by(EventRow.seq)
+                    .limit(limit)
+                ).all()
             if rows or time.monotonic() >= deadline:
                 events = [Event(r.seq, r.type, r.payload, r.created_at) for r in rows]
                 return events, (events[-1].seq if events else after)
@@ -88,8 +103,11 @@ class EventLog:
     def find(self, stream_id: str, types: tuple[str, ...], needle: str) -> list[Event]:
         """Events of the given types whose payload contains `needle` (then checked exactly by the caller)."""
         with self._db.read() as session:
-            rows = session.scalars(select(EventRow).where(EventRow.stream_id == stream_id, EventRow.type.in_(types),
-                                                          EventRow.payload.contains(needle)).order_by(EventRow.seq))
+            rows = session.scalars(
+                select(EventRow)
+                .where(EventRow.stream_id == stream_id, EventRow.type.in_(types), EventRow.payload.contains(needle))
+                .order_by(EventRow.seq)
+            )
             return [Event(r.seq, r.type, r.payload, r.created_at) for r in rows]
 
     def drop(self, stream_ids: Iterable[str]) -> None:

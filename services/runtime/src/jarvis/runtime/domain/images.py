@@ -32,12 +32,13 @@ def rebuild(deps: Deps, project_id: str) -> BuildResult:
     layout = deps.layout(row.id)
     dockerfile = layout.repo / DOCKERFILE
     if not dockerfile.is_file() or dockerfile.is_symlink():
-        raise FailedPrecondition(f"project {project_id} has no {DOCKERFILE} at the root of its checkout; add one "
-                                 "to the source repository and create the project again")
+        raise FailedPrecondition(
+            f"project {project_id} has no {DOCKERFILE} at the root of its checkout; add one "
+            "to the source repository and create the project again"
+        )
     build_id, tag = new_id("build"), f"jarvis-project-{row.id}:latest"
     with deps.db.write() as session:
-        session.add(BuildRow(id=build_id, project_id=row.id, image=tag, state="running", error="",
-                             created_at=utcnow()))
+        session.add(BuildRow(id=build_id, project_id=row.id, image=tag, state="running", error="", created_at=utcnow()))
     tail: list[str] = []
 
     def on_line(line: str) -> None:

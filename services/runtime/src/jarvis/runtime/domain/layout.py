@@ -45,8 +45,10 @@ class ProjectLayout:
         path = self.workspaces / workspace_id
         resolved = path.resolve()
         if resolved.parent != self.workspaces.resolve() or resolved.name != workspace_id:
-            raise FailedPrecondition(f"workspace {workspace_id} was replaced by a link out of the project; "
-                                     "delete it with workspace action=delete")
+            raise FailedPrecondition(
+                f"workspace {workspace_id} was replaced by a link out of the project; "
+                "delete it with workspace action=delete"
+            )
         return path
 
     @staticmethod
@@ -58,8 +60,10 @@ class ProjectLayout:
         return f"{CONTAINER_ROOT}/repo"
 
     def mounts(self, git: bool) -> list[Mount]:
-        mounts = [Mount(self.repo, self.container_repo(), read_only=True),
-                  Mount(self.workspaces, f"{CONTAINER_ROOT}/workspaces")]
+        mounts = [
+            Mount(self.repo, self.container_repo(), read_only=True),
+            Mount(self.workspaces, f"{CONTAINER_ROOT}/workspaces"),
+        ]
         if git:
             mounts.append(Mount(self.repo / ".git", f"{self.container_repo()}/.git", read_only=True))
             mounts += [Mount(self.repo / ".git" / d, f"{self.container_repo()}/.git/{d}") for d in GIT_WRITABLE]

@@ -61,8 +61,7 @@ class LiveSessions:
     def start(self, live: LiveSession) -> None:
         with self._lock:
             self._live[live.session_id] = live
-        live.reader = threading.Thread(target=self._pump, args=(live,), name=f"session-{live.session_id}",
-                                       daemon=True)
+        live.reader = threading.Thread(target=self._pump, args=(live,), name=f"session-{live.session_id}", daemon=True)
         live.reader.start()
 
     def _pump(self, live: LiveSession) -> None:
@@ -73,9 +72,11 @@ class LiveSessions:
                 if live.output_bytes > limit:
                     continue  # killed for flooding: drain what is left, store nothing more
                 batch = self._within_limit(live, batch, limit)
-                self._d.events.append(live.project_id, live.session_id,
-                                      (parse_line(live.protocol, stream, redact(line, live.redact))
-                                       for stream, line in batch))
+                self._d.events.append(
+                    live.project_id,
+                    live.session_id,
+                    (parse_line(live.protocol, stream, redact(line, live.redact)) for stream, line in batch),
+                )
                 if any(stream == "stdout" for stream, _ in batch):
                     live.spoke = True
                     live.started.set()
@@ -84,11 +85,16 @@ class LiveSessions:
             code = live.process.exit_code()
             state, detail = (ENDED, live.ending) if live.ending else (EXITED, "the agent process exited")
             with self._d.db.write() as session:
-                session.execute(update(SessionRow).where(SessionRow.id == live.session_id, SessionRow.state == RUNNING)
-                                .values(state=state, exit_code=-1 if code is None else code, ended_at=utcnow(),
-                                        detail=detail))
-                session.execute(update(SessionRow).where(SessionRow.id == live.session_id, SessionRow.exit_code == -1)
-                                .values(exit_code=-1 if code is None else code))
+                session.execute(
+                    update(SessionRow)
+                    .where(SessionRow.id == live.session_id, SessionRow.state == RUNNING)
+                    .values(state=state, exit_code=-1 if code is None else code, ended_at=utcnow(), detail=detail)
+                )
+                session.execute(
+                    update(SessionRow)
+                    .where(SessionRow.id == live.session_id, SessionRow.exit_code == -1)
+                    .values(exit_code=-1 if code is None else code)
+                )
             # After the state: a reader that sees the exit event also sees the session finished.
             self._d.events.append(live.project_id, live.session_id, [("exit", {"exit_code": code})])
         except Exception:
@@ -108,7 +114,7 @@ class LiveSessions:
         for index, (_, line) in enumerate(batch):
             live.output_bytes += len(line) + 1
             if live.output_bytes > limit:
-                return batch[:index + 1]
+                return batch[: index + 1]
         return batch
 
     def _flooded(self, live: LiveSession, limit: int) -> None:

@@ -101,11 +101,13 @@ class Engine(Protocol):
 
     def logs(self, container_id: str, tail: int, since: int) -> str: ...
 
-    def exec(self, container_id: str, argv: Sequence[str], *, workdir: str, user: str,
-             timeout: float, max_output: int) -> ExecResult: ...
+    def exec(
+        self, container_id: str, argv: Sequence[str], *, workdir: str, user: str, timeout: float, max_output: int
+    ) -> ExecResult: ...
 
-    def spawn(self, container_id: str, argv: Sequence[str], *, workdir: str, user: str,
-              env: dict[str, str]) -> AgentProcess: ...
+    def spawn(
+        self, container_id: str, argv: Sequence[str], *, workdir: str, user: str, env: dict[str, str]
+    ) -> AgentProcess: ...
 
     def kill_group(self, container_id: str, pid: int, user: str) -> None: ...
 
@@ -118,8 +120,7 @@ class Engine(Protocol):
     def kill_marked(self, container_id: str, user: str) -> int:
         """Kill every process group an exec of a previous runtime left running in the container; how many."""
 
-    def build(self, context: Path, dockerfile: str, tag: str, timeout: float,
-              on_line: Callable[[str], None]) -> None:
+    def build(self, context: Path, dockerfile: str, tag: str, timeout: float, on_line: Callable[[str], None]) -> None:
         """Build `tag`; raise FailedPrecondition with the builder's message when a step fails."""
 
 

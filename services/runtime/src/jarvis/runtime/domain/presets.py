@@ -43,59 +43,102 @@ class AgentPreset:
         return list(self.command)
 
 
-PRESETS: dict[str, AgentPreset] = {p.name: p for p in (
-    AgentPreset(
-        name="claude", prompt=STDIN, protocol="stream-json",
-        # Claude Code's headless mode; the container is the sandbox, so it acts without asking.
-        command=("claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                 "--permission-mode", "bypassPermissions"),
-        key_env=("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), base_url_env=("ANTHROPIC_BASE_URL",),
-        hosts=("api.anthropic.com",),
-        env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
-        description="Claude Code (@anthropic-ai/claude-code), stream-json in and out",
-    ),
-    AgentPreset(
-        name="codex", prompt=ARGV, protocol="codex-json",
-        command=("codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                 PROMPT_PLACEHOLDER),
-        key_env=("OPENAI_API_KEY", "CODEX_API_KEY"), base_url_env=("OPENAI_BASE_URL",),
-        hosts=("api.openai.com",),
-        description="Codex CLI (@openai/codex), `codex exec --json` JSONL events",
-    ),
-    AgentPreset(
-        name="gemini", prompt=ARGV, protocol="gemini-json",
-        command=("gemini", "--output-format", "stream-json", "--yolo", "-p", PROMPT_PLACEHOLDER),
-        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-        hosts=("generativelanguage.googleapis.com",),
-        description="Gemini CLI (@google/gemini-cli), stream-json JSONL events",
-    ),
-    AgentPreset(
-        name="opencode", prompt=ARGV, protocol="opencode-json",
-        command=("opencode", "run", "--format", "json", PROMPT_PLACEHOLDER),
-        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
-        base_url_env=("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"),
-        hosts=("api.anthropic.com", "api.openai.com", "models.dev"),
-        description="OpenCode (opencode-ai), `opencode run --format json` events",
-    ),
-    AgentPreset(
-        name="aider", prompt=ARGV, protocol="text",
-        # --no-git: a workspace's .git is read-only (the host runs git there), and Aider's git setup writes the
-        # repository's config first, so it would crash before its first edit; it edits the files in place instead.
-        command=("aider", "--yes-always", "--no-pretty", "--no-stream", "--no-git", "--no-check-update",
-                 "--analytics-disable", "--message", PROMPT_PLACEHOLDER),
-        key_env=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"), base_url_env=("OPENAI_API_BASE", "ANTHROPIC_BASE_URL"),
-        hosts=("api.openai.com", "api.anthropic.com"),
-        description="Aider (aider-chat), plain text",
-    ),
-)}
+PRESETS: dict[str, AgentPreset] = {
+    p.name: p
+    for p in (
+        AgentPreset(
+            name="claude",
+            prompt=STDIN,
+            protocol="stream-json",
+            # Claude Code's headless mode; the container is the sandbox, so it acts without asking.
+            command=(
+                "claude",
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "bypassPermissions",
+            ),
+            key_env=("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"),
+            base_url_env=("ANTHROPIC_BASE_URL",),
+            hosts=("api.anthropic.com",),
+            env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
+            description="Claude Code (@anthropic-ai/claude-code), stream-json in and out",
+        ),
+        AgentPreset(
+            name="codex",
+            prompt=ARGV,
+            protocol="codex-json",
+            command=(
+                "codex",
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                PROMPT_PLACEHOLDER,
+            ),
+            key_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
+            base_url_env=("OPENAI_BASE_URL",),
+            hosts=("api.openai.com",),
+            description="Codex CLI (@openai/codex), `codex exec --json` JSONL events",
+        ),
+        AgentPreset(
+            name="gemini",
+            prompt=ARGV,
+            protocol="gemini-json",
+            command=("gemini", "--output-format", "stream-json", "--yolo", "-p", PROMPT_PLACEHOLDER),
+            key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            base_url_env=("GOOGLE_GEMINI_BASE_URL",),
+            hosts=("generativelanguage.googleapis.com",),
+            description="Gemini CLI (@google/gemini-cli), stream-json JSONL events",
+        ),
+        AgentPreset(
+            name="opencode",
+            prompt=ARGV,
+            protocol="opencode-json",
+            command=("opencode", "run", "--format", "json", PROMPT_PLACEHOLDER),
+            key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
+            base_url_env=("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"),
+            hosts=("api.anthropic.com", "api.openai.com", "models.dev"),
+            description="OpenCode (opencode-ai), `opencode run --format json` events",
+        ),
+        AgentPreset(
+            name="aider",
+            prompt=ARGV,
+            protocol="text",
+            # --no-git: a workspace's .git is read-only (the host runs git there), and Aider's git setup writes the
+            # repository's config first, so it would crash before its first edit; it edits the files in place instead.
+            command=(
+                "aider",
+                "--yes-always",
+                "--no-pretty",
+                "--no-stream",
+                "--no-git",
+                "--no-check-update",
+                "--analytics-disable",
+                "--message",
+                PROMPT_PLACEHOLDER,
+            ),
+            key_env=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
+            base_url_env=("OPENAI_API_BASE", "ANTHROPIC_BASE_URL"),
+            hosts=("api.openai.com", "api.anthropic.com"),
+            description="Aider (aider-chat), plain text",
+        ),
+    )
+}
 
 
 def preset(name: str) -> AgentPreset:
     """The preset called `name`, or InvalidArgument listing them."""
     found = PRESETS.get((name or "").strip())
     if found is None:
-        raise InvalidArgument(f"unknown agent '{name[:40]}'; use one of: {', '.join(PRESETS)} (or give "
-                              "agent_command and agent_protocol for a custom agent)")
+        raise InvalidArgument(
+            f"unknown agent '{name[:40]}'; use one of: {', '.join(PRESETS)} (or give "
+            "agent_command and agent_protocol for a custom agent)"
+        )
     return found
 
 
@@ -112,4 +155,5 @@ def check_agent_keys(agent: str, names: Sequence[str]) -> None:
     if p.key_env and not set(p.key_env) & set(names):
         raise FailedPrecondition(
             f"agent {p.name} needs one of {', '.join(p.key_env)} and the project has none of them; store one with "
-            f"project action=secret_set name={p.key_env[0]} value=…")
+            f"project action=secret_set name={p.key_env[0]} value=…"
+        )

@@ -29,17 +29,28 @@ class Projects:
         self._containers = containers
         self._sessions = sessions
 
-    def create(self, name: str, source_url: str, image: str, agent_command: Sequence[str], agent_protocol: str,
-               network: bool, egress_allow: Sequence[str] = (), agent: str = "") -> Project:
+    def create(
+        self,
+        name: str,
+        source_url: str,
+        image: str,
+        agent_command: Sequence[str],
+        agent_protocol: str,
+        network: bool,
+        egress_allow: Sequence[str] = (),
+        agent: str = "",
+    ) -> Project:
         s = self._d.settings
         name, source, image = check_name(name), check_source(source_url, s.project_roots), check_image(image) or s.image
         choice = agents.choose(agent, agent_command, agent_protocol, s)
         egress = check_entries(egress_allow)
         self._check_name_free(name)
         if not self._d.engine.image_exists(image):
-            raise FailedPrecondition(f"image '{image}' does not exist on the Docker engine at {self._d.engine.host}; "
-                                     f"{missing_image_hint(image)}; or pass an image that exists "
-                                     "(project_options shows the default)")
+            raise FailedPrecondition(
+                f"image '{image}' does not exist on the Docker engine at {self._d.engine.host}; "
+                f"{missing_image_hint(image)}; or pass an image that exists "
+                "(project_options shows the default)"
+            )
         project_id = new_id("project")
         staging = s.projects_dir / f"{STAGING_PREFIX}{project_id}"
         final = self._d.layout(project_id)
@@ -51,10 +62,20 @@ class Projects:
             final.prepare(staging, git=bool(source))
             staging.rename(final.root)
             with self._d.db.write() as session:
-                row = ProjectRow(id=project_id, name=name, source_url=source, image=image,
-                                 agent_command=choice.command, agent_protocol=choice.protocol, agent=choice.agent,
-                                 network=network, egress_allow=egress, git=bool(source), container_id="",
-                                 created_at=utcnow())
+                row = ProjectRow(
+                    id=project_id,
+                    name=name,
+                    source_url=source,
+                    image=image,
+                    agent_command=choice.command,
+                    agent_protocol=choice.protocol,
+                    agent=choice.agent,
+                    network=network,
+                    egress_allow=egress,
+                    git=bool(source),
+                    container_id="",
+                    created_at=utcnow(),
+                )
                 session.add(row)
         except BaseException:
             remove_tree(staging)
@@ -66,16 +87,26 @@ class Projects:
         with self._d.db.read() as session:
             existing = session.scalar(select(ProjectRow.id).where(ProjectRow.name == name))
         if existing:
-            raise AlreadyExists(f"a project named '{name}' already exists ({existing}); pick another name or "
-                                "delete it first")
+            raise AlreadyExists(
+                f"a project named '{name}' already exists ({existing}); pick another name or delete it first"
+            )
 
     def _counts(self, project_ids: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
         with self._d.db.read() as session:
-            running = dict(session.execute(select(SessionRow.project_id, func.count()).where(
-                SessionRow.project_id.in_(project_ids), SessionRow.state == RUNNING).group_by(SessionRow.project_id))
-                .all())
-            spaces = dict(session.execute(select(WorkspaceRow.project_id, func.count()).where(
-                WorkspaceRow.project_id.in_(project_ids)).group_by(WorkspaceRow.project_id)).all())
+            running = dict(
+                session.execute(
+                    select(SessionRow.project_id, func.count())
+                    .where(SessionRow.project_id.in_(project_ids), SessionRow.state == RUNNING)
+                    .group_by(SessionRow.project_id)
+                ).all()
+            )
+            spaces = dict(
+                session.execute(
+                    select(WorkspaceRow.project_id, func.count())
+                    .where(WorkspaceRow.project_id.in_(project_ids))
+                    .group_by(WorkspaceRow.project_id)
+                ).all()
+            )
         return running, spaces
 
     def _container(self, container_id: str) -> ContainerInfo:
@@ -89,8 +120,7 @@ class Projects:
         with self._d.db.read() as session:
             rows = session.scalars(select(ProjectRow).order_by(ProjectRow.created_at, ProjectRow.id)).all()
         running, spaces = self._counts([r.id for r in rows])
-        return [to_project(r, self._container(r.container_id), running.get(r.id, 0), spaces.get(r.id, 0))
-                for r in rows]
+        return [to_project(r, self._container(r.container_id), running.get(r.id, 0), spaces.get(r.id, 0)) for r in rows]
 
     def get(self, project_id: str) -> Project:
         with self._d.db.read() as session:
@@ -108,8 +138,10 @@ class Projects:
             removed = self._containers.remove(row)
             with self._d.db.read() as session:
                 workspaces = session.scalar(select(func.count()).where(WorkspaceRow.project_id == project_id)) or 0
-                streams = [*session.scalars(select(SessionRow.id).where(SessionRow.project_id == project_id)),
-                           *session.scalars(select(BuildRow.id).where(BuildRow.project_id == project_id))]
+                streams = [
+                    *session.scalars(select(SessionRow.id).where(SessionRow.project_id == project_id)),
+                    *session.scalars(select(BuildRow.id).where(BuildRow.project_id == project_id)),
+                ]
             with self._d.db.write() as session:
                 session.delete(project_row(session, project_id))
             self._d.events.drop(streams)

@@ -45,14 +45,16 @@ def load_key(key: str, key_file: Path | None, create_in: Path | None) -> bytes:
         try:
             return _checked(key_file.read_bytes().strip(), str(key_file))
         except OSError as exc:
-            raise SecretsKeyMissing(f"cannot read the secrets key file {key_file} ({exc.strerror}); fix "
-                                    "JARVIS_RUNTIME_SECRETS_KEY_FILE") from exc
+            raise SecretsKeyMissing(
+                f"cannot read the secrets key file {key_file} ({exc.strerror}); fix JARVIS_RUNTIME_SECRETS_KEY_FILE"
+            ) from exc
     if create_in is None:
         raise SecretsKeyMissing(
             "the runtime needs a key to encrypt project secrets: set JARVIS_RUNTIME_SECRETS_KEY (or "
-            "JARVIS_RUNTIME_SECRETS_KEY_FILE) to a Fernet key, e.g. the output of `python -c \"from "
-            "cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"`, and keep it: secrets "
-            "stored under one key cannot be read with another")
+            'JARVIS_RUNTIME_SECRETS_KEY_FILE) to a Fernet key, e.g. the output of `python -c "from '
+            'cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`, and keep it: secrets '
+            "stored under one key cannot be read with another"
+        )
     path = create_in / KEY_FILE
     try:
         # O_EXCL: two processes starting at once never write two different keys.
@@ -68,8 +70,10 @@ def _checked(key: bytes, source: str) -> bytes:
     try:
         Fernet(key)
     except (ValueError, TypeError) as exc:
-        raise SecretsKeyMissing(f"the secrets key from {source} is not a Fernet key (32 url-safe base64-encoded "
-                                "bytes); generate one with Fernet.generate_key()") from exc
+        raise SecretsKeyMissing(
+            f"the secrets key from {source} is not a Fernet key (32 url-safe base64-encoded "
+            "bytes); generate one with Fernet.generate_key()"
+        ) from exc
     return key
 
 
@@ -83,8 +87,10 @@ class SecretInfo:
 def check_secret_name(name: str, what: str = "secret name") -> str:
     name = (name or "").strip()
     if not _NAME.match(name):
-        raise InvalidArgument(f"invalid {what} '{name[:60]}': use an environment variable name (letters, digits "
-                              "and '_', not starting with a digit)")
+        raise InvalidArgument(
+            f"invalid {what} '{name[:60]}': use an environment variable name (letters, digits "
+            "and '_', not starting with a digit)"
+        )
     if name in RESERVED or name.startswith(RESERVED_PREFIX):
         raise InvalidArgument(f"{what} '{name}' is reserved (HOME, PATH and JARVIS_* are set by Jarvis)")
     return name
@@ -112,8 +118,10 @@ class Secrets:
             if row is None:
                 count = len(session.scalars(select(SecretRow.name).where(SecretRow.project_id == project_id)).all())
                 if count >= MAX_SECRETS:
-                    raise FailedPrecondition(f"project {project_id} already has {MAX_SECRETS} secrets; delete one "
-                                             "with project action=secret_delete")
+                    raise FailedPrecondition(
+                        f"project {project_id} already has {MAX_SECRETS} secrets; delete one "
+                        "with project action=secret_delete"
+                    )
                 row = SecretRow(project_id=project_id, name=name, ciphertext=token, created_at=now, updated_at=now)
                 session.add(row)
             else:
@@ -123,8 +131,9 @@ class Secrets:
     def list(self, project_id: str) -> list[SecretInfo]:
         with self._db.read() as session:
             project_row(session, project_id)
-            rows = session.scalars(select(SecretRow).where(SecretRow.project_id == project_id)
-                                   .order_by(SecretRow.name)).all()
+            rows = session.scalars(
+                select(SecretRow).where(SecretRow.project_id == project_id).order_by(SecretRow.name)
+            ).all()
             return [SecretInfo(r.name, r.created_at, r.updated_at) for r in rows]
 
     def delete(self, project_id: str, name: str) -> SecretInfo:
@@ -132,8 +141,10 @@ class Secrets:
             project_row(session, project_id)
             row = session.get(SecretRow, (project_id, (name or "").strip()))
             if row is None:
-                raise NotFound(f"project {project_id} has no secret named '{(name or '')[:60]}'; "
-                               "project action=secret_list shows the names")
+                raise NotFound(
+                    f"project {project_id} has no secret named '{(name or '')[:60]}'; "
+                    "project action=secret_list shows the names"
+                )
             info = SecretInfo(row.name, row.created_at, row.updated_at)
             session.delete(row)
         return info
@@ -153,7 +164,8 @@ class Secrets:
             if secret not in values:
                 raise FailedPrecondition(
                     f"the override {variable}={secret[:60]} names a secret project {project_id} does not have; "
-                    "store it with project action=secret_set or change the override (secret_list shows the names)")
+                    "store it with project action=secret_set or change the override (secret_list shows the names)"
+                )
             env[variable] = values[secret]
         return env
 
@@ -161,12 +173,16 @@ class Secrets:
         try:
             plain = self._fernet.decrypt(token.encode()).decode()
         except InvalidToken:
-            raise FailedPrecondition(f"secret {name} of project {project_id} cannot be decrypted with this runtime's "
-                                     "key (was JARVIS_RUNTIME_SECRETS_KEY changed?); store it again with "
-                                     "project action=secret_set") from None
+            raise FailedPrecondition(
+                f"secret {name} of project {project_id} cannot be decrypted with this runtime's "
+                "key (was JARVIS_RUNTIME_SECRETS_KEY changed?); store it again with "
+                "project action=secret_set"
+            ) from None
         owner, _, rest = plain.partition("\0")
         sealed_name, _, value = rest.partition("\0")
         if owner != project_id or sealed_name != name:
-            raise FailedPrecondition(f"secret {name} of project {project_id} was sealed for another project or name; "
-                                     "store it again with project action=secret_set")
+            raise FailedPrecondition(
+                f"secret {name} of project {project_id} was sealed for another project or name; "
+                "store it again with project action=secret_set"
+            )
         return value

@@ -30,8 +30,12 @@ def check_launch(launch: ServerLaunch) -> ServerLaunch:
     image = check_image(launch.image)
     if not image:
         raise InvalidArgument("image is required: the MCP server image to run (e.g. 'ghcr.io/org/server:1.0')")
-    return ServerLaunch(server=check_name(launch.server, "server"), image=image,
-                        args=tuple(check_args(launch.args, "args")), env=check_env(launch.env))
+    return ServerLaunch(
+        server=check_name(launch.server, "server"),
+        image=image,
+        args=tuple(check_args(launch.args, "args")),
+        env=check_env(launch.env),
+    )
 
 
 class Servers:
@@ -48,10 +52,20 @@ class Servers:
         user = image_user if image_user.split(":")[0] not in ROOT_USERS else s.container_user
         name = f"jarvis-{s.instance}-srv-{launch.server}-{secrets.token_hex(3)}"  # several callers may run one server
         return ContainerSpec(
-            name=name, image=launch.image, labels={**self._d.labels(), LABEL_SERVER: launch.server}, mounts=[],
-            user=user, network=s.server_network, memory=s.memory, cpus=s.cpus, pids=s.pids, tmpfs_size=s.tmpfs_size,
+            name=name,
+            image=launch.image,
+            labels={**self._d.labels(), LABEL_SERVER: launch.server},
+            mounts=[],
+            user=user,
+            network=s.server_network,
+            memory=s.memory,
+            cpus=s.cpus,
+            pids=s.pids,
+            tmpfs_size=s.tmpfs_size,
             # HOME on the tmpfs: the root filesystem is read-only, and servers (npm, uv) write caches there.
-            workdir="", env={"HOME": CONTAINER_TMP, **launch.env}, stdin=True,
+            workdir="",
+            env={"HOME": CONTAINER_TMP, **launch.env},
+            stdin=True,
         )
 
     def attach(self, launch: ServerLaunch) -> AttachedServer:
@@ -63,7 +77,8 @@ class Servers:
             raise FailedPrecondition(
                 f"image '{launch.image}' is not on the Docker engine at {engine.host}, and the runtime never pulls "
                 f"images; put it there (`docker pull {launch.image}` where a registry is reachable, `docker load` "
-                "or `docker build`), then start the server again")
+                "or `docker build`), then start the server again"
+            )
         spec = self.spec(launch, image_user)
         container_id = engine.create(spec, launch.args)
         try:
@@ -77,8 +92,9 @@ class Servers:
             with contextlib.suppress(JarvisError):
                 engine.remove(container_id)
             raise
-        attached = AttachedServer(self._d, ServerStarted(container_id, spec.name, launch.image), launch.server, stream,
-                                  self._forget)
+        attached = AttachedServer(
+            self._d, ServerStarted(container_id, spec.name, launch.image), launch.server, stream, self._forget
+        )
         with self._lock:
             self._live[container_id] = attached
         log.info("server container started", extra={"server": launch.server, "container": spec.name})
@@ -111,8 +127,9 @@ class Servers:
 class AttachedServer:
     """One running server container and its caller's stream; `close()` from any thread ends both."""
 
-    def __init__(self, deps: Deps, started: ServerStarted, server: str, stream: AttachedStream,
-                 on_closed: Callable[[str], None]) -> None:
+    def __init__(
+        self, deps: Deps, started: ServerStarted, server: str, stream: AttachedStream, on_closed: Callable[[str], None]
+    ) -> None:
         self._d = deps
         self.started = started
         self.server = server
@@ -158,8 +175,9 @@ class AttachedServer:
             detail = f"it ran out of memory (limit {self._d.settings.memory}) and was killed"
         else:
             detail = self._stopped_for or state.error
-        return ServerExited(exit_code=-1 if state.exit_code is None else state.exit_code,
-                            oom_killed=state.oom_killed, detail=detail)
+        return ServerExited(
+            exit_code=-1 if state.exit_code is None else state.exit_code, oom_killed=state.oom_killed, detail=detail
+        )
 
     def close(self) -> None:
         """Stop reading and remove the container (it cannot outlive its caller); idempotent."""
@@ -171,8 +189,12 @@ class AttachedServer:
         try:
             self._d.engine.remove(self.started.container_id)
         except JarvisError as exc:
-            log.warning("could not remove server container %s: %s", self.started.container_name, exc.message,
-                        extra={"server": self.server, "container": self.started.container_name})
+            log.warning(
+                "could not remove server container %s: %s",
+                self.started.container_name,
+                exc.message,
+                extra={"server": self.server, "container": self.started.container_name},
+            )
         self._on_closed(self.started.container_id)
         log.info("server container removed", extra={"server": self.server, "container": self.started.container_name})
 

@@ -46,15 +46,18 @@ def check_idempotency_key(key: str) -> str | None:
     if not key:
         return None
     if not _IDEMPOTENCY_KEY.fullmatch(key):
-        raise InvalidArgument(f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters "
-                              "without spaces (letters, digits, punctuation), e.g. a task or delivery id; "
-                              "leave it empty for none")
+        raise InvalidArgument(
+            f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters "
+            "without spaces (letters, digits, punctuation), e.g. a task or delivery id; "
+            "leave it empty for none"
+        )
     return key
 
 
 class Sessions:
-    def __init__(self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces,
-                 secrets: Secrets) -> None:
+    def __init__(
+        self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces, secrets: Secrets
+    ) -> None:
         self._d = deps
         self._secrets = secrets
         self._live = live
@@ -70,8 +73,15 @@ class Sessions:
         with self._d.db.read() as session:
             return session_row(session, project_id, session_id)
 
-    def spawn(self, project_id: str, workspace_id: str, prompt: str, idempotency_key: str = "", agent: str = "",
-              secret_overrides: Mapping[str, str] | None = None) -> Session:
+    def spawn(
+        self,
+        project_id: str,
+        workspace_id: str,
+        prompt: str,
+        idempotency_key: str = "",
+        agent: str = "",
+        secret_overrides: Mapping[str, str] | None = None,
+    ) -> Session:
         """Start the project's agent (or the preset `agent`) in a workspace (a new one unless given).
 
         The container starts if needed. The agent gets the project's secrets as environment variables,
@@ -109,12 +119,16 @@ class Sessions:
         said = " | ".join(line for line in stderr if line)[-600:]
         hint = ""
         if ended.exit_code == 127:
-            hint = (f"; `{ended.agent_command[0]}` is not in the project's image: use an image with the agent's CLI "
-                    "(build the agent image with `jarvis image build`) or choose another agent")
+            hint = (
+                f"; `{ended.agent_command[0]}` is not in the project's image: use an image with the agent's CLI "
+                "(build the agent image with `jarvis image build`) or choose another agent"
+            )
         if workspace_created:
             self._workspaces.delete(project_id, row.workspace_id)
-        raise FailedPrecondition(f"the agent could not start (session {row.id}): it exited with code "
-                                 f"{ended.exit_code}{': ' + said if said else ''}{hint}")
+        raise FailedPrecondition(
+            f"the agent could not start (session {row.id}): it exited with code "
+            f"{ended.exit_code}{': ' + said if said else ''}{hint}"
+        )
 
     def _spawned_with(self, project_id: str, key: str | None) -> SessionRow | None:
         """The project's session spawned with `key` (none without a key)."""
@@ -122,11 +136,13 @@ class Sessions:
             return None
         with self._d.db.read() as session:
             project_row(session, project_id)  # an unknown project is named as such, not as "no session"
-            return session.scalars(select(SessionRow).where(SessionRow.project_id == project_id,
-                                                            SessionRow.idempotency_key == key)).first()
+            return session.scalars(
+                select(SessionRow).where(SessionRow.project_id == project_id, SessionRow.idempotency_key == key)
+            ).first()
 
-    def _start(self, project_id: str, workspace_id: str, key: str | None, prompt: str, agent: str,
-               overrides: Mapping[str, str]) -> tuple[SessionRow, LiveSession | None, bool]:
+    def _start(
+        self, project_id: str, workspace_id: str, key: str | None, prompt: str, agent: str, overrides: Mapping[str, str]
+    ) -> tuple[SessionRow, LiveSession | None, bool]:
         """The new session's row, its live process and whether its workspace is new; or the row of the session
         another call spawned with `key` (and no live process)."""
         with self._d.db.read() as session:
@@ -134,8 +150,15 @@ class Sessions:
         session_id = new_id("session")
         base_env = {"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project_id}
         # Checked before anything starts: an unknown agent, a missing key or override changes nothing.
-        how = launch(project.agent, project.agent_command, project.agent_protocol, agent, prompt, base_env,
-                     self._secrets.environment(project_id, overrides))
+        how = launch(
+            project.agent,
+            project.agent_command,
+            project.agent_protocol,
+            agent,
+            prompt,
+            base_env,
+            self._secrets.environment(project_id, overrides),
+        )
         container = self._containers.start(project_id)
         with self._d.locks.hold(project_id):
             # Again under the project's lock: a concurrent spawn with the key in this process has finished by now.
@@ -143,12 +166,19 @@ class Sessions:
             if earlier is not None:
                 return earlier, None, False
             created = not workspace_id
-            workspace = self._workspaces.create(project_id) if created else \
-                self._workspaces.check_free(project_id, workspace_id)
+            workspace = (
+                self._workspaces.create(project_id)
+                if created
+                else self._workspaces.check_free(project_id, workspace_id)
+            )
             try:
-                process = self._d.engine.spawn(container.id, how.argv, workdir=workspace.path,
-                                               user=self._d.settings.container_user,
-                                               env={**how.env, "JARVIS_WORKSPACE": workspace.path})
+                process = self._d.engine.spawn(
+                    container.id,
+                    how.argv,
+                    workdir=workspace.path,
+                    user=self._d.settings.container_user,
+                    env={**how.env, "JARVIS_WORKSPACE": workspace.path},
+                )
             except BaseException:
                 if created:
                     self._workspaces.delete(project_id, workspace.id)
@@ -162,11 +192,25 @@ class Sessions:
                 if earlier is None:
                     raise
                 return earlier, None, False
-            self._d.events.append(project_id, session_id, [("session_start", {
-                "workspace_id": workspace.id, "path": workspace.path, "agent": how.agent or "custom",
-                "agent_command": how.command}), *([("input", {"text": prompt})] if not how.stdin_prompt else [])])
-            live = LiveSession(session_id, project_id, container.id, how.protocol, process, redact=how.redact,
-                               stdin=how.stdin_prompt)
+            self._d.events.append(
+                project_id,
+                session_id,
+                [
+                    (
+                        "session_start",
+                        {
+                            "workspace_id": workspace.id,
+                            "path": workspace.path,
+                            "agent": how.agent or "custom",
+                            "agent_command": how.command,
+                        },
+                    ),
+                    *([("input", {"text": prompt})] if not how.stdin_prompt else []),
+                ],
+            )
+            live = LiveSession(
+                session_id, project_id, container.id, how.protocol, process, redact=how.redact, stdin=how.stdin_prompt
+            )
             if not how.stdin_prompt:
                 process.close_stdin()  # a one-shot CLI must not wait for more input
             self._watch(live)
@@ -189,13 +233,25 @@ class Sessions:
         except Exception:  # deleted meanwhile, or the engine is gone: nothing left to end
             log.warning("could not end an expired session", extra={"session": session_id}, exc_info=True)
 
-    def _record(self, session_id: str, project: ProjectRow, workspace_id: str, pid: int,
-                key: str | None, how: Launch) -> SessionRow:
+    def _record(
+        self, session_id: str, project: ProjectRow, workspace_id: str, pid: int, key: str | None, how: Launch
+    ) -> SessionRow:
         """Insert the running session; AlreadyExists when a session of the project already has the key."""
         with self._d.db.write() as session:
-            row = SessionRow(id=session_id, project_id=project.id, workspace_id=workspace_id, state=RUNNING,
-                             agent_command=list(how.command), agent_protocol=how.protocol, agent=how.agent,
-                             pid=pid, exit_code=-1, detail="", created_at=utcnow(), idempotency_key=key)
+            row = SessionRow(
+                id=session_id,
+                project_id=project.id,
+                workspace_id=workspace_id,
+                state=RUNNING,
+                agent_command=list(how.command),
+                agent_protocol=how.protocol,
+                agent=how.agent,
+                pid=pid,
+                exit_code=-1,
+                detail="",
+                created_at=utcnow(),
+                idempotency_key=key,
+            )
             session.add(row)
         return row
 
@@ -215,19 +271,27 @@ class Sessions:
                 row = session_row(session, project_id, session_id)
             elif workspace_id:
                 check_id("workspace", workspace_id)
-                found = session.scalars(select(SessionRow).where(
-                    SessionRow.project_id == project_id, SessionRow.workspace_id == workspace_id,
-                    SessionRow.state == RUNNING)).first()
+                found = session.scalars(
+                    select(SessionRow).where(
+                        SessionRow.project_id == project_id,
+                        SessionRow.workspace_id == workspace_id,
+                        SessionRow.state == RUNNING,
+                    )
+                ).first()
                 if found is None:
-                    raise FailedPrecondition(f"no running session in workspace {workspace_id}; spawn one with "
-                                             f"session action=spawn workspace_id={workspace_id}")
+                    raise FailedPrecondition(
+                        f"no running session in workspace {workspace_id}; spawn one with "
+                        f"session action=spawn workspace_id={workspace_id}"
+                    )
                 row = found
             else:
                 raise InvalidArgument("session action=message needs workspace_id or session_id")
         live = self._live.get(row.id)
         if row.state != RUNNING or live is None:
-            raise FailedPrecondition(f"session {row.id} is not running ({row.state}); spawn a new one with "
-                                     f"session action=spawn workspace_id={row.workspace_id}")
+            raise FailedPrecondition(
+                f"session {row.id} is not running ({row.state}); spawn a new one with "
+                f"session action=spawn workspace_id={row.workspace_id}"
+            )
         return row, live
 
     def message(self, project_id: str, workspace_id: str, session_id: str, text: str) -> Session:
@@ -235,9 +299,11 @@ class Sessions:
             raise InvalidArgument(f"message must be 1 to {MAX_MESSAGE_BYTES} bytes")
         row, live = self._running(project_id, workspace_id, session_id)
         if not live.stdin:
-            raise FailedPrecondition(f"session {row.id} runs agent {row.agent}, which takes one prompt when it starts; "
-                                     f"send this one with session action=spawn workspace_id={row.workspace_id} "
-                                     "once it has finished")
+            raise FailedPrecondition(
+                f"session {row.id} runs agent {row.agent}, which takes one prompt when it starts; "
+                f"send this one with session action=spawn workspace_id={row.workspace_id} "
+                "once it has finished"
+            )
         self._d.events.append(project_id, row.id, [("input", {"text": text})])
         self._write(row, live, encode_message(row.agent_protocol, text))
         return self._session(row)
@@ -253,13 +319,20 @@ class Sessions:
         if not request_id or len(request_id) > 200:
             raise InvalidArgument("request_id is required (the request_id of the agent's tool_request event)")
         row, live = self._running(project_id, "", session_id)
-        requests = [e for e in self._d.events.find(row.id, REQUEST_TYPES, request_id)
-                    if request_id_of(e.payload_json) == request_id]
+        requests = [
+            e
+            for e in self._d.events.find(row.id, REQUEST_TYPES, request_id)
+            if request_id_of(e.payload_json) == request_id
+        ]
         if not requests:
-            raise FailedPrecondition(f"session {session_id} has no tool request '{request_id}'; read its events with "
-                                     "session action=events")
-        answered = [e for e in self._d.events.find(row.id, (RESPONSE_EVENT,), request_id)
-                    if request_id_of(e.payload_json) == request_id]
+            raise FailedPrecondition(
+                f"session {session_id} has no tool request '{request_id}'; read its events with session action=events"
+            )
+        answered = [
+            e
+            for e in self._d.events.find(row.id, (RESPONSE_EVENT,), request_id)
+            if request_id_of(e.payload_json) == request_id
+        ]
         if answered:
             raise FailedPrecondition(f"tool request '{request_id}' of session {session_id} was already answered")
         data = encode_tool_response(requests[0].type, request_id, result_json, is_error)
@@ -272,8 +345,11 @@ class Sessions:
     def of_project(self, project_id: str) -> list[Session]:
         with self._d.db.read() as session:
             project_row(session, project_id)
-            rows = session.scalars(select(SessionRow).where(SessionRow.project_id == project_id)
-                                   .order_by(SessionRow.created_at, SessionRow.id)).all()
+            rows = session.scalars(
+                select(SessionRow)
+                .where(SessionRow.project_id == project_id)
+                .order_by(SessionRow.created_at, SessionRow.id)
+            ).all()
         return [self._session(r) for r in rows]
 
     def events(self, project_id: str, stream_id: str, after: int, limit: int, wait: float) -> EventPage:
@@ -309,8 +385,11 @@ class Sessions:
 
     def _mark(self, session_id: str, state: str, detail: str) -> None:
         with self._d.db.write() as session:
-            session.execute(update(SessionRow).where(SessionRow.id == session_id, SessionRow.state == RUNNING)
-                            .values(state=state, detail=detail, ended_at=utcnow()))
+            session.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id, SessionRow.state == RUNNING)
+                .values(state=state, detail=detail, ended_at=utcnow())
+            )
         self._d.events.append(*self._owner(session_id), [("session_end", {"state": state, "detail": detail})])
 
     def _owner(self, session_id: str) -> tuple[str, str]:
@@ -321,8 +400,9 @@ class Sessions:
     def end_project(self, project_id: str, reason: str, force: bool = False) -> int:
         """End every running session of a project (its container stops or the project goes)."""
         with self._d.db.read() as session:
-            running = session.scalars(select(SessionRow.id).where(SessionRow.project_id == project_id,
-                                                                  SessionRow.state == RUNNING)).all()
+            running = session.scalars(
+                select(SessionRow.id).where(SessionRow.project_id == project_id, SessionRow.state == RUNNING)
+            ).all()
         for session_id in running:
             self.end(project_id, session_id, force=force, reason=reason)
         return len(running)

@@ -58,12 +58,17 @@ def _taskfile(text: str) -> list[Task]:
         start = lines.index("tasks:")
     except ValueError:
         return []
-    names = [m.group(1) for line in lines[start + 1:] if (m := _TASKFILE_TASK.match(line))]
+    names = [m.group(1) for line in lines[start + 1 :] if (m := _TASKFILE_TASK.match(line))]
     return [Task(n, "Taskfile.yml", ("task", n)) for n in names]
 
 
-SOURCES = (("Makefile", _make), ("package.json", _npm), ("pyproject.toml", _pyproject), ("justfile", _just),
-           ("Taskfile.yml", _taskfile))
+SOURCES = (
+    ("Makefile", _make),
+    ("package.json", _npm),
+    ("pyproject.toml", _pyproject),
+    ("justfile", _just),
+    ("Taskfile.yml", _taskfile),
+)
 
 
 def detect(checkout: Path) -> list[Task]:

@@ -38,15 +38,21 @@ def check_id(kind: str, value: str) -> str:
 
 
 def _lister(kind: str) -> str:
-    return {"project": "project action=list", "workspace": "workspace action=list",
-            "session": "session action=list", "build": "image_rebuild"}[kind]
+    return {
+        "project": "project action=list",
+        "workspace": "workspace action=list",
+        "session": "session action=list",
+        "build": "image_rebuild",
+    }[kind]
 
 
 def check_name(name: str, what: str = "project") -> str:
     name = (name or "").strip()
     if not _NAME.match(name):
-        raise InvalidArgument(f"invalid {what} name '{name[:80]}': use 1-63 characters a-z, 0-9, '.', '_' or '-', "
-                              "starting with a letter or digit")
+        raise InvalidArgument(
+            f"invalid {what} name '{name[:80]}': use 1-63 characters a-z, 0-9, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
     return name
 
 
@@ -60,8 +66,9 @@ def check_source(source: str, roots: Sequence[Path] | None = None) -> str:
     if not source:
         return ""
     if source.startswith("-") or any(ord(c) < 32 for c in source):
-        raise InvalidArgument(f"invalid source_url '{source[:80]}': it may not start with '-' or contain control "
-                              "characters")
+        raise InvalidArgument(
+            f"invalid source_url '{source[:80]}': it may not start with '-' or contain control characters"
+        )
     parsed = urlparse(source)
     if source.startswith("/"):
         local = source
@@ -70,8 +77,10 @@ def check_source(source: str, roots: Sequence[Path] | None = None) -> str:
     elif parsed.scheme in ("https", "ssh") and parsed.hostname:
         return source
     else:
-        raise InvalidArgument(f"unsupported source_url '{source[:80]}': use an absolute local path, file://, "
-                              "https:// or ssh:// (other git transports such as ext:: are refused)")
+        raise InvalidArgument(
+            f"unsupported source_url '{source[:80]}': use an absolute local path, file://, "
+            "https:// or ssh:// (other git transports such as ext:: are refused)"
+        )
     if ".." in PurePosixPath(local).parts:
         raise InvalidArgument(f"invalid source_url '{source[:80]}': use a path without '..'")
     if roots is not None:
@@ -101,7 +110,7 @@ def check_image(image: str) -> str:
 
 def check_argv(argv: Sequence[str], what: str) -> list[str]:
     if not argv or not str(argv[0]).strip():
-        raise InvalidArgument(f"{what} is empty: give the program and its arguments, e.g. [\"ls\", \"-la\"]")
+        raise InvalidArgument(f'{what} is empty: give the program and its arguments, e.g. ["ls", "-la"]')
     return check_args(argv, what)
 
 
@@ -136,8 +145,10 @@ def check_env(env: Mapping[str, str]) -> dict[str, str]:
         raise InvalidArgument(f"env is too large (at most {MAX_ARGS} variables, {MAX_ARG_BYTES} bytes)")
     for name, value in env.items():
         if not _ENV_NAME.match(name):
-            raise InvalidArgument(f"invalid environment variable name '{name[:80]}': use letters, digits and '_', "
-                                  "not starting with a digit")
+            raise InvalidArgument(
+                f"invalid environment variable name '{name[:80]}': use letters, digits and '_', "
+                "not starting with a digit"
+            )
         if "\x00" in value:
             raise InvalidArgument(f"the value of environment variable {name} contains a NUL byte")
     return dict(env)

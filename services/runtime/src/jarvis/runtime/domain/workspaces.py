@@ -36,8 +36,13 @@ class Workspaces:
                 path.mkdir()
             layout.hand_over(path)
             with self._d.db.write() as session:
-                row = WorkspaceRow(id=workspace_id, project_id=project_id, kind="worktree" if git else "directory",
-                                   branch=branch, created_at=utcnow())
+                row = WorkspaceRow(
+                    id=workspace_id,
+                    project_id=project_id,
+                    kind="worktree" if git else "directory",
+                    branch=branch,
+                    created_at=utcnow(),
+                )
                 session.add(row)
         except BaseException:
             self._discard(project_id, workspace_id, git)
@@ -47,16 +52,20 @@ class Workspaces:
     def list(self, project_id: str) -> list[Workspace]:
         with self._d.db.read() as session:
             project_row(session, project_id)
-            rows = session.scalars(select(WorkspaceRow).where(WorkspaceRow.project_id == project_id)
-                                   .order_by(WorkspaceRow.created_at, WorkspaceRow.id)).all()
+            rows = session.scalars(
+                select(WorkspaceRow)
+                .where(WorkspaceRow.project_id == project_id)
+                .order_by(WorkspaceRow.created_at, WorkspaceRow.id)
+            ).all()
             users = self._users(project_id, session)
         return [to_workspace(r, users.get(r.id, "")) for r in rows]
 
     @staticmethod
     def _users(project_id: str, session: DbSession) -> dict[str, str]:
         """Workspace id -> the running session using it."""
-        running = session.scalars(select(SessionRow).where(SessionRow.project_id == project_id,
-                                                           SessionRow.state == RUNNING))
+        running = session.scalars(
+            select(SessionRow).where(SessionRow.project_id == project_id, SessionRow.state == RUNNING)
+        )
         return {s.workspace_id: s.id for s in running}
 
     def check_free(self, project_id: str, workspace_id: str) -> Workspace:
@@ -65,8 +74,9 @@ class Workspaces:
             row = workspace_row(session, project_id, workspace_id)
             user = self._users(project_id, session).get(row.id, "")
         if user:
-            raise FailedPrecondition(f"workspace {workspace_id} is in use by running session {user}; end it with "
-                                     "session action=end first")
+            raise FailedPrecondition(
+                f"workspace {workspace_id} is in use by running session {user}; end it with session action=end first"
+            )
         return to_workspace(row)
 
     def delete(self, project_id: str, workspace_id: str) -> str:
@@ -95,8 +105,10 @@ class Workspaces:
                 workspace_id = session_row(session, project_id, session_id).workspace_id
             workspace = workspace_row(session, project_id, workspace_id)
         if not row.git:
-            raise FailedPrecondition(f"project {project_id} has no git repository (it was created without "
-                                     "source_url), so its workspaces have no changes to show")
+            raise FailedPrecondition(
+                f"project {project_id} has no git repository (it was created without "
+                "source_url), so its workspaces have no changes to show"
+            )
         layout = self._d.layout(project_id)
         max_bytes = clamp(max_bytes, self._d.settings.exec_output_max_bytes, 4 * 1024 * 1024, "max_bytes")
         return self._d.git.changes(layout.repo, layout.workspace(workspace.id), workspace.id, max_bytes)

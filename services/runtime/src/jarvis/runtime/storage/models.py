@@ -54,8 +54,9 @@ class SessionRow(Base):
     __tablename__ = "runtime_sessions"
     # A redelivered spawn (same key, same project) finds the first session; the database settles races.
     # NULLs never collide, so sessions spawned without a key are unconstrained.
-    __table_args__ = (UniqueConstraint("project_id", "idempotency_key",
-                                       name="uq_runtime_sessions_project_idempotency_key"),)
+    __table_args__ = (
+        UniqueConstraint("project_id", "idempotency_key", name="uq_runtime_sessions_project_idempotency_key"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("runtime_projects.id", ondelete="CASCADE"), index=True)
@@ -102,11 +103,12 @@ class EventRow(Base):
     """One event of a session or build stream, numbered 1, 2, … within its stream."""
 
     __tablename__ = "runtime_events"
-    __table_args__ = (UniqueConstraint("stream_id", "seq", name="uq_runtime_events_stream_seq"),
-                      Index("ix_runtime_events_project", "project_id"))
+    __table_args__ = (
+        UniqueConstraint("stream_id", "seq", name="uq_runtime_events_stream_seq"),
+        Index("ix_runtime_events_project", "project_id"),
+    )
 
-    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
-                                    autoincrement=True)
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     project_id: Mapped[str] = mapped_column(String(32))
     stream_id: Mapped[str] = mapped_column(String(32))
     seq: Mapped[int] = mapped_column(BigInteger)

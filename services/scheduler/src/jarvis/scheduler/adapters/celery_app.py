@@ -46,8 +46,9 @@ class CeleryDispatcher:
                 self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue)
             except Exception as exc:  # kombu raises many types; the run stays queued and beat's sweep resends it
                 log.warning("run not sent to the queue", extra={"run_id": run_id, "reason": str(exc)})
-                unsent[run_id] = (f"the queue (Redis) cannot be reached: {exc}; the run is kept and sent when "
-                                  "Redis is back")
+                unsent[run_id] = (
+                    f"the queue (Redis) cannot be reached: {exc}; the run is kept and sent when Redis is back"
+                )
         return unsent
 
     def dispatch_later(self, run_id: str, at: datetime) -> None:
@@ -74,8 +75,10 @@ class CeleryDispatcher:
         except Exception as exc:  # kombu raises many types for a broker that fails mid-call
             return 0, f"the worker ping failed: {exc.__class__.__name__}"
         if not replies:
-            return 0, (f"no Celery worker answered a ping within {WORKER_PING_SECONDS:g} s; start one "
-                       "(`jarvis serve scheduler-worker`)")
+            return 0, (
+                f"no Celery worker answered a ping within {WORKER_PING_SECONDS:g} s; start one "
+                "(`jarvis serve scheduler-worker`)"
+            )
         return len(replies), f"{len(replies)} Celery worker(s) answered a ping"
 
 
@@ -148,9 +151,11 @@ class SqlBeatScheduler(beat.Scheduler):
     def __init__(self, app: Celery, *args: Any, **kwargs: Any) -> None:
         self._settings: SchedulerSettings = app.jarvis_settings  # type: ignore[attr-defined]
         self._services: Services = app.jarvis_services  # type: ignore[attr-defined]
-        self._lock = LeaderLock(redis.Redis.from_url(self._settings.redis_url, socket_timeout=5,
-                                                     socket_connect_timeout=5),
-                                f"{self._settings.queue}:beat-leader", self._settings.beat_lock_ttl_seconds)
+        self._lock = LeaderLock(
+            redis.Redis.from_url(self._settings.redis_url, socket_timeout=5, socket_connect_timeout=5),
+            f"{self._settings.queue}:beat-leader",
+            self._settings.beat_lock_ttl_seconds,
+        )
         self._last_sweep = float("-inf")
         super().__init__(app, *args, **kwargs)
 

@@ -17,22 +17,30 @@ class SchedulerMetrics:
     """Implements the domain's Observer. Labels are bounded (run states), never schedule or project ids."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.runs = Counter("jarvis_scheduler_runs", "Scheduled runs finished, by outcome.", ["outcome"],
-                            registry=registry)
+        self.runs = Counter(
+            "jarvis_scheduler_runs", "Scheduled runs finished, by outcome.", ["outcome"], registry=registry
+        )
         for state in RUN_STATES:
             if state not in ("queued", "running"):
                 self.runs.labels(outcome=state)
         self.start_latency = Histogram(
             "jarvis_scheduler_run_start_latency_seconds",
             "From a run's tick (cron fire or trigger) to its session started in the runtime.",
-            buckets=LATENCY_BUCKETS, registry=registry)
-        self.beat_lag = Histogram("jarvis_scheduler_beat_lag_seconds",
-                                  "How late beat fired a schedule after its cron time.", buckets=LAG_BUCKETS,
-                                  registry=registry)
-        self.queue_depth = Gauge("jarvis_scheduler_queue_depth", "Runs waiting for a worker (-1: unknown).",
-                                 registry=registry)
-        self.leader = Gauge("jarvis_scheduler_beat_leader", "1 while this beat holds the leader lock.",
-                            registry=registry)
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.beat_lag = Histogram(
+            "jarvis_scheduler_beat_lag_seconds",
+            "How late beat fired a schedule after its cron time.",
+            buckets=LAG_BUCKETS,
+            registry=registry,
+        )
+        self.queue_depth = Gauge(
+            "jarvis_scheduler_queue_depth", "Runs waiting for a worker (-1: unknown).", registry=registry
+        )
+        self.leader = Gauge(
+            "jarvis_scheduler_beat_leader", "1 while this beat holds the leader lock.", registry=registry
+        )
         self._registry = registry
 
     def close(self) -> None:

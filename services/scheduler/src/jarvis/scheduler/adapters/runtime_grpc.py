@@ -38,8 +38,7 @@ class GrpcRuntime:
 
     def _stubs(self) -> tuple[pb_grpc.RuntimeServiceStub, pb_grpc.RuntimeServiceStub]:
         if self._stub is None or self._long is None:
-            raise Unavailable("no runtime service is configured; set JARVIS_SCHEDULER_RUNTIME_TARGET to its "
-                              "host:port")
+            raise Unavailable("no runtime service is configured; set JARVIS_SCHEDULER_RUNTIME_TARGET to its host:port")
         return self._stub, self._long
 
     def _call(self, method: Callable[..., T], request: Any, timeout: float = 30.0) -> T:
@@ -58,15 +57,18 @@ class GrpcRuntime:
         return missing
 
     def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
-        request = pb.SpawnSessionRequest(project_id=project_id, prompt=prompt, idempotency_key=idempotency_key,
-                                         secret_overrides=secret_overrides)
+        request = pb.SpawnSessionRequest(
+            project_id=project_id, prompt=prompt, idempotency_key=idempotency_key, secret_overrides=secret_overrides
+        )
         session = self._call(self._stubs()[1].SpawnSession, request, SPAWN_TIMEOUT_SECONDS)
         return str(session.id)
 
-    def wait_turn(self, project_id: str, session_id: str, cursor: int,
-                  wait_seconds: float) -> tuple[int, SessionOutcome | None]:
-        request = pb.SessionEventsRequest(project_id=project_id, session_id=session_id, after=cursor,
-                                          limit=EVENTS_PAGE, wait_seconds=wait_seconds)
+    def wait_turn(
+        self, project_id: str, session_id: str, cursor: int, wait_seconds: float
+    ) -> tuple[int, SessionOutcome | None]:
+        request = pb.SessionEventsRequest(
+            project_id=project_id, session_id=session_id, after=cursor, limit=EVENTS_PAGE, wait_seconds=wait_seconds
+        )
         page = self._call(self._stubs()[0].SessionEvents, request, wait_seconds + 15)
         for event in page.events:
             if event.type == "result":
@@ -75,9 +77,15 @@ class GrpcRuntime:
             ref = pb.SessionRef(project_id=project_id, session_id=session_id)
             session = self._call(self._stubs()[0].GetSession, ref)
             ok = session.exit_code == 0
-            return page.next_cursor, SessionOutcome(ok, "" if ok else (
-                f"the agent's session ended ({session.state}, exit code {session.exit_code}) before finishing its "
-                f"turn{': ' + session.detail if session.detail else ''}"))
+            return page.next_cursor, SessionOutcome(
+                ok,
+                ""
+                if ok
+                else (
+                    f"the agent's session ended ({session.state}, exit code {session.exit_code}) before finishing its "
+                    f"turn{': ' + session.detail if session.detail else ''}"
+                ),
+            )
         return page.next_cursor, None
 
     def end(self, project_id: str, session_id: str, force: bool) -> None:

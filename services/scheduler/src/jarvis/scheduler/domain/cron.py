@@ -40,13 +40,15 @@ class Cron:
         if len(fields) not in ((5, 6) if seconds_allowed else (5,)):
             raise InvalidArgument(
                 f"cron '{expression}' has {len(fields)} fields; give five ({FIELDS}), e.g. {EXAMPLE}"
-                + ("" if not seconds_allowed else ", or six with a trailing seconds field"))
+                + ("" if not seconds_allowed else ", or six with a trailing seconds field")
+            )
         _zone(zone)
         try:
             croniter(expression, datetime.now(UTC))
         except (CroniterError, ValueError, KeyError) as exc:
-            raise InvalidArgument(f"cron '{expression}' is not valid ({exc}); fields are {FIELDS}, "
-                                  f"e.g. {EXAMPLE}") from exc
+            raise InvalidArgument(
+                f"cron '{expression}' is not valid ({exc}); fields are {FIELDS}, e.g. {EXAMPLE}"
+            ) from exc
         cron = cls(expression, zone)
         cron._check_interval(min_interval_seconds)
         return cron
@@ -67,13 +69,17 @@ class Cron:
             except CroniterError as exc:
                 if previous is not None:
                     return
-                raise InvalidArgument(f"cron '{self.expression}' never fires ({exc}); check that its day-of-month "
-                                      f"exists in its month, e.g. {EXAMPLE}") from exc
+                raise InvalidArgument(
+                    f"cron '{self.expression}' never fires ({exc}); check that its day-of-month "
+                    f"exists in its month, e.g. {EXAMPLE}"
+                ) from exc
             if previous is not None:
                 gap = (fire - previous).total_seconds()
                 if gap < min_interval_seconds:
-                    raise InvalidArgument(f"cron '{self.expression}' fires every {gap:g}s; this scheduler allows at "
-                                          f"most one fire per {min_interval_seconds}s")
+                    raise InvalidArgument(
+                        f"cron '{self.expression}' fires every {gap:g}s; this scheduler allows at "
+                        f"most one fire per {min_interval_seconds}s"
+                    )
             previous = fire
             if count >= INTERVAL_MIN_FIRES and fire - start > INTERVAL_HORIZON:
                 return
@@ -117,4 +123,3 @@ def _zone(name: str) -> ZoneInfo:
     except (ZoneInfoNotFoundError, ValueError) as exc:
         hint = ", ".join(sorted(z for z in available_timezones() if z.startswith("Europe/"))[:3])
         raise InvalidArgument(f"time zone '{name}' is unknown; use an IANA name such as UTC, {hint}") from exc
-

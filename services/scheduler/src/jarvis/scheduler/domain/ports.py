@@ -18,8 +18,9 @@ class RuntimePort(Protocol):
     def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
         """Start (or, for a known key, find) the session, with the run's secret overrides; its id."""
 
-    def wait_turn(self, project_id: str, session_id: str, cursor: int, wait_seconds: float) -> tuple[
-            int, SessionOutcome | None]:
+    def wait_turn(
+        self, project_id: str, session_id: str, cursor: int, wait_seconds: float
+    ) -> tuple[int, SessionOutcome | None]:
         """Events after `cursor` for up to `wait_seconds`: the new cursor, and the outcome once the turn ended."""
 
     def end(self, project_id: str, session_id: str, force: bool) -> None:

@@ -62,8 +62,14 @@ TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
 class RunExecutor:
-    def __init__(self, db: Database, runtime: RuntimePort, observer: Observer, policy: RunPolicy,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        db: Database,
+        runtime: RuntimePort,
+        observer: Observer,
+        policy: RunPolicy,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
         self._db = db
         self._runtime = runtime
         self._observer = observer
@@ -79,8 +85,12 @@ class RunExecutor:
         except TRANSIENT as exc:
             return self._transient(claim, exc)
         except NotFound as exc:
-            return self._finish(claim.id, FAILED, f"target project '{claim.target}' no longer exists ({exc.message}); "
-                                                  "remove it from the schedule's targets")
+            return self._finish(
+                claim.id,
+                FAILED,
+                f"target project '{claim.target}' no longer exists ({exc.message}); "
+                "remove it from the schedule's targets",
+            )
         except JarvisError as exc:
             return self._finish(claim.id, FAILED, f"the runtime refused the session: {exc.message}")
         try:
@@ -103,16 +113,24 @@ class RunExecutor:
                 return Done(run.state)
             if run.retry_at is not None and run.retry_at > now:
                 return RetryAt(run.retry_at)
-            if run.state == RUNNING and run.heartbeat_at is not None and \
-                    (now - run.heartbeat_at).total_seconds() < self._policy.lease_seconds:
+            if (
+                run.state == RUNNING
+                and run.heartbeat_at is not None
+                and (now - run.heartbeat_at).total_seconds() < self._policy.lease_seconds
+            ):
                 return Done(RUNNING)  # a live worker has it; this delivery is a duplicate
             if run.state == QUEUED:
                 # Claims of one schedule's runs queue behind its row lock (PostgreSQL; SQLite writes one at a
                 # time anyway), so two workers never both see "nothing running" and both start.
                 session.execute(select(ScheduleRow.id).where(ScheduleRow.id == run.schedule_id).with_for_update())
-                previous = session.scalars(select(RunRow.id).where(
-                    RunRow.schedule_id == run.schedule_id, RunRow.target == run.target, RunRow.state == RUNNING,
-                    RunRow.id != run.id)).first()
+                previous = session.scalars(
+                    select(RunRow.id).where(
+                        RunRow.schedule_id == run.schedule_id,
+                        RunRow.target == run.target,
+                        RunRow.state == RUNNING,
+                        RunRow.id != run.id,
+                    )
+                ).first()
                 if previous is not None:
                     if run.concurrency == CONCURRENCY_SKIP:
                         self._close(run, SKIPPED, f"the previous run {previous} on this target was still running", now)
@@ -128,8 +146,7 @@ class RunExecutor:
             return run
 
     def _spawn(self, run: RunRow) -> str:
-        session_id = self._runtime.spawn(run.target, run.prompt, run.idempotency_key,
-                                         dict(run.secret_overrides or {}))
+        session_id = self._runtime.spawn(run.target, run.prompt, run.idempotency_key, dict(run.secret_overrides or {}))
         now = self._now()
         with self._db.write() as session:
             row = session.get(RunRow, run.id)
@@ -147,10 +164,12 @@ class RunExecutor:
             remaining = (deadline - self._now()).total_seconds()
             if remaining <= 0:
                 self._runtime.end(run.target, session_id, force=True)
-                return SessionOutcome(False, f"the run exceeded its {self._policy.run_timeout_seconds:g}s limit; "
-                                             "the session was ended")
-            cursor, outcome = self._runtime.wait_turn(run.target, session_id, cursor,
-                                                      min(self._policy.heartbeat_seconds, remaining))
+                return SessionOutcome(
+                    False, f"the run exceeded its {self._policy.run_timeout_seconds:g}s limit; the session was ended"
+                )
+            cursor, outcome = self._runtime.wait_turn(
+                run.target, session_id, cursor, min(self._policy.heartbeat_seconds, remaining)
+            )
             if outcome is not None:
                 self._end_quietly(run.target, session_id)
                 return outcome
@@ -164,20 +183,29 @@ class RunExecutor:
 
     def _heartbeat(self, run_id: str) -> None:
         with self._db.write() as session:
-            session.execute(update(RunRow).where(RunRow.id == run_id, RunRow.state == RUNNING)
-                            .values(heartbeat_at=self._now()))
+            session.execute(
+                update(RunRow).where(RunRow.id == run_id, RunRow.state == RUNNING).values(heartbeat_at=self._now())
+            )
 
     def _transient(self, run: RunRow, exc: JarvisError) -> Outcome:
         if run.attempts > self._policy.retry_max:
-            return self._finish(run.id, FAILED, f"the runtime stayed unreachable after {run.attempts} attempts: "
-                                                f"{exc.message}")
+            return self._finish(
+                run.id, FAILED, f"the runtime stayed unreachable after {run.attempts} attempts: {exc.message}"
+            )
         delay = min(self._policy.retry_base_seconds * 2 ** (run.attempts - 1), self._policy.retry_cap_seconds)
         at = self._now() + timedelta(seconds=delay)
         with self._db.write() as session:
-            session.execute(update(RunRow).where(RunRow.id == run.id, RunRow.state == RUNNING).values(
-                state=QUEUED, retry_at=at, heartbeat_at=None,
-                error=f"attempt {run.attempts} of {self._policy.retry_max + 1} failed ({exc.message}); "
-                      f"retrying in {delay:g}s"))
+            session.execute(
+                update(RunRow)
+                .where(RunRow.id == run.id, RunRow.state == RUNNING)
+                .values(
+                    state=QUEUED,
+                    retry_at=at,
+                    heartbeat_at=None,
+                    error=f"attempt {run.attempts} of {self._policy.retry_max + 1} failed ({exc.message}); "
+                    f"retrying in {delay:g}s",
+                )
+            )
         return RetryAt(at)
 
     def _finish(self, run_id: str, state: str, error: str) -> Outcome:

@@ -46,8 +46,14 @@ RUNS_PAGE_MAX = 500
 class Schedules:
     """The API's use cases. Writes are single transactions: a schedule is never half-updated."""
 
-    def __init__(self, db: Database, runtime: RuntimePort, dispatcher: Dispatcher, min_interval_seconds: int,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        db: Database,
+        runtime: RuntimePort,
+        dispatcher: Dispatcher,
+        min_interval_seconds: int,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
         self._db = db
         self._runtime = runtime
         self._dispatcher = dispatcher
@@ -60,12 +66,22 @@ class Schedules:
         targets = self._targets(new.targets)
         overrides = _overrides(new.secret_overrides)
         now = self._now()
-        row = ScheduleRow(id=new_id("sch"), name=_name(new.name), cron=cron.expression, timezone=cron.timezone,
-                          prompt=prompt, targets=targets, secret_overrides=overrides, enabled=new.enabled,
-                          concurrency=_choice("concurrency", new.concurrency, CONCURRENCY),
-                          missed=_choice("missed", new.missed, MISSED_POLICIES), created_by=new.created_by[:200],
-                          created_at=now, updated_at=now,
-                          next_fire_at=cron.next_after(now) if new.enabled else None)
+        row = ScheduleRow(
+            id=new_id("sch"),
+            name=_name(new.name),
+            cron=cron.expression,
+            timezone=cron.timezone,
+            prompt=prompt,
+            targets=targets,
+            secret_overrides=overrides,
+            enabled=new.enabled,
+            concurrency=_choice("concurrency", new.concurrency, CONCURRENCY),
+            missed=_choice("missed", new.missed, MISSED_POLICIES),
+            created_by=new.created_by[:200],
+            created_at=now,
+            updated_at=now,
+            next_fire_at=cron.next_after(now) if new.enabled else None,
+        )
         with self._db.write() as session:
             session.add(row)
         return self._detail(to_schedule(row), [])
@@ -79,8 +95,12 @@ class Schedules:
     def get(self, schedule_id: str) -> ScheduleDetail:
         with self._db.read() as session:
             schedule = to_schedule(schedule_row(session, schedule_id))
-            runs = session.scalars(select(RunRow).where(RunRow.schedule_id == schedule.id)
-                                   .order_by(RunRow.queued_at.desc(), RunRow.id).limit(RECENT_RUNS_SHOWN)).all()
+            runs = session.scalars(
+                select(RunRow)
+                .where(RunRow.schedule_id == schedule.id)
+                .order_by(RunRow.queued_at.desc(), RunRow.id)
+                .limit(RECENT_RUNS_SHOWN)
+            ).all()
             recent = [to_run(r) for r in runs]
         return self._detail(schedule, recent)
 
@@ -91,9 +111,11 @@ class Schedules:
         overrides = _overrides(changes.secret_overrides) if changes.secret_overrides is not None else None
         with self._db.write() as session:
             row = schedule_row(session, schedule_id)
-            cron = Cron.parse(changes.cron if changes.cron is not None else row.cron,
-                              changes.timezone if changes.timezone is not None else row.timezone,
-                              self._min_interval)
+            cron = Cron.parse(
+                changes.cron if changes.cron is not None else row.cron,
+                changes.timezone if changes.timezone is not None else row.timezone,
+                self._min_interval,
+            )
             timing_changed = (cron.expression, cron.timezone) != (row.cron, row.timezone)
             row.cron, row.timezone = cron.expression, cron.timezone
             if changes.name is not None:
@@ -127,9 +149,12 @@ class Schedules:
             row = schedule_row(session, schedule_id)
             session.delete(row)
             result = session.execute(
-                update(RunRow).where(RunRow.schedule_id == row.id, RunRow.state == QUEUED)
-                .values(state=SKIPPED, error="the schedule was deleted before this run started",
-                        finished_at=self._now()))
+                update(RunRow)
+                .where(RunRow.schedule_id == row.id, RunRow.state == QUEUED)
+                .values(
+                    state=SKIPPED, error="the schedule was deleted before this run started", finished_at=self._now()
+                )
+            )
             return int(getattr(result, "rowcount", 0) or 0)
 
     def trigger(self, schedule_id: str) -> list[Run]:
@@ -137,11 +162,27 @@ class Schedules:
         now = self._now()
         with self._db.write() as session:
             row = schedule_row(session, schedule_id)
-            runs = [RunRow(id=new_id("run"), schedule_id=row.id, target=target, tick=now, trigger=TRIGGER_MANUAL,
-                           state=QUEUED, idempotency_key=idempotency_key(row.id, target, now), prompt=row.prompt,
-                           secret_overrides=dict(row.secret_overrides or {}),
-                           concurrency=row.concurrency, session_id="", attempts=0, error="", missed_ticks=0,
-                           queued_at=now, dispatched_at=now) for target in row.targets]
+            runs = [
+                RunRow(
+                    id=new_id("run"),
+                    schedule_id=row.id,
+                    target=target,
+                    tick=now,
+                    trigger=TRIGGER_MANUAL,
+                    state=QUEUED,
+                    idempotency_key=idempotency_key(row.id, target, now),
+                    prompt=row.prompt,
+                    secret_overrides=dict(row.secret_overrides or {}),
+                    concurrency=row.concurrency,
+                    session_id="",
+                    attempts=0,
+                    error="",
+                    missed_ticks=0,
+                    queued_at=now,
+                    dispatched_at=now,
+                )
+                for target in row.targets
+            ]
             session.add_all(runs)
             created = [to_run(r) for r in runs]
         unsent = self._dispatcher.dispatch([r.id for r in created])
@@ -166,9 +207,13 @@ class Schedules:
             total = session.scalar(select(func.count()).select_from(ScheduleRow)) or 0
             enabled = session.scalar(select(func.count()).select_from(ScheduleRow).where(ScheduleRow.enabled)) or 0
             by_state = dict(session.execute(select(RunRow.state, func.count()).group_by(RunRow.state)).tuples().all())
-        return Status(mode=mode, schedules=total, enabled=enabled,
-                      runs_by_state={k: int(v) for k, v in by_state.items()},
-                      queue_depth=self._dispatcher.queue_depth())
+        return Status(
+            mode=mode,
+            schedules=total,
+            enabled=enabled,
+            runs_by_state={k: int(v) for k, v in by_state.items()},
+            queue_depth=self._dispatcher.queue_depth(),
+        )
 
     def _detail(self, schedule: Schedule, recent: list[Run]) -> ScheduleDetail:
         fires: list[datetime] = []
@@ -184,8 +229,10 @@ class Schedules:
             raise InvalidArgument(f"{len(cleaned)} targets; a schedule runs on at most {TARGETS_MAX} projects")
         missing = self._runtime.missing_projects(cleaned)
         if missing:
-            raise InvalidArgument(f"unknown target project(s): {', '.join(missing)}; `project action=list` shows "
-                                  "the ids; nothing was changed")
+            raise InvalidArgument(
+                f"unknown target project(s): {', '.join(missing)}; `project action=list` shows "
+                "the ids; nothing was changed"
+            )
         return cleaned
 
 
@@ -196,8 +243,10 @@ def _overrides(overrides: dict[str, str]) -> dict[str, str]:
     for variable, secret in overrides.items():
         for what, name in (("variable", variable), ("secret name", secret)):
             if not _ENV_NAME.fullmatch(name or ""):
-                raise InvalidArgument(f"secret_overrides: invalid {what} '{(name or '')[:60]}'; use environment "
-                                      "variable names, e.g. {\"ANTHROPIC_API_KEY\": \"NIGHTLY_ANTHROPIC_KEY\"}")
+                raise InvalidArgument(
+                    f"secret_overrides: invalid {what} '{(name or '')[:60]}'; use environment "
+                    'variable names, e.g. {"ANTHROPIC_API_KEY": "NIGHTLY_ANTHROPIC_KEY"}'
+                )
     return dict(overrides)
 
 

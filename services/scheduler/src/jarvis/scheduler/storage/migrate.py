@@ -4,5 +4,8 @@ from __future__ import annotations
 
 from jarvis.common.sql.migrate import Migrations
 
-MIGRATIONS = Migrations("jarvis.scheduler:migrations", lock_key=0x4A534348,  # "JSCH"
-                        version_table="scheduler_alembic_version")
+MIGRATIONS = Migrations(
+    "jarvis.scheduler:migrations",
+    lock_key=0x4A534348,  # "JSCH"
+    version_table="scheduler_alembic_version",
+)

@@ -47,5 +47,5 @@ def _detect(data: Any, source: str) -> str:
     raise InvalidArgument(
         f"could not tell the format of catalog file '{source}': expected an official MCP registry server.json "
         "(an object with name and packages or remotes, or a list of them), a LiveMCPBench tools.json (a list of "
-        "servers with config.mcpServers), or a Jarvis catalog ({\"format\": \"jarvis-catalog\", \"servers\": [...]})"
+        'servers with config.mcpServers), or a Jarvis catalog ({"format": "jarvis-catalog", "servers": [...]})'
     )

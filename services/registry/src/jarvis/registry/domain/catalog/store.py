@@ -72,14 +72,13 @@ class Catalog:
         return result
 
 
-def _upsert(session: Session, entries: list[CatalogEntry], source: str, result: ImportResult,
-            keep_foreign: bool) -> None:
+def _upsert(
+    session: Session, entries: list[CatalogEntry], source: str, result: ImportResult, keep_foreign: bool
+) -> None:
     """Insert new entries and overwrite existing ones; `keep_foreign` leaves other sources' entries alone."""
     existing = {
         row.name: row
-        for row in session.scalars(
-            select(CatalogEntryRow).where(CatalogEntryRow.name.in_([e.name for e in entries]))
-        )
+        for row in session.scalars(select(CatalogEntryRow).where(CatalogEntryRow.name.in_([e.name for e in entries])))
     }
     seen: set[str] = set()
     for entry in entries:

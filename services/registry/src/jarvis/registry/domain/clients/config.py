@@ -97,8 +97,10 @@ def render(
         # A round-trip parse keeps comments; the result is checked like the JSON text edit is.
         text = documents.edit(client, original, remove, put)
         if not _same(documents.parse(client, text), expected):
-            raise FailedPrecondition(f"editing {loaded.path} did not give the expected content; "
-                                     "Jarvis left the file untouched: edit it by hand")
+            raise FailedPrecondition(
+                f"editing {loaded.path} did not give the expected content; "
+                "Jarvis left the file untouched: edit it by hand"
+            )
         return bom + text
     if not original.strip():
         return bom + json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
@@ -125,8 +127,9 @@ def render(
     return bom + text
 
 
-def _expected(client: ClientFormat, loaded: LoadedConfig, remove: Sequence[str],
-              put: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _expected(
+    client: ClientFormat, loaded: LoadedConfig, remove: Sequence[str], put: Sequence[tuple[str, dict[str, Any]]]
+) -> dict[str, Any]:
     """The parsed content the edited file must have."""
     expected = copy.deepcopy(loaded.root)
     if client.servers_list:

@@ -59,8 +59,7 @@ def edit(client: ClientFormat, text: str, remove: Sequence[str], put: Sequence[t
     return out.getvalue()
 
 
-def _edit_toml(client: ClientFormat, doc: Any, remove: Sequence[str],
-               put: Sequence[tuple[str, dict[str, Any]]]) -> str:
+def _edit_toml(client: ClientFormat, doc: Any, remove: Sequence[str], put: Sequence[tuple[str, dict[str, Any]]]) -> str:
     servers = doc.get(client.servers_key)
     if servers is None:
         # A super table renders its entries as [mcp_servers.NAME] without an empty [mcp_servers].

@@ -333,8 +333,15 @@ CLIENTS: tuple[ClientFormat, ...] = (
         display_name="Goose",
         servers_key="extensions",
         syntax="yaml",
-        shape=EntryShape(url_key="uri", stdio_type="stdio", http_type="streamable_http", command_key="cmd",
-                         env_key="envs", name_key="name", extra=(("enabled", True), ("timeout", 300))),
+        shape=EntryShape(
+            url_key="uri",
+            stdio_type="stdio",
+            http_type="streamable_http",
+            command_key="cmd",
+            env_key="envs",
+            name_key="name",
+            extra=(("enabled", True), ("timeout", 300)),
+        ),
         suffixes=(".yaml", ".yml"),
         app_dir=_goose_dir,
         config_file=lambda home, platform: _goose_dir(home, platform) / "config.yaml",
@@ -360,8 +367,9 @@ CLIENTS: tuple[ClientFormat, ...] = (
         syntax="json",
         shape=EntryShape(http_type="streamableHttp"),
         app_dir=lambda home, platform: _vscode_storage(home, platform, "saoudrizwan.claude-dev"),
-        config_file=lambda home, platform: _vscode_storage(home, platform, "saoudrizwan.claude-dev")
-        / "settings" / "cline_mcp_settings.json",
+        config_file=lambda home, platform: (
+            _vscode_storage(home, platform, "saoudrizwan.claude-dev") / "settings" / "cline_mcp_settings.json"
+        ),
     ),
     # https://docs.roocode.com/features/mcp/using-mcp-in-roo
     ClientFormat(
@@ -371,8 +379,9 @@ CLIENTS: tuple[ClientFormat, ...] = (
         syntax="json",
         shape=EntryShape(http_type="streamable-http"),
         app_dir=lambda home, platform: _vscode_storage(home, platform, "rooveterinaryinc.roo-cline"),
-        config_file=lambda home, platform: _vscode_storage(home, platform, "rooveterinaryinc.roo-cline")
-        / "settings" / "mcp_settings.json",
+        config_file=lambda home, platform: (
+            _vscode_storage(home, platform, "rooveterinaryinc.roo-cline") / "settings" / "mcp_settings.json"
+        ),
     ),
     # https://opencode.ai/docs/mcp-servers : "mcp" entries of type local (command is the argv) or remote.
     ClientFormat(
@@ -380,8 +389,9 @@ CLIENTS: tuple[ClientFormat, ...] = (
         display_name="OpenCode",
         servers_key="mcp",
         syntax="jsonc",
-        shape=EntryShape(stdio_type="local", http_type="remote", args_key=None, env_key="environment",
-                         extra=(("enabled", True),)),
+        shape=EntryShape(
+            stdio_type="local", http_type="remote", args_key=None, env_key="environment", extra=(("enabled", True),)
+        ),
         suffixes=(".json", ".jsonc"),
         app_dir=lambda home, platform: home / ".config" / "opencode",
         config_file=lambda home, platform: home / ".config" / "opencode" / "opencode.json",

@@ -338,8 +338,9 @@ class ClientManager:
         default = self._paths.default(client)
         return _Target(client, path, default, path != default)
 
-    def _remove_in(self, target: _Target, state: ClientState, states: dict[str, ClientState],
-                   wanted: ManagedEntry) -> bool:
+    def _remove_in(
+        self, target: _Target, state: ClientState, states: dict[str, ClientState], wanted: ManagedEntry
+    ) -> bool:
         """Remove Jarvis's entries for `wanted` from one file; whether the file changed."""
         client = target.client
         managed = state.managed_in(target.path)

@@ -57,8 +57,10 @@ class ConfigPathPolicy:
         if not path.parent.is_dir():
             raise InvalidArgument(f"config path {path}: its directory {path.parent} does not exist; create it first")
         if not path.name.lower().endswith(client.suffixes):
-            raise InvalidArgument(f"config path {path}: {client.display_name} keeps its config in a "
-                                  f"{' or '.join(client.suffixes)} file; give a path ending in one")
+            raise InvalidArgument(
+                f"config path {path}: {client.display_name} keeps its config in a "
+                f"{' or '.join(client.suffixes)} file; give a path ending in one"
+            )
         self.write_target(client, path, custom=True)
         return path
 
@@ -68,13 +70,17 @@ class ConfigPathPolicy:
         real = Path(os.path.realpath(path))
         where = "the directory it names" if custom else f"the home directory {self.home}"
         if not real.is_relative_to(boundary):
-            raise PermissionDenied(f"{client.display_name} config {path} leads to {real}, outside {where}; "
-                                   "Jarvis does not follow symlinks out of it: point the config path at the "
-                                   "real file instead")
+            raise PermissionDenied(
+                f"{client.display_name} config {path} leads to {real}, outside {where}; "
+                "Jarvis does not follow symlinks out of it: point the config path at the "
+                "real file instead"
+            )
         for protected in self.protected:
             if real.is_relative_to(Path(os.path.realpath(protected))):
-                raise PermissionDenied(f"{client.display_name} config {path} is inside Jarvis's own data "
-                                       f"directory {protected}; choose a path outside it")
+                raise PermissionDenied(
+                    f"{client.display_name} config {path} is inside Jarvis's own data "
+                    f"directory {protected}; choose a path outside it"
+                )
         try:
             mode = real.lstat().st_mode
         except FileNotFoundError:
@@ -82,6 +88,7 @@ class ConfigPathPolicy:
         except OSError as exc:
             raise FailedPrecondition(f"cannot read {path}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(mode):
-            raise FailedPrecondition(f"{client.display_name} config {path} is not a regular file; "
-                                     "Jarvis writes only regular files")
+            raise FailedPrecondition(
+                f"{client.display_name} config {path} is not a regular file; Jarvis writes only regular files"
+            )
         return real

@@ -35,49 +35,89 @@ class ConfigKey:
             return self.adapter.validate_python(value, strict=True)
         except ValidationError as exc:
             reason = exc.errors()[0]["msg"] if exc.errors() else str(exc)
-            raise InvalidArgument(
-                f"config key '{self.name}' takes {self.takes}; got {value!r} ({reason})"
-            ) from exc
+            raise InvalidArgument(f"config key '{self.name}' takes {self.takes}; got {value!r} ({reason})") from exc
 
 
 KNOWN_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("aggregator_url", "http://127.0.0.1:8765",
-              "URL of the Jarvis aggregator that client configs point at (setting it needs the admin scope).",
-              "an http(s) URL string", TypeAdapter(Annotated[str, AfterValidator(_http_url)])),
-    ConfigKey("default_profile", "default",
-              "Profile served when a client does not name one.",
-              f"a profile name ({NAME_RULE})",
-              TypeAdapter(_ProfileName)),
-    ConfigKey("share.default_expiry_seconds", 3600,
-              "Lifetime of a shared server link when the share request gives none.",
-              "an integer number of seconds, at least 60", TypeAdapter(Annotated[StrictInt, Field(ge=60)])),
-    ConfigKey("discovery.default_limit", 5,
-              "Number of results tool_find returns when the caller gives no limit.",
-              "an integer from 1 to 50", TypeAdapter(Annotated[StrictInt, Field(ge=1, le=50)])),
-    ConfigKey("usage.enabled", True,
-              "Whether the aggregator records tool usage statistics.",
-              "true or false", TypeAdapter(StrictBool)),
-    ConfigKey("audit.retention_days", 30,
-              "Days the audit log keeps each tool call (older entries are pruned as new ones arrive).",
-              "an integer number of days, at least 1", TypeAdapter(Annotated[StrictInt, Field(ge=1)])),
-    ConfigKey("servers.idle_stop_seconds", 900,
-              "Stop a downstream server after this many idle seconds; 0 keeps it running.",
-              "an integer number of seconds, 0 or more", TypeAdapter(Annotated[StrictInt, Field(ge=0)])),
-    ConfigKey("servers.autostart_profiles", [],
-              "Profiles whose servers start with Jarvis instead of on first use, and are never stopped as idle.",
-              f"a list of profile names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
-    ConfigKey("servers.unprefixed_profiles", [],
-              "Profiles served without '<server>__' tool-name prefixes while they hold one server.",
-              f"a list of profile names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
-    ConfigKey("servers.interactive", [],
-              "Servers whose tool calls may ask their caller (sampling, elicitation): Jarvis offers them those "
-              "capabilities, relays each request to the caller of the call under way, and runs their calls one "
-              "at a time so every request reaches the right caller.",
-              f"a list of server names ({NAME_RULE})", TypeAdapter(list[_ProfileName])),
-    ConfigKey("log_level", "INFO",
-              "Log level of Jarvis processes.",
-              "one of DEBUG, INFO, WARNING, ERROR",
-              TypeAdapter(Literal["DEBUG", "INFO", "WARNING", "ERROR"])),
+    ConfigKey(
+        "aggregator_url",
+        "http://127.0.0.1:8765",
+        "URL of the Jarvis aggregator that client configs point at (setting it needs the admin scope).",
+        "an http(s) URL string",
+        TypeAdapter(Annotated[str, AfterValidator(_http_url)]),
+    ),
+    ConfigKey(
+        "default_profile",
+        "default",
+        "Profile served when a client does not name one.",
+        f"a profile name ({NAME_RULE})",
+        TypeAdapter(_ProfileName),
+    ),
+    ConfigKey(
+        "share.default_expiry_seconds",
+        3600,
+        "Lifetime of a shared server link when the share request gives none.",
+        "an integer number of seconds, at least 60",
+        TypeAdapter(Annotated[StrictInt, Field(ge=60)]),
+    ),
+    ConfigKey(
+        "discovery.default_limit",
+        5,
+        "Number of results tool_find returns when the caller gives no limit.",
+        "an integer from 1 to 50",
+        TypeAdapter(Annotated[StrictInt, Field(ge=1, le=50)]),
+    ),
+    ConfigKey(
+        "usage.enabled",
+        True,
+        "Whether the aggregator records tool usage statistics.",
+        "true or false",
+        TypeAdapter(StrictBool),
+    ),
+    ConfigKey(
+        "audit.retention_days",
+        30,
+        "Days the audit log keeps each tool call (older entries are pruned as new ones arrive).",
+        "an integer number of days, at least 1",
+        TypeAdapter(Annotated[StrictInt, Field(ge=1)]),
+    ),
+    ConfigKey(
+        "servers.idle_stop_seconds",
+        900,
+        "Stop a downstream server after this many idle seconds; 0 keeps it running.",
+        "an integer number of seconds, 0 or more",
+        TypeAdapter(Annotated[StrictInt, Field(ge=0)]),
+    ),
+    ConfigKey(
+        "servers.autostart_profiles",
+        [],
+        "Profiles whose servers start with Jarvis instead of on first use, and are never stopped as idle.",
+        f"a list of profile names ({NAME_RULE})",
+        TypeAdapter(list[_ProfileName]),
+    ),
+    ConfigKey(
+        "servers.unprefixed_profiles",
+        [],
+        "Profiles served without '<server>__' tool-name prefixes while they hold one server.",
+        f"a list of profile names ({NAME_RULE})",
+        TypeAdapter(list[_ProfileName]),
+    ),
+    ConfigKey(
+        "servers.interactive",
+        [],
+        "Servers whose tool calls may ask their caller (sampling, elicitation): Jarvis offers them those "
+        "capabilities, relays each request to the caller of the call under way, and runs their calls one "
+        "at a time so every request reaches the right caller.",
+        f"a list of server names ({NAME_RULE})",
+        TypeAdapter(list[_ProfileName]),
+    ),
+    ConfigKey(
+        "log_level",
+        "INFO",
+        "Log level of Jarvis processes.",
+        "one of DEBUG, INFO, WARNING, ERROR",
+        TypeAdapter(Literal["DEBUG", "INFO", "WARNING", "ERROR"]),
+    ),
 )
 KEYS_BY_NAME = {k.name: k for k in KNOWN_KEYS}
 

@@ -16,8 +16,7 @@ from jarvis.registry.domain.project.paths import resolve_project_dir
 from jarvis.registry.domain.project.walk import MAX_FILES, ordered_languages, walk
 
 
-def analyze(path: Path, *, allowed_roots: Sequence[Path] | None = None,
-            max_files: int = MAX_FILES) -> ProjectReport:
+def analyze(path: Path, *, allowed_roots: Sequence[Path] | None = None, max_files: int = MAX_FILES) -> ProjectReport:
     """Report what the project at `path` is made of; reads files, never runs project code."""
     root = resolve_project_dir(path, allowed_roots)
     walked = walk(root, detect.is_interesting, max_files=max_files)

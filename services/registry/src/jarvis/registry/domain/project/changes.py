@@ -31,13 +31,13 @@ def _names(output: GitOutput) -> tuple[str, ...]:
     return tuple(entry.decode("utf-8", errors="replace") for entry in entries if entry)
 
 
-def diff(path: Path, staged: bool = False, max_bytes: int = 0, *,
-         allowed_roots: Sequence[Path] | None = None) -> DiffResult:
+def diff(
+    path: Path, staged: bool = False, max_bytes: int = 0, *, allowed_roots: Sequence[Path] | None = None
+) -> DiffResult:
     """Status and diff of the work tree at `path`; `max_bytes` 0 means DEFAULT_MAX_BYTES."""
     if not 0 <= max_bytes <= MAX_BYTES_LIMIT:
         raise InvalidArgument(
-            f"max_bytes must be between 0 (default, {DEFAULT_MAX_BYTES} bytes) and {MAX_BYTES_LIMIT}; "
-            f"got {max_bytes}"
+            f"max_bytes must be between 0 (default, {DEFAULT_MAX_BYTES} bytes) and {MAX_BYTES_LIMIT}; got {max_bytes}"
         )
     cap = max_bytes or DEFAULT_MAX_BYTES
     root = resolve_project_dir(path, allowed_roots)
@@ -46,11 +46,11 @@ def diff(path: Path, staged: bool = False, max_bytes: int = 0, *,
     # Submodules are left out: git would read each one's own config, whose filters are not switched off.
     scope = ["--staged"] if staged else []
     quiet = ["--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
-    status = run_git_checked(root, ["status", "--porcelain=v1", "-b", "--ignore-submodules=all"], limit=cap,
-                             ceiling=ceiling)
+    status = run_git_checked(
+        root, ["status", "--porcelain=v1", "-b", "--ignore-submodules=all"], limit=cap, ceiling=ceiling
+    )
     body = run_git_checked(root, ["diff", *scope, "--no-color", *quiet], limit=cap, ceiling=ceiling)
-    names = run_git_checked(root, ["diff", *scope, "--name-only", "-z", *quiet], limit=_MAX_NAME_BYTES,
-                            ceiling=ceiling)
+    names = run_git_checked(root, ["diff", *scope, "--name-only", "-z", *quiet], limit=_MAX_NAME_BYTES, ceiling=ceiling)
     return DiffResult(
         branch=current_branch(root, ceiling),
         status=_text(status),

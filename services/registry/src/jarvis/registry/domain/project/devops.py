@@ -16,13 +16,25 @@ from jarvis.registry.domain.project.paths import is_inside, read_text_inside, re
 
 _PACKAGE = "jarvis.registry.domain.project"  # templates/ ships inside it as package data
 SUPPORTED_STACKS = ("go", "node", "python", "rust")
-_ALIASES = {"py": "python", "javascript": "node", "js": "node", "typescript": "node", "ts": "node",
-            "nodejs": "node", "golang": "go"}
-_STACK_BY_MANIFEST = {"pyproject.toml": "python", "setup.py": "python", "Pipfile": "python",
-                      "requirements.txt": "python", "package.json": "node", "go.mod": "go",
-                      "Cargo.toml": "rust"}
-_STACK_BY_LANGUAGE = {"python": "python", "javascript": "node", "typescript": "node", "go": "go",
-                      "rust": "rust"}
+_ALIASES = {
+    "py": "python",
+    "javascript": "node",
+    "js": "node",
+    "typescript": "node",
+    "ts": "node",
+    "nodejs": "node",
+    "golang": "go",
+}
+_STACK_BY_MANIFEST = {
+    "pyproject.toml": "python",
+    "setup.py": "python",
+    "Pipfile": "python",
+    "requirements.txt": "python",
+    "package.json": "node",
+    "go.mod": "go",
+    "Cargo.toml": "rust",
+}
+_STACK_BY_LANGUAGE = {"python": "python", "javascript": "node", "typescript": "node", "go": "go", "rust": "rust"}
 
 
 @dataclass(frozen=True)
@@ -35,16 +47,33 @@ class Scaffold:
 
 _PRE_COMMIT = Scaffold(".pre-commit-config.yaml", "pre-commit-config.yaml", "pre-commit")
 _CI = Scaffold(".github/workflows/ci.yml", "ci.yml", "CI")
-_ESLINT_CONFIGS = (".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml",
-                   ".eslintrc.yaml", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts")
+_ESLINT_CONFIGS = (
+    ".eslintrc",
+    ".eslintrc.js",
+    ".eslintrc.cjs",
+    ".eslintrc.json",
+    ".eslintrc.yml",
+    ".eslintrc.yaml",
+    "eslint.config.mjs",
+    "eslint.config.cjs",
+    "eslint.config.ts",
+)
 SCAFFOLDS: dict[str, tuple[Scaffold, ...]] = {
     # ruff.toml would take precedence over [tool.ruff], and .ruff.toml over ruff.toml. The template
     # is not named ruff.toml so that ruff, linting this repository, never takes it for a live config.
-    "python": (Scaffold("ruff.toml", "ruff-config.toml", "ruff", ("pyproject.toml [tool.ruff]", ".ruff.toml")),
-               _PRE_COMMIT, _CI),
+    "python": (
+        Scaffold("ruff.toml", "ruff-config.toml", "ruff", ("pyproject.toml [tool.ruff]", ".ruff.toml")),
+        _PRE_COMMIT,
+        _CI,
+    ),
     "node": (Scaffold("eslint.config.js", "eslint.config.js", "eslint", _ESLINT_CONFIGS), _PRE_COMMIT, _CI),
-    "go": (Scaffold(".golangci.yml", "golangci.yml", "golangci-lint",
-                    (".golangci.yaml", ".golangci.toml", ".golangci.json")), _PRE_COMMIT, _CI),
+    "go": (
+        Scaffold(
+            ".golangci.yml", "golangci.yml", "golangci-lint", (".golangci.yaml", ".golangci.toml", ".golangci.json")
+        ),
+        _PRE_COMMIT,
+        _CI,
+    ),
     "rust": (Scaffold("rustfmt.toml", "rustfmt.toml", "rustfmt", (".rustfmt.toml",)), _PRE_COMMIT, _CI),
 }
 
@@ -109,8 +138,14 @@ def _skip_reason(root: Path, scaffold: Scaffold, data: bytes, report: ProjectRep
     return None
 
 
-def apply_devops(path: Path, stack: str | None = None, force: bool = False, dry_run: bool = False, *,
-                 allowed_roots: Sequence[Path] | None = None) -> DevopsResult:
+def apply_devops(
+    path: Path,
+    stack: str | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    *,
+    allowed_roots: Sequence[Path] | None = None,
+) -> DevopsResult:
     """Write the stack's lint config, pre-commit hooks and CI workflow; dry_run writes nothing."""
     root = resolve_project_dir(path, allowed_roots)
     report = analyze(root, allowed_roots=allowed_roots)
@@ -138,5 +173,6 @@ def apply_devops(path: Path, stack: str | None = None, force: bool = False, dry_
         if target.exists():
             backups.append(back_up(target).relative_to(root).as_posix())
         atomic_write(target, data)
-    return DevopsResult(stack=chosen, written=tuple(written), skipped=tuple(skipped),
-                        backups=tuple(backups), dry_run=dry_run)
+    return DevopsResult(
+        stack=chosen, written=tuple(written), skipped=tuple(skipped), backups=tuple(backups), dry_run=dry_run
+    )

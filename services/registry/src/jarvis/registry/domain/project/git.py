@@ -19,8 +19,18 @@ GIT_TIMEOUT_SECONDS = 30.0
 # signed `log`. Command-line config wins over all of it, so every run switches those off here;
 # filter drivers have per-repository names and are switched off by `_without_filters`. External
 # diff and textconv are also refused by the callers' --no-ext-diff/--no-textconv.
-_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
-                "-c", "log.showSignature=false", "-c", "core.quotepath=off")
+_SAFE_CONFIG = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "core.quotepath=off",
+)
 _FILTER_KEYS = ("clean", "smudge", "process")
 _MAX_FILTER_CONFIG_BYTES = 256 * 1024
 
@@ -41,9 +51,16 @@ def _environment(ceiling: Path | None) -> dict[str, str]:
     messages so "not a git repository" can be recognised, and no looking for a repository above
     `ceiling` (the project root the path was confined to).
     """
-    env = {"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-           "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LC_ALL": "C",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_PAGER": "cat",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }
     if ceiling is not None:
         env["GIT_CEILING_DIRECTORIES"] = str(ceiling)
     return env
@@ -58,9 +75,14 @@ def _without_filters(executable: str, cwd: Path, env: dict[str, str]) -> dict[st
     """
     listed = subprocess.run(  # noqa: S603 - fixed argv, no shell
         [executable, "-C", str(cwd), *_SAFE_CONFIG, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-        stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=GIT_TIMEOUT_SECONDS, check=False)
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=GIT_TIMEOUT_SECONDS,
+        check=False,
+    )
     names = listed.stdout[:_MAX_FILTER_CONFIG_BYTES].decode("utf-8", errors="surrogateescape").split("\0")
-    drivers = sorted({name[len("filter."):].rpartition(".")[0] for name in names if name.startswith("filter.")})
+    drivers = sorted({name[len("filter.") :].rpartition(".")[0] for name in names if name.startswith("filter.")})
     pairs = [(f"filter.{driver}.{key}", "") for driver in drivers if driver for key in _FILTER_KEYS]
     pairs += [(f"filter.{driver}.required", "false") for driver in drivers if driver]
     overrides = {"GIT_CONFIG_COUNT": str(len(pairs))}
@@ -70,8 +92,14 @@ def _without_filters(executable: str, cwd: Path, env: dict[str, str]) -> dict[st
     return {**env, **overrides}
 
 
-def run_git(cwd: Path, args: Sequence[str], *, limit: int | None = None,
-            timeout: float = GIT_TIMEOUT_SECONDS, ceiling: Path | None = None) -> GitOutput:
+def run_git(
+    cwd: Path,
+    args: Sequence[str],
+    *,
+    limit: int | None = None,
+    timeout: float = GIT_TIMEOUT_SECONDS,
+    ceiling: Path | None = None,
+) -> GitOutput:
     """Run `git -C cwd ARGS` with nothing of the repository's able to run a program; read at most
     `limit` bytes of stdout, then stop git."""
     executable = shutil.which("git")
@@ -80,9 +108,12 @@ def run_git(cwd: Path, args: Sequence[str], *, limit: int | None = None,
     env = _without_filters(executable, cwd, _environment(ceiling))
     argv = [executable, "-C", str(cwd), *_SAFE_CONFIG, *args]
     timed_out = threading.Event()
-    with tempfile.TemporaryFile() as errors, subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env
-    ) as process:
+    with (
+        tempfile.TemporaryFile() as errors,
+        subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env
+        ) as process,
+    ):
 
         def expire() -> None:
             timed_out.set()
@@ -111,8 +142,9 @@ def _reason(output: GitOutput) -> str:
     return output.stderr.splitlines()[0] if output.stderr else f"exit status {output.returncode}"
 
 
-def run_git_checked(cwd: Path, args: Sequence[str], *, limit: int | None = None,
-                    ceiling: Path | None = None) -> GitOutput:
+def run_git_checked(
+    cwd: Path, args: Sequence[str], *, limit: int | None = None, ceiling: Path | None = None
+) -> GitOutput:
     """run_git, failing with git's own first error line; a run stopped at `limit` is not a failure."""
     output = run_git(cwd, args, limit=limit, ceiling=ceiling)
     if output.returncode != 0 and not output.truncated:

@@ -26,8 +26,9 @@ ROLES: dict[str, Role] = {
     "git": _role("for history, blame and diffs", "git"),
     "fetch": _role("for HTTP APIs and web pages", "fetch", "http", "curl", "requests"),
     "time": _role("for dates and time zones", "time", "clock", "timezone", "datetime"),
-    "browser": _role("to drive a browser against the UI", "puppeteer", "playwright", "browser", "selenium",
-                     "chrome", "chromium"),
+    "browser": _role(
+        "to drive a browser against the UI", "puppeteer", "playwright", "browser", "selenium", "chrome", "chromium"
+    ),
     "postgres": _role("to inspect the PostgreSQL database", "postgres", "postgresql", "pg"),
     "sqlite": _role("to inspect SQLite databases", "sqlite", "sqlite3"),
     "mysql": _role("to inspect the MySQL database", "mysql", "mariadb"),
@@ -35,8 +36,9 @@ ROLES: dict[str, Role] = {
     "redis": _role("to inspect Redis keys", "redis"),
     "github": _role("for pull requests, issues and Actions runs", "github"),
     "gitlab": _role("for merge requests, issues and pipelines", "gitlab"),
-    "container": _role("to build and inspect containers", "docker", "container", "containers", "podman",
-                       "kubernetes", "k8s"),
+    "container": _role(
+        "to build and inspect containers", "docker", "container", "containers", "podman", "kubernetes", "k8s"
+    ),
 }
 
 

@@ -10,32 +10,123 @@ from jarvis.registry.domain.project.detect import framework_of
 from jarvis.registry.domain.project.models import CandidateServer, ProfileSuggestion, ProjectReport
 from jarvis.registry.domain.project.roles import ROLES, match
 
-API_FRAMEWORKS = frozenset({
-    "django", "flask", "fastapi", "starlette", "aiohttp", "tornado", "sanic", "litestar", "pyramid",
-    "express", "fastify", "koa", "hono", "nestjs", "next", "nuxt", "gin", "echo", "fiber", "chi",
-    "gorilla-mux", "actix-web", "axum", "rocket", "warp", "rails", "sinatra", "laravel", "symfony",
-    "spring-boot",
-})
-UI_FRAMEWORKS = frozenset({
-    "react", "vue", "next", "nuxt", "svelte", "sveltekit", "angular", "solid", "astro", "remix",
-    "gatsby", "vite", "streamlit", "gradio",
-})
+API_FRAMEWORKS = frozenset(
+    {
+        "django",
+        "flask",
+        "fastapi",
+        "starlette",
+        "aiohttp",
+        "tornado",
+        "sanic",
+        "litestar",
+        "pyramid",
+        "express",
+        "fastify",
+        "koa",
+        "hono",
+        "nestjs",
+        "next",
+        "nuxt",
+        "gin",
+        "echo",
+        "fiber",
+        "chi",
+        "gorilla-mux",
+        "actix-web",
+        "axum",
+        "rocket",
+        "warp",
+        "rails",
+        "sinatra",
+        "laravel",
+        "symfony",
+        "spring-boot",
+    }
+)
+UI_FRAMEWORKS = frozenset(
+    {
+        "react",
+        "vue",
+        "next",
+        "nuxt",
+        "svelte",
+        "sveltekit",
+        "angular",
+        "solid",
+        "astro",
+        "remix",
+        "gatsby",
+        "vite",
+        "streamlit",
+        "gradio",
+    }
+)
 _SQL = ("postgres", "sqlite")  # an ORM alone does not say which database: offer both
 DATABASE_ROLES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("psycopg", "psycopg2", "psycopg2-binary", "asyncpg", "pg8000", "pg", "postgres",
-                     "postgresql", "@neondatabase/serverless", "github.com/lib/pq",
-                     "github.com/jackc/pgx", "tokio-postgres"), ("postgres",)),
-    **dict.fromkeys(("aiosqlite", "sqlite3", "better-sqlite3", "rusqlite", "sqlite",
-                     "github.com/mattn/go-sqlite3", "modernc.org/sqlite"), ("sqlite",)),
-    **dict.fromkeys(("pymysql", "mysqlclient", "mysql-connector-python", "aiomysql", "mysql", "mysql2",
-                     "mariadb", "github.com/go-sql-driver/mysql"), ("mysql",)),
-    **dict.fromkeys(("pymongo", "motor", "mongodb", "mongoose", "mongo", "go.mongodb.org/mongo-driver"),
-                    ("mongodb",)),
-    **dict.fromkeys(("redis", "ioredis", "github.com/redis/go-redis", "github.com/go-redis/redis"),
-                    ("redis",)),
-    **dict.fromkeys(("sqlalchemy", "sqlmodel", "peewee", "tortoise-orm", "alembic", "prisma",
-                     "@prisma/client", "typeorm", "sequelize", "knex", "drizzle-orm", "gorm.io/gorm",
-                     "diesel", "sqlx"), _SQL),
+    **dict.fromkeys(
+        (
+            "psycopg",
+            "psycopg2",
+            "psycopg2-binary",
+            "asyncpg",
+            "pg8000",
+            "pg",
+            "postgres",
+            "postgresql",
+            "@neondatabase/serverless",
+            "github.com/lib/pq",
+            "github.com/jackc/pgx",
+            "tokio-postgres",
+        ),
+        ("postgres",),
+    ),
+    **dict.fromkeys(
+        (
+            "aiosqlite",
+            "sqlite3",
+            "better-sqlite3",
+            "rusqlite",
+            "sqlite",
+            "github.com/mattn/go-sqlite3",
+            "modernc.org/sqlite",
+        ),
+        ("sqlite",),
+    ),
+    **dict.fromkeys(
+        (
+            "pymysql",
+            "mysqlclient",
+            "mysql-connector-python",
+            "aiomysql",
+            "mysql",
+            "mysql2",
+            "mariadb",
+            "github.com/go-sql-driver/mysql",
+        ),
+        ("mysql",),
+    ),
+    **dict.fromkeys(("pymongo", "motor", "mongodb", "mongoose", "mongo", "go.mongodb.org/mongo-driver"), ("mongodb",)),
+    **dict.fromkeys(("redis", "ioredis", "github.com/redis/go-redis", "github.com/go-redis/redis"), ("redis",)),
+    **dict.fromkeys(
+        (
+            "sqlalchemy",
+            "sqlmodel",
+            "peewee",
+            "tortoise-orm",
+            "alembic",
+            "prisma",
+            "@prisma/client",
+            "typeorm",
+            "sequelize",
+            "knex",
+            "drizzle-orm",
+            "gorm.io/gorm",
+            "diesel",
+            "sqlx",
+        ),
+        _SQL,
+    ),
 }
 CORE_ROLES = ("filesystem", "git", "fetch", "time")
 _CONTAINER_CONFIGS = ("Dockerfile", "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml")
@@ -57,8 +148,7 @@ def _because(needs: Sequence[Need]) -> str:
         deps = by_source.setdefault(need.source, [])
         if need.dependency and need.dependency not in deps:
             deps.append(need.dependency)
-    return "; ".join(f"{source} depends on {', '.join(deps)}" if deps else source
-                     for source, deps in by_source.items())
+    return "; ".join(f"{source} depends on {', '.join(deps)}" if deps else source for source, deps in by_source.items())
 
 
 def _repo_needs(report: ProjectReport) -> list[Need]:
@@ -89,8 +179,9 @@ def _web_needs(report: ProjectReport) -> list[Need]:
 
 
 def _data_needs(report: ProjectReport) -> list[Need]:
-    return [Need(role, dep.source, dep.name)
-            for dep in report.dependencies for role in DATABASE_ROLES.get(dep.name, ())]
+    return [
+        Need(role, dep.source, dep.name) for dep in report.dependencies for role in DATABASE_ROLES.get(dep.name, ())
+    ]
 
 
 def _build(name: str, needs: Sequence[Need], candidates: Sequence[CandidateServer]) -> ProfileSuggestion | None:
@@ -116,24 +207,28 @@ def profile_name(report: ProjectReport) -> str:
     return f"{slug}-dev"
 
 
-def suggest_profiles(report: ProjectReport, candidates: Sequence[CandidateServer],
-                     clients_detected: Sequence[str] = ()) -> list[ProfileSuggestion]:
+def suggest_profiles(
+    report: ProjectReport, candidates: Sequence[CandidateServer], clients_detected: Sequence[str] = ()
+) -> list[ProfileSuggestion]:
     """Profiles worth creating for this project, each with servers only from `candidates`."""
     web, data = _web_needs(report), _data_needs(report)
     core = _build("core", [Need(role, "every project") for role in CORE_ROLES], candidates)
     suggestions = [core] if core else []
     core_servers = set(core.servers) if core else set()
-    for name, needs in ((profile_name(report), [*_repo_needs(report), *web, *data]), ("web", web),
-                        ("data", data)):
+    for name, needs in ((profile_name(report), [*_repo_needs(report), *web, *data]), ("web", web), ("data", data)):
         built = _build(name, needs, candidates)
         # Core is always offered: a profile adding nothing to it, or repeating another, is noise.
-        if built and not set(built.servers) <= core_servers and all(
-            set(built.servers) != set(s.servers) for s in suggestions
+        if (
+            built
+            and not set(built.servers) <= core_servers
+            and all(set(built.servers) != set(s.servers) for s in suggestions)
         ):
             suggestions.append(built)
     if suggestions and clients_detected:
         first = suggestions[0]
-        hint = (f"clients detected ({', '.join(clients_detected)}) → attach a profile to them with "
-                "jarvis_client action=edit")
+        hint = (
+            f"clients detected ({', '.join(clients_detected)}) → attach a profile to them with "
+            "jarvis_client action=edit"
+        )
         suggestions[0] = ProfileSuggestion(first.name, first.servers, (*first.reasons, hint))
     return suggestions

@@ -31,8 +31,9 @@ def upgrade() -> None:
         sa.Column("seen_json", sa.Text(), nullable=False),
         sa.Column("pinned_at", UTCDateTime(), nullable=False),
         sa.Column("changed_at", UTCDateTime(), nullable=True),
-        sa.ForeignKeyConstraint(["server_id"], ["servers.id"], name="fk_tool_pins_server_id_servers",
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["server_id"], ["servers.id"], name="fk_tool_pins_server_id_servers", ondelete="CASCADE"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_tool_pins"),
         sa.UniqueConstraint("server_id", "tool", name="uq_tool_pins_server_id_tool"),
     )

@@ -43,8 +43,9 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("branch", sa.String(200), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.ForeignKeyConstraint(["project_id"], [_PROJECT_FK], ondelete="CASCADE",
-                                name="fk_runtime_workspaces_project_id_runtime_projects"),
+        sa.ForeignKeyConstraint(
+            ["project_id"], [_PROJECT_FK], ondelete="CASCADE", name="fk_runtime_workspaces_project_id_runtime_projects"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_runtime_workspaces"),
     )
     op.create_index("ix_runtime_workspaces_project_id", "runtime_workspaces", ["project_id"])
@@ -61,8 +62,9 @@ def upgrade() -> None:
         sa.Column("detail", sa.Text(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
         sa.Column("ended_at", UTCDateTime(), nullable=True),
-        sa.ForeignKeyConstraint(["project_id"], [_PROJECT_FK], ondelete="CASCADE",
-                                name="fk_runtime_sessions_project_id_runtime_projects"),
+        sa.ForeignKeyConstraint(
+            ["project_id"], [_PROJECT_FK], ondelete="CASCADE", name="fk_runtime_sessions_project_id_runtime_projects"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_runtime_sessions"),
     )
     op.create_index("ix_runtime_sessions_project_id", "runtime_sessions", ["project_id"])
@@ -75,8 +77,9 @@ def upgrade() -> None:
         sa.Column("state", sa.String(16), nullable=False),
         sa.Column("error", sa.Text(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.ForeignKeyConstraint(["project_id"], [_PROJECT_FK], ondelete="CASCADE",
-                                name="fk_runtime_builds_project_id_runtime_projects"),
+        sa.ForeignKeyConstraint(
+            ["project_id"], [_PROJECT_FK], ondelete="CASCADE", name="fk_runtime_builds_project_id_runtime_projects"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_runtime_builds"),
     )
     op.create_index("ix_runtime_builds_project_id", "runtime_builds", ["project_id"])

@@ -30,8 +30,12 @@ def upgrade() -> None:
         sa.Column("ciphertext", sa.Text(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
         sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.ForeignKeyConstraint(["project_id"], ["runtime_projects.id"], ondelete="CASCADE",
-                                name="fk_runtime_secrets_project_id_runtime_projects"),
+        sa.ForeignKeyConstraint(
+            ["project_id"],
+            ["runtime_projects.id"],
+            ondelete="CASCADE",
+            name="fk_runtime_secrets_project_id_runtime_projects",
+        ),
         sa.PrimaryKeyConstraint("project_id", "name", name="pk_runtime_secrets"),
     )
 

@@ -13,8 +13,29 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "project_mcp_server"
 MODULES = [PACKAGE / "readonly.py", PACKAGE / "tools" / "inspect_state.py"]
-FORBIDDEN = {"getattr", "setattr", "delattr", "hasattr", "isinstance", "vars", "dir", "repr", "format", "str",
-             "iter", "len", "hash", "bool", "eval", "exec", "compile", "__import__", "open", "print", "sorted"}
+FORBIDDEN = {
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "isinstance",
+    "vars",
+    "dir",
+    "repr",
+    "format",
+    "str",
+    "iter",
+    "len",
+    "hash",
+    "bool",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "open",
+    "print",
+    "sorted",
+}
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.name)

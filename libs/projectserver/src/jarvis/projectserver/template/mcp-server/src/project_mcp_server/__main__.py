@@ -52,14 +52,20 @@ async def _serve(config: ServerConfig) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, load the application, serve until stdin closes."""
     parser = argparse.ArgumentParser(prog="project_mcp_server", description=__doc__)
-    parser.add_argument("--root", type=Path, default=Path(os.environ.get("PROJECT_MCP_ROOT", ".")),
-                        help="the project directory (default: $PROJECT_MCP_ROOT or the current directory)")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="configuration file (default: ROOT/mcp-server/project-server.toml)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(os.environ.get("PROJECT_MCP_ROOT", ".")),
+        help="the project directory (default: $PROJECT_MCP_ROOT or the current directory)",
+    )
+    parser.add_argument(
+        "--config", type=Path, default=None, help="configuration file (default: ROOT/mcp-server/project-server.toml)"
+    )
     parser.add_argument("--log-level", default=os.environ.get("PROJECT_MCP_LOG_LEVEL", "INFO"))
     args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     config = load_config(args.root, args.config)
     _import_state(config)
     log.info("serving %s on stdio", config.root)

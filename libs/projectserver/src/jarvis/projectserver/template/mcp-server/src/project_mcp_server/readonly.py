@@ -149,8 +149,9 @@ def lookup(obj: Any, segment: str) -> Any:
         except AttributeError:
             return MISSING
     if attr is not MISSING and _is_data_descriptor(attr):
-        raise Unreadable(f"'{segment}' is a {type_name(type(attr))} of {type_name(kind)}; "
-                         "reading it would run application code")
+        raise Unreadable(
+            f"'{segment}' is a {type_name(type(attr))} of {type_name(kind)}; reading it would run application code"
+        )
     own = instance_dict(obj)
     value = dict_get(own, segment) if own is not None else MISSING
     return value if value is not MISSING else attr
@@ -236,8 +237,7 @@ def render(obj: Any, depth: int, _path: frozenset[int] = frozenset()) -> Any:
         return {"__type__": kind.__name__, "length": kind.__len__(obj), "hex": kind.hex(obj[:64])}
     if issubclass(kind, type):
         return {"__class__": type_name(obj)}
-    if issubclass(kind, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, classmethod,
-                         staticmethod)):
+    if issubclass(kind, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, classmethod, staticmethod)):
         return {"__callable__": type_name(kind)}
     container = issubclass(kind, (dict, types.ModuleType, *_SEQUENCES))
     if depth <= 0 or id(obj) in _path:

@@ -16,8 +16,10 @@ LOG_LEVELS = ("debug", "info", "warn", "error")
 # Names inspect_state never reads or shows (case-insensitive search): the process environment and
 # what looks like a credential. Jarvis's gateway refuses such paths before they reach a server,
 # including servers scaffolded before this rule existed.
-REFUSED_STATE_NAMES = (r"environ|passw|secret|token|credential|api_?key|private_?key|access_?key|authoriz|"
-                       r"cookie|session_?key|dsn|database_?url")
+REFUSED_STATE_NAMES = (
+    r"environ|passw|secret|token|credential|api_?key|private_?key|access_?key|authoriz|"
+    r"cookie|session_?key|dsn|database_?url"
+)
 
 
 def _tool(description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

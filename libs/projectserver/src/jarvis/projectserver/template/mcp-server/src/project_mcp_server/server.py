@@ -25,9 +25,11 @@ from project_mcp_server.tools.base import InvalidParams, ToolDef, ToolError
 
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS = ("Introspection of this project: inspect_state reads live state, run_test_task runs pytest, "
-                "db_bridge reads the SQLite database, capture_trace profiles, get_logs reads the NDJSON log. "
-                "See mcp-server/.agent/index.agent.md.")
+INSTRUCTIONS = (
+    "Introspection of this project: inspect_state reads live state, run_test_task runs pytest, "
+    "db_bridge reads the SQLite database, capture_trace profiles, get_logs reads the NDJSON log. "
+    "See mcp-server/.agent/index.agent.md."
+)
 
 
 def _defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
@@ -49,8 +51,12 @@ def build_server(config: ServerConfig, tools: list[ToolDef] | None = None) -> Se
     table = {t.name: t for t in (tools if tools is not None else register_all_tools(config))}
     validators = {name: Draft202012Validator(t.input_schema) for name, t in table.items()}
     listing = [
-        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
-                   annotations=types.ToolAnnotations(read_only_hint=t.read_only))
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.input_schema,
+            annotations=types.ToolAnnotations(read_only_hint=t.read_only),
+        )
         for t in table.values()
     ]
 
@@ -79,5 +85,10 @@ def build_server(config: ServerConfig, tools: list[ToolDef] | None = None) -> Se
             return _error(f"{tool.name} failed unexpectedly; the server's stderr has the traceback")
         return _result(payload)
 
-    return Server(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS,
-                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    return Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

@@ -35,7 +35,7 @@ def _label(config: ServerConfig, frame: FrameType) -> str:
     code = frame.f_code
     file = code.co_filename
     if file.startswith(str(config.root)):
-        file = file[len(str(config.root)) + 1:]
+        file = file[len(str(config.root)) + 1 :]
     return f"{code.co_name} ({file}:{code.co_firstlineno})"
 
 
@@ -79,12 +79,20 @@ def cpu(config: ServerConfig, seconds: float) -> dict[str, Any]:
         sys.setswitchinterval(switch_interval)
 
     def top(counter: collections.Counter[str]) -> list[dict[str, Any]]:
-        return [{"function": fn, "samples": n, "percent": round(100 * n / samples, 1)}
-                for fn, n in counter.most_common(TOP)]
+        return [
+            {"function": fn, "samples": n, "percent": round(100 * n / samples, 1)} for fn, n in counter.most_common(TOP)
+        ]
 
-    return {"type": "cpu", "interval_ms": INTERVAL * 1000, "samples": samples, "threads": dict(per_thread),
-            "process_cpu_seconds": round(cpu_used, 4), "top_self": top(own), "top_cumulative": top(total),
-            "hot_stacks": [{"stack": s, "samples": n} for s, n in stacks.most_common(10)]}
+    return {
+        "type": "cpu",
+        "interval_ms": INTERVAL * 1000,
+        "samples": samples,
+        "threads": dict(per_thread),
+        "process_cpu_seconds": round(cpu_used, 4),
+        "top_self": top(own),
+        "top_cumulative": top(total),
+        "hot_stacks": [{"stack": s, "samples": n} for s, n in stacks.most_common(10)],
+    }
 
 
 def heap(config: ServerConfig, seconds: float) -> dict[str, Any]:
@@ -106,12 +114,20 @@ def heap(config: ServerConfig, seconds: float) -> dict[str, Any]:
     root = str(config.root)
     return {
         "type": "heap",
-        "traced_current_bytes": current, "traced_peak_bytes": peak,
-        "rss_kib_before": rss_before, "rss_kib_after": procnet.rss_kib(),
+        "traced_current_bytes": current,
+        "traced_peak_bytes": peak,
+        "rss_kib_before": rss_before,
+        "rss_kib_after": procnet.rss_kib(),
         "note": "tracing started for this window only" if started_here else "tracing was already on",
-        "top_growth": [{"location": f"{str(d.traceback[0].filename).removeprefix(root + '/')}:{d.traceback[0].lineno}",
-                        "size_diff_bytes": d.size_diff, "count_diff": d.count_diff, "size_bytes": d.size}
-                       for d in diff],
+        "top_growth": [
+            {
+                "location": f"{str(d.traceback[0].filename).removeprefix(root + '/')}:{d.traceback[0].lineno}",
+                "size_diff_bytes": d.size_diff,
+                "count_diff": d.count_diff,
+                "size_bytes": d.size,
+            }
+            for d in diff
+        ],
     }
 
 

@@ -68,8 +68,13 @@ def query(config: ServerConfig, sql: str) -> dict[str, Any]:
         raise ToolError(f"query refused or failed (query is read-only, one statement): {exc}") from None
     finally:
         conn.close()
-    return {"action": "query", "columns": columns, "rows": [[_cell(v) for v in row] for row in rows[:MAX_ROWS]],
-            "row_count": min(len(rows), MAX_ROWS), "truncated": len(rows) > MAX_ROWS}
+    return {
+        "action": "query",
+        "columns": columns,
+        "rows": [[_cell(v) for v in row] for row in rows[:MAX_ROWS]],
+        "row_count": min(len(rows), MAX_ROWS),
+        "truncated": len(rows) > MAX_ROWS,
+    }
 
 
 def schema(config: ServerConfig, table: str) -> dict[str, Any]:
@@ -79,13 +84,17 @@ def schema(config: ServerConfig, table: str) -> dict[str, Any]:
     try:
         objects = conn.execute(
             "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
-            "AND (? = '' OR name = ?) ORDER BY name", (table, table)).fetchall()
+            "AND (? = '' OR name = ?) ORDER BY name",
+            (table, table),
+        ).fetchall()
         if table and not objects:
             raise ToolError(f"no table or view named '{table}'")
         tables = []
         for name, kind in objects:
-            columns = [{"name": c[1], "type": c[2], "not_null": bool(c[3]), "default": c[4], "primary_key": c[5]}
-                       for c in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))]
+            columns = [
+                {"name": c[1], "type": c[2], "not_null": bool(c[3]), "default": c[4], "primary_key": c[5]}
+                for c in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))
+            ]
             indexes = [i[0] for i in conn.execute("SELECT name FROM pragma_index_list(?)", (name,))]
             tables.append({"name": name, "type": kind, "columns": columns, "indexes": indexes})
     finally:

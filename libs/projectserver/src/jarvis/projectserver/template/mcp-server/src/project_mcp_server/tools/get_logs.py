@@ -21,8 +21,19 @@ from project_mcp_server.tools.base import ToolDef, ToolError, builtin
 BLOCK = 64 * 1024
 MAX_SCAN = 32 * 1024 * 1024
 POLL_SECONDS = 0.1
-_RANK = {"trace": 0, "debug": 10, "info": 20, "notice": 25, "warn": 30, "warning": 30, "error": 40, "err": 40,
-         "critical": 50, "fatal": 50, "panic": 50}
+_RANK = {
+    "trace": 0,
+    "debug": 10,
+    "info": 20,
+    "notice": 25,
+    "warn": 30,
+    "warning": 30,
+    "error": 40,
+    "err": 40,
+    "critical": 50,
+    "fatal": 50,
+    "panic": 50,
+}
 _LEVEL_KEYS = ("level", "levelname", "severity", "lvl", "log.level")
 
 
@@ -109,12 +120,22 @@ def get_logs(config: ServerConfig, level: str, limit: int, follow: bool) -> dict
     finally:
         os.close(fd)
     entries = (entries + appended)[-limit:]
-    return {"entries": entries, "file": config.relative(path), "level": level, "returned": len(entries),
-            "scanned_lines": scanned, "unparsable_lines": skipped, "followed": len(appended)}
+    return {
+        "entries": entries,
+        "file": config.relative(path),
+        "level": level,
+        "returned": len(entries),
+        "scanned_lines": scanned,
+        "unparsable_lines": skipped,
+        "followed": len(appended),
+    }
 
 
 def tool(config: ServerConfig) -> ToolDef:
     """The `get_logs` tool over the configured NDJSON log file."""
     assert set(LOG_LEVELS) <= set(_RANK)
-    return builtin("get_logs", lambda args: get_logs(config, args["level"], args["limit"], args.get("follow", False)),
-                   read_only=True)
+    return builtin(
+        "get_logs",
+        lambda args: get_logs(config, args["level"], args["limit"], args.get("follow", False)),
+        read_only=True,
+    )

@@ -20,8 +20,10 @@ from project_mcp_server.config import ServerConfig
 from project_mcp_server.registry import registered
 from project_mcp_server.tools.base import InvalidParams, ToolDef, builtin
 
-_REFUSED = ("'{path}' names the process environment or a credential, which inspect_state never reads; "
-            "inspect the application's own state instead")
+_REFUSED = (
+    "'{path}' names the process environment or a credential, which inspect_state never reads; "
+    "inspect the application's own state instead"
+)
 
 
 def _root(segments: list[str]) -> tuple[Any, int]:
@@ -37,8 +39,9 @@ def _root(segments: list[str]) -> tuple[Any, int]:
             return value, end
     names = list(registered())
     names.sort()  # the registry's own str keys
-    raise LookupError(f"'{segments[0]}' is neither a registered state name nor an imported module; "
-                      f"registered: {names or 'none'}")
+    raise LookupError(
+        f"'{segments[0]}' is neither a registered state name nor an imported module; registered: {names or 'none'}"
+    )
 
 
 def inspect(path: str, depth: int) -> dict[str, Any]:

@@ -18,8 +18,19 @@ from typing import Any
 from project_mcp_server.config import ServerConfig
 
 PROC = Path("/proc/self")
-_TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2", 6: "TIME_WAIT",
-               7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
+_TCP_STATES = {
+    1: "ESTABLISHED",
+    2: "SYN_SENT",
+    3: "SYN_RECV",
+    4: "FIN_WAIT1",
+    5: "FIN_WAIT2",
+    6: "TIME_WAIT",
+    7: "CLOSE",
+    8: "CLOSE_WAIT",
+    9: "LAST_ACK",
+    10: "LISTEN",
+    11: "CLOSING",
+}
 # struct tcp_info (linux/tcp.h): bytes_acked @120, bytes_received @128 (u64), segs_out/segs_in @136 (u32).
 _TCP_INFO_LEN = 144
 TOP = 50
@@ -40,7 +51,7 @@ def _address(hex_address: str) -> str:
     host, port = hex_address.split(":")
     raw = bytes.fromhex(host)
     # The kernel prints each 32-bit word in host (little-endian) order.
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
     return f"{socket.inet_ntop(family, words)}:{int(port, 16)}"
 
@@ -87,9 +98,14 @@ def connections() -> dict[int, dict[str, Any]]:
                 continue
             tx_queue, rx_queue = (int(x, 16) for x in fields[4].split(":"))
             state = int(fields[3], 16)
-            conn = {"protocol": proto, "local": _address(fields[1]), "remote": _address(fields[2]),
-                    "state": _TCP_STATES.get(state, str(state)) if proto.startswith("tcp") else "",
-                    "tx_queue": tx_queue, "rx_queue": rx_queue}
+            conn = {
+                "protocol": proto,
+                "local": _address(fields[1]),
+                "remote": _address(fields[2]),
+                "state": _TCP_STATES.get(state, str(state)) if proto.startswith("tcp") else "",
+                "tx_queue": tx_queue,
+                "rx_queue": rx_queue,
+            }
             counters = _tcp_counters(fds[inode]) if proto.startswith("tcp") else None
             found[inode] = {**conn, **(counters or {})}
     return found
@@ -120,8 +136,16 @@ def network(config: ServerConfig, seconds: float) -> dict[str, Any]:
         report.append({**conn, **delta, "status": "open" if old else "opened"})
     report += [{**conn, "status": "closed"} for inode, conn in before.items() if inode not in after]
     report.sort(key=lambda c: -(c.get("bytes_sent_delta", 0) + c.get("bytes_received_delta", 0)))
-    interfaces = {name: {"rx_bytes_delta": rx - if_before.get(name, (rx, tx))[0],
-                         "tx_bytes_delta": tx - if_before.get(name, (rx, tx))[1]}
-                  for name, (rx, tx) in if_after.items()}
-    return {"type": "network", "connections": report[:TOP], "connection_count": len(report),
-            "interfaces": {k: v for k, v in interfaces.items() if v["rx_bytes_delta"] or v["tx_bytes_delta"]}}
+    interfaces = {
+        name: {
+            "rx_bytes_delta": rx - if_before.get(name, (rx, tx))[0],
+            "tx_bytes_delta": tx - if_before.get(name, (rx, tx))[1],
+        }
+        for name, (rx, tx) in if_after.items()
+    }
+    return {
+        "type": "network",
+        "connections": report[:TOP],
+        "connection_count": len(report),
+        "interfaces": {k: v for k, v in interfaces.items() if v["rx_bytes_delta"] or v["tx_bytes_delta"]},
+    }

@@ -61,11 +61,27 @@ def _descendants(root: int) -> list[int]:
 
 
 def _run_pytest(config: ServerConfig, target: str, report: Path) -> tuple[int, str]:
-    argv = [sys.executable, "-m", "pytest", target, f"--junitxml={report}", "-o", "junit_family=xunit1",
-            f"--rootdir={config.root}", "-p", "no:cacheprovider", "-q", "--color=no"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        target,
+        f"--junitxml={report}",
+        "-o",
+        "junit_family=xunit1",
+        f"--rootdir={config.root}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--color=no",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     with subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-        argv, cwd=config.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        argv,
+        cwd=config.root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     ) as proc:
         try:
@@ -84,7 +100,7 @@ def _node_id(file: str, classname: str, name: str) -> str:
     if not file:
         return f"{classname}::{name}" if classname else name
     module = file.removesuffix(".py").replace("/", ".")
-    classes = classname[len(module) + 1:].split(".") if classname.startswith(module + ".") else []
+    classes = classname[len(module) + 1 :].split(".") if classname.startswith(module + ".") else []
     return "::".join([file, *classes, name])
 
 
@@ -97,10 +113,16 @@ def _case(case: ET.Element) -> dict[str, Any]:
             message = child.get("message", "")
             details = (child.text or "")[-MAX_DETAIL:]
     line = case.get("line", "")
-    return {"node_id": _node_id(case.get("file", ""), case.get("classname", ""), name),
-            "file": case.get("file"), "line": int(line) + 1 if line.isdigit() else None,  # JUnit counts from 0
-            "name": name, "outcome": outcome, "message": message, "details": details,
-            "duration_s": float(case.get("time") or 0)}
+    return {
+        "node_id": _node_id(case.get("file", ""), case.get("classname", ""), name),
+        "file": case.get("file"),
+        "line": int(line) + 1 if line.isdigit() else None,  # JUnit counts from 0
+        "name": name,
+        "outcome": outcome,
+        "message": message,
+        "details": details,
+        "duration_s": float(case.get("time") or 0),
+    }
 
 
 def _tap(cases: list[dict[str, Any]]) -> str:
@@ -133,8 +155,12 @@ def run(config: ServerConfig, test_path: str, reporter: str) -> dict[str, Any]:
         "test_path": test_path,
         "exit_code": exit_code,
         "success": exit_code == 0,
-        "summary": {"total": len(cases), **counts, "collection_errors": max(collection_errors, 0),
-                    "duration_s": elapsed},
+        "summary": {
+            "total": len(cases),
+            **counts,
+            "collection_errors": max(collection_errors, 0),
+            "duration_s": elapsed,
+        },
         "failures": [c for c in cases if c["outcome"] in ("failed", "error")],
         "tests": [{k: c[k] for k in ("node_id", "outcome", "duration_s")} for c in cases],
     }
