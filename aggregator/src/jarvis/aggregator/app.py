@@ -32,11 +32,11 @@ from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.scheduler_client import SchedulerClient
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.debug import build_debug_surface
 from jarvis.aggregator.surfaces.discovery import DISCOVERY_PATH, build_discovery_surface
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 
 VERSION = package_version("jarvis-aggregator")
@@ -88,8 +88,7 @@ class Aggregator:
             discovery_dense=settings.discovery_dense,
         )
         self.surfaces = build_surfaces(self.context)
-        self.context.surfaces = tuple(s.path for s in self.surfaces)
-        self.context.served = tuple(self.surfaces)
+        self.context.events.served.publish(tuple(self.surfaces))
         self.aliases = build_alias_table(self.surfaces)
         self.mcp_servers = {
             s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION) for s in self.surfaces

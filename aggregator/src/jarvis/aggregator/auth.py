@@ -32,13 +32,13 @@ from jarvis.aggregator.jsonrpc import (
     tool_calls,
     tool_error_response,
 )
-from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.sessions import SessionLedger
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principal_from_token
+from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError, Unauthenticated

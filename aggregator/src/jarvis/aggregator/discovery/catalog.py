@@ -31,7 +31,7 @@ from jarvis.aggregator.discovery.sources import (
 )
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.surfaces.base import Surface, Tool
+from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.api.debug.v1 import debug_pb2
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError

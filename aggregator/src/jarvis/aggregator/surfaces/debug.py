@@ -11,8 +11,8 @@ from typing import Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.debug_client import INVOKE_TIMEOUT
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces.base import Surface, Tool
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.api.debug.v1 import debug_pb2 as pb
 from jarvis.common.errors import FailedPrecondition
 

@@ -18,8 +18,8 @@ from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.surfaces.discovery.downstream import call_downstream
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Discovery:
         self.ctx = ctx
         dense = DenseIndex(ctx.discovery_cache) if ctx.discovery_dense else None
         self.catalog = Catalog(ctx.registry, host=ctx.downstream, debug=ctx.debug, dense=dense)
-        ctx.discovery_status = self.status
+        ctx.events.discovery_status.publish(self.status)
         self.active: ActiveSets = open_active_sets("")
         self.binding: Binding | None = None
         # stdio serves exactly one session per process.
@@ -77,7 +77,7 @@ class Discovery:
 
     async def start(self) -> None:
         self.active = open_active_sets(self.ctx.redis_url)
-        await self.catalog.start(self.ctx.served, skip=SURFACE)
+        await self.catalog.start(self.ctx.events.served.value, skip=SURFACE)
 
     async def stop(self) -> None:
         await self.catalog.stop()

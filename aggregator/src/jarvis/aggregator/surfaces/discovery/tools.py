@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from jarvis.aggregator.discovery.text import analyze
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Tool
 from jarvis.aggregator.surfaces.discovery.state import FIND_HINT, Discovery, current_caller, describe, shown
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
 

@@ -10,7 +10,7 @@ from google.protobuf.message import Message
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.registry_client import to_dict
 from jarvis.aggregator.runtime_client import RuntimeClient
-from jarvis.aggregator.surfaces import schema as s
+from jarvis.aggregator.tooling import schema as s
 from jarvis.common.errors import FailedPrecondition, InvalidArgument
 
 NO_RUNTIME = (

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.scheduler_client import SchedulerClient
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.aggregator.surfaces.orchestrator.common import as_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.scheduler.v1 import scheduler_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 
-from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common import scopes as scope_rules
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 
