@@ -16,8 +16,9 @@ PACKAGE = "jarvis.aggregator"
 # Bottom first. A unit is a top-level module or package of jarvis.aggregator.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("tooling",),  # tools, actions, schemas, the caller and its scopes, results, events
-    ("settings", "metrics", "jsonrpc", "children", "service_client", "ratelimit", "aliases"),
-    ("registry_client", "runtime_client", "scheduler_client", "debug_client"),  # the gateways to the services
+    ("settings", "metrics", "jsonrpc", "children", "ratelimit", "aliases"),
+    ("views",),  # what tools answer: explicit types, so a protobuf change cannot change what agents see
+    ("gateways",),  # the backend services: stubs, deadlines, retries, caches, protobuf -> views
     ("audit", "probes"),
     ("usage", "sessions"),
     ("mcp_server",),  # binds a surface to an MCP server

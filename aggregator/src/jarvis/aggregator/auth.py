@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jarvis.aggregator import audit
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.jsonrpc import (
     PARSE_ERROR,
     BodyTooDeep,
@@ -34,7 +35,6 @@ from jarvis.aggregator.jsonrpc import (
 )
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import RateLimiter
-from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.sessions import SessionLedger
 from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
@@ -57,7 +57,7 @@ class TokenVerifier:
     Keys are SHA-256 digests, so secrets are not kept in memory longer than the request.
     """
 
-    def __init__(self, registry: RegistryClient, ttl: float = 5.0, max_entries: int = 10_000) -> None:
+    def __init__(self, registry: RegistryGateway, ttl: float = 5.0, max_entries: int = 10_000) -> None:
         self._registry = registry
         self._ttl = ttl
         self._max = max_entries

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from jarvis.aggregator.debug_client import DebugClient
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.shares import Shares
-from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.runtime_client import RuntimeClient
-from jarvis.aggregator.scheduler_client import SchedulerClient
+from jarvis.aggregator.gateways.debug import DebugGateway
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from jarvis.aggregator.tooling.events import Published, Signal
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
@@ -51,15 +51,15 @@ class ContextEvents:
 
 @dataclass(frozen=True)
 class ToolContext:
-    registry: RegistryClient
+    registry: RegistryGateway
     usage: UsageRecorder
     system: SystemControl
     project_root: Path
     started_at: float
     auth_mode: str = "loopback-open"
-    debug: DebugClient | None = None  # None: no debug service in this deployment
-    runtime: RuntimeClient | None = None  # None: no runtime service in this deployment
-    scheduler: SchedulerClient | None = None  # None: no scheduler service in this deployment
+    debug: DebugGateway | None = None  # None: no debug service in this deployment
+    runtime: RuntimeGateway | None = None  # None: no runtime service in this deployment
+    scheduler: SchedulerGateway | None = None  # None: no scheduler service in this deployment
     redis_url: str = ""  # per-session state shared by replicas; empty: kept in memory
     # The downstream servers this aggregator runs or reaches, and their shares; None where nothing is hosted.
     downstream: DownstreamHost | None = None

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from jarvis.aggregator.debug_client import DebugClient
 from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
@@ -30,7 +29,8 @@ from jarvis.aggregator.discovery.sources import (
     surface_entries,
 )
 from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.gateways.debug import DebugGateway
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.api.debug.v1 import debug_pb2
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -47,10 +47,10 @@ class Catalog:
 
     def __init__(
         self,
-        registry: RegistryClient,
+        registry: RegistryGateway,
         *,
         host: DownstreamHost | None = None,
-        debug: DebugClient | None = None,
+        debug: DebugGateway | None = None,
         refresh_seconds: float = REFRESH_SECONDS,
         dense: DenseIndex | None = None,
     ) -> None:

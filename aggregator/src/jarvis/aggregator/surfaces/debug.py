@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.debug_client import INVOKE_TIMEOUT
+from jarvis.aggregator.gateways.debug import INVOKE_TIMEOUT
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.api.debug.v1 import debug_pb2 as pb

@@ -10,6 +10,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal
+from jarvis.aggregator.tooling.results import jsonable
 
 PRINCIPAL_SCOPE_KEY = "jarvis.principal"
 MESSAGES_SCOPE_KEY = "jarvis.messages"  # the JSON-RPC messages of the body the gate read and replays
@@ -24,5 +25,5 @@ def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
 
 
 def text_result(payload: Any, *, is_error: bool = False) -> types.CallToolResult:
-    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"), default=str)
+    text = payload if isinstance(payload, str) else json.dumps(jsonable(payload), separators=(",", ":"), default=str)
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)

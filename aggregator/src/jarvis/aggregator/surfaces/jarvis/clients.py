@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.registry_client import to_dict
+from jarvis.aggregator.gateways.registry import to_dict
 from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool

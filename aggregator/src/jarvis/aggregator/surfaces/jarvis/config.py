@@ -7,7 +7,7 @@ from typing import Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.registry_client import to_dict
+from jarvis.aggregator.gateways.registry import to_dict
 from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool

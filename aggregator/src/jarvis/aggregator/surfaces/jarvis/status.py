@@ -10,8 +10,8 @@ from typing import Any
 from jarvis.aggregator import health
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.scheduler_client import SchedulerClient
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -24,7 +24,7 @@ QUEUE_DOWN = (
 )
 
 
-async def _queue(scheduler: SchedulerClient) -> dict[str, Any]:
+async def _queue(scheduler: SchedulerGateway) -> dict[str, Any]:
     """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
     try:
         status = await scheduler.call(scheduler.scheduler.GetStatus, spb.GetStatusRequest())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jarvis.aggregator.service_client import ServiceClient
+from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.api.debug.v1 import debug_pb2_grpc
 from jarvis.common.internal_plane import InternalPlane
 
@@ -15,7 +15,7 @@ DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
 INVOKE_TIMEOUT = 400.0
 
 
-class DebugClient(ServiceClient):
+class DebugGateway(ServiceClient):
     """Calls the debug service; its errors come back as the domain errors they stand for."""
 
     service = "debug"
