@@ -60,7 +60,7 @@ async def _results() -> tuple[dict[str, dict[str, Any]], list[str]]:
     untyped: list[str] = []
     for surface in build_surfaces(ctx):
         for tool in surface.tools:
-            handlers = {a.name: a.handler for a in tool.actions} or {"": tool.handler}
+            handlers: dict[str, Handler | None] = {a.name: a.handler for a in tool.actions} or {"": tool.handler}
             for action, handler in handlers.items():
                 assert handler is not None
                 label = f"{surface.name}/{tool.name}" + (f" action={action}" if action else "")
@@ -86,12 +86,13 @@ def test_every_tool_result_is_pinned() -> None:
     assert sorted(untyped) == sorted(committed["untyped"]), "untyped handlers changed: regenerate the pin file"
 
 
-def test_result_schemas_are_complete() -> None:
-    """Every pinned result is an object whose properties all have a type: nothing leaks through as Any."""
+def test_results_are_objects_or_say_who_defines_them() -> None:
+    """A pinned result is a JSON object of Jarvis's, or says which program defines it (a debug backend's JSON,
+    a downstream tool's MCP result): never an unexplained Any."""
     pinned, _ = asyncio.run(_results())
     for tool, actions in pinned.items():
         for action, schema in actions.items():
-            assert schema.get("type") == "object", (tool, action, schema)
+            assert schema.get("type") == "object" or "description" in schema, (tool, action, schema)
 
 
 if __name__ == "__main__":

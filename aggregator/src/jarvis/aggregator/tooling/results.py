@@ -6,13 +6,26 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+import pydantic
 
 JsonObject = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ForeignJson:
+    """A result another program built (a debug backend, a downstream server) and Jarvis passes on as it is:
+    typed as foreign, so that it is the only untyped output and says where its shape is defined."""
+
+    value: Any
+
+
 def jsonable(value: Any) -> Any:
     """`value` with every dataclass turned into a dict, ready for json.dumps."""
+    if isinstance(value, ForeignJson):
+        return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(v) for f in dataclasses.fields(value) if (v := getattr(value, f.name)) is not None}
     if isinstance(value, Mapping):
@@ -32,6 +45,10 @@ def result_schema(hint: Any) -> JsonObject:
         return {"type": _SCALARS[hint]}
     if hint is Any:
         return {}
+    if hint is ForeignJson:
+        return {"description": "JSON the called program defines"}
+    if isinstance(hint, type) and issubclass(hint, pydantic.BaseModel):
+        return {"title": hint.__name__, "description": "an MCP result, passed on as the called tool answered"}
     if hint is type(None):
         return {"type": "null"}
     if origin is Literal:

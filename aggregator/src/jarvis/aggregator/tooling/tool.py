@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,7 +98,7 @@ class Tool:
             if params is None:
                 continue
             for param in params_rules.params_of(params):
-                schema = params_rules.property_schema(dataclasses.replace(param, required=True))
+                schema = params_rules.property_schema(param)
                 if declared.setdefault(param.name, schema) != schema:
                     raise ValueError(f"{self.name}: parameter {param.name!r} is declared differently by two actions")
         return declared

@@ -28,6 +28,8 @@ class Arg:
     description: str = ""
     minimum: float | None = None
     maximum: float | None = None
+    # A default worth its bytes in the schema (agents read it); the dataclass field's default still applies.
+    shown_default: Any = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def _json_type(kind: str | tuple[str, ...]) -> str | list[str]:
 def property_schema(param: Param) -> JsonObject:
     """The JSON Schema of one argument, as terse as its declaration."""
     schema: JsonObject = {"type": _json_type(param.type)}
+    if not param.required and param.default is not None:
+        schema["default"] = json_copy(param.default)
     if param.items:
         schema["items"] = {"type": param.items}
     if param.values:
@@ -68,8 +72,6 @@ def property_schema(param: Param) -> JsonObject:
         schema["minimum"] = _number(param.minimum)
     if param.maximum is not None:
         schema["maximum"] = _number(param.maximum)
-    if not param.required and param.default is not None:
-        schema["default"] = json_copy(param.default)
     if param.description:
         schema["description"] = param.description
     return schema
@@ -174,6 +176,7 @@ def params_of(cls: type[Any]) -> tuple[Param, ...]:
                 type=kind,
                 description=extra.description,
                 required=required,
+                default=extra.shown_default,
                 enum=enum,
                 minimum=extra.minimum,
                 maximum=extra.maximum,

@@ -198,22 +198,39 @@ class Discovery:
         raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint or 'no route to it'}")
 
 
-def describe(entry: ToolEntry, active: bool) -> dict[str, Any]:
-    """Everything an agent needs to call `entry`."""
-    out: dict[str, Any] = {
-        "name": entry.name,
-        "description": entry.description,
-        "input_schema": entry.input_schema,
-        "active": active,
-        "callable": entry.callable,
-        "category": entry.category,
-        "keywords": list(entry.keywords),
-        "source": entry.source,
-    }
+@dataclass(frozen=True)
+class ToolDescription:
+    """Everything an agent needs to call a catalogued tool."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]  # the tool's own JSON Schema, as its server declares it
+    active: bool
+    callable: bool
+    category: str
+    keywords: list[str]
+    source: str
+    call: str | None = None
+    install_hint: str | None = None
+
+
+def describe(entry: ToolEntry, active: bool) -> ToolDescription:
+    call = install_hint = None
     if entry.callable:
-        out["call"] = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
+        call = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
         if entry.call:
-            out["call"] += f"; on the {entry.gateway} surface: {entry.call}"
+            call += f"; on the {entry.gateway} surface: {entry.call}"
     else:
-        out["install_hint"] = entry.install_hint
-    return out
+        install_hint = entry.install_hint
+    return ToolDescription(
+        name=entry.name,
+        description=entry.description,
+        input_schema=entry.input_schema,
+        active=active,
+        callable=entry.callable,
+        category=entry.category,
+        keywords=list(entry.keywords),
+        source=entry.source,
+        call=call,
+        install_hint=install_hint,
+    )
