@@ -26,8 +26,8 @@ class Arg:
     """What a dataclass field's type cannot say: its description and bounds (`Annotated[int, Arg("s", minimum=1)]`)."""
 
     description: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
+    minimum: int | None = None
+    maximum: int | None = None
     # A default worth its bytes in the schema (agents read it); the dataclass field's default still applies.
     shown_default: Any = None
 
@@ -43,8 +43,8 @@ class Param:
     required: bool = False
     default: Any = None
     enum: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
+    minimum: int | None = None
+    maximum: int | None = None
     items: str | None = None
     values: str | tuple[str, ...] | None = None
 
@@ -69,15 +69,15 @@ def property_schema(param: Param) -> JsonObject:
     if param.enum:
         schema["enum"] = list(param.enum)
     if param.minimum is not None:
-        schema["minimum"] = _number(param.minimum)
+        schema["minimum"] = param.minimum
     if param.maximum is not None:
-        schema["maximum"] = _number(param.maximum)
+        schema["maximum"] = param.maximum
     if param.description:
         schema["description"] = param.description
     return schema
 
 
-def input_schema(params: Sequence[Param], *, required: bool = True) -> JsonObject:
+def input_schema(params: Sequence[Param], *, required: bool = True) -> dict[str, Any]:
     """The arguments as a JSON Schema object that refuses unknown names; `required=False` leaves presence
     checks to the caller (the aggregator names a missing argument per action, in its own words)."""
     schema: JsonObject = {
@@ -98,10 +98,6 @@ def json_copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: json_copy(v) for k, v in value.items()}
     return value
-
-
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
 
 
 # Dataclass declarations
