@@ -135,11 +135,14 @@ OWN_GAPS: dict[str, dict[str, str]] = {"2025-11-25": {}, "2026-07-28": {}}
 # Both ways `jarvis up` serves: MCP sessions, and stateless replicas (no sessions; 2025-era session lifecycle checks are
 # skipped by the suite, and /mcp hands out its own session ids that DELETE cannot end: 405).
 @pytest.fixture(scope="module", params=["sessions", "stateless"])
-def jarvis(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+def jarvis(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, RunningJarvis]]:
+    """(the mode, a running Jarvis serving in it)."""
     home = tmp_path_factory.mktemp("home")
     args = ("--stateless",) if request.param == "stateless" else ()
     running = start_jarvis(tmp_path_factory.mktemp("own-surfaces"), *args, env={"HOME": str(home)}, timeout=180)
-    yield running
+    yield request.param, running
     running.stop()
 
 
@@ -157,14 +160,14 @@ def _stale_exclusions(scenario: str, checks: list[Check]) -> set[str]:
 
 @pytest.mark.parametrize("requirements", sorted(APPLICABLE))
 def test_own_surfaces_pass_the_protocol_scenarios_that_apply(
-    jarvis: RunningJarvis, requirements: str, tmp_path: Path
+    jarvis: tuple[str, RunningJarvis], requirements: str, tmp_path: Path
 ) -> None:
     assert not APPLICABLE[requirements] & set(NOT_APPLICABLE)
-    mode = "stateless" if "--stateless" in jarvis.process.args else "sessions"
+    mode, running = jarvis
     problems: dict[str, object] = {}
     # One run of the set per surface, the four at once: a run mostly waits on its scenarios' timeouts.
     with ThreadPoolExecutor(len(SURFACES)) as pool:
-        runs = pool.map(lambda surface: run_suite(jarvis.url(surface), requirements, tmp_path), SURFACES)
+        runs = pool.map(lambda surface: run_suite(running.url(surface), requirements, tmp_path), SURFACES)
     for surface, results in zip(SURFACES, runs, strict=True):
         unclassified = set(results) - APPLICABLE[requirements] - set(NOT_APPLICABLE)
         missing = APPLICABLE[requirements] - set(results)
