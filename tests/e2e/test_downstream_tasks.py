@@ -1,7 +1,7 @@
 """Tasks (SEP-2663) through profiles: a 2026-07-28 SDK client that declares the tasks extension calls task tools of two
 reference servers (tests/support/reference_server.py) on one prefixed profile; each task handle Jarvis hands out
 routes tasks/get, tasks/update and tasks/cancel back to the server that made the task, and a handle that is unknown,
-altered, or from another surface is refused with the spec's -32602 before any server sees it."""
+altered, or from another surface or caller is refused with the spec's -32602 before any server sees it."""
 
 from __future__ import annotations
 
@@ -95,6 +95,10 @@ async def get(session: ClientSession, handle: str) -> dict[str, Any]:
     return await send(session, GetTask(params=TaskIdParams(taskId=handle)))
 
 
+async def cancel(session: ClientSession, handle: str) -> dict[str, Any]:
+    return await send(session, CancelTask(params=TaskIdParams(taskId=handle)))
+
+
 async def poll(session: ClientSession, handle: str, until: set[str] = TERMINAL) -> dict[str, Any]:
     for _ in range(150):
         task = await get(session, handle)
@@ -117,9 +121,9 @@ def with_server(handle: str, server: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def tasks_client(url: str, extension: Tasks | None = None) -> AsyncIterator[Client]:
-    """The SDK's client speaking 2026-07-28, declaring the tasks extension when given it."""
-    async with httpx2.AsyncClient(timeout=60) as http:
+async def tasks_client(url: str, token: str, extension: Tasks | None = None) -> AsyncIterator[Client]:
+    """The SDK's client speaking 2026-07-28 with `token`, declaring the tasks extension when given it."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode=MODERN, extensions=[extension] if extension else None) as client:
             yield client
@@ -136,15 +140,25 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
 
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
-    running = start_jarvis(tmp_path_factory.mktemp("tasks"), env={"HOME": str(tmp_path_factory.mktemp("home"))})
+    home = tmp_path_factory.mktemp("home")
+    running = start_jarvis(tmp_path_factory.mktemp("tasks"), "--require-auth", env={"HOME": str(home)})
     yield running
     running.stop()
 
 
 @pytest.fixture(scope="module")
-async def profiles(jarvis: RunningJarvis, two_servers: tuple[str, str]) -> dict[str, str]:
+def tokens(jarvis: RunningJarvis) -> dict[str, str]:
+    """An administrator, and two callers with the same scope on every profile."""
+    return {
+        name: jarvis.create_token(scope, name=name)
+        for name, scope in (("admin", "admin"), ("me", "profile"), ("other", "profile"))
+    }
+
+
+@pytest.fixture(scope="module")
+async def profiles(jarvis: RunningJarvis, two_servers: tuple[str, str], tokens: dict[str, str]) -> dict[str, str]:
     """`duo` holds both servers (prefixed tool names), `solo` beta alone: their surfaces' URLs."""
-    async with mcp_client(jarvis.url()) as admin:
+    async with mcp_client(jarvis.url(), tokens["admin"]) as admin:
         for name, url in zip(("alpha", "beta"), two_servers, strict=True):
             result_json(
                 await admin.call_tool(
@@ -156,9 +170,11 @@ async def profiles(jarvis: RunningJarvis, two_servers: tuple[str, str]) -> dict[
     return {name: jarvis.url(f"/mcp/profile/{name}") for name in ("duo", "solo")}
 
 
-async def test_each_handle_routes_back_to_the_server_that_made_the_task(profiles: dict[str, str]) -> None:
+async def test_each_handle_routes_back_to_the_server_that_made_the_task(
+    profiles: dict[str, str], tokens: dict[str, str]
+) -> None:
     tasks = Tasks()
-    async with tasks_client(profiles["duo"], tasks) as client:
+    async with tasks_client(profiles["duo"], tokens["me"], tasks) as client:
         alpha = await client.call_tool("alpha__slow_compute", {"seconds": 0.3, "label": "from-alpha"})
         beta = await client.call_tool("beta__slow_compute", {"seconds": 0.1, "label": "from-beta"})
         assert alpha.content[0].text == "Computed from-alpha after 0.3s"  # type: ignore[union-attr]
@@ -186,7 +202,7 @@ async def test_each_handle_routes_back_to_the_server_that_made_the_task(profiles
             "alpha__slow_compute", {"seconds": 60, "label": "cancel-me"}, allow_claimed=True
         )
         assert isinstance(running, CreatedTask)
-        await send(client.session, CancelTask(params=TaskIdParams(taskId=running.task_id)))
+        await cancel(client.session, running.task_id)
         assert (await poll(client.session, running.task_id))["status"] == "cancelled"
 
 
@@ -198,10 +214,11 @@ def answer(name: str) -> dict[str, Any]:
     return {"action": "accept", "content": {"name": name}}
 
 
-async def test_a_handle_that_is_unknown_altered_or_from_another_surface_reaches_no_server(
-    profiles: dict[str, str],
+async def test_a_handle_that_is_unknown_altered_or_from_another_surface_or_caller_reaches_no_server(
+    profiles: dict[str, str], tokens: dict[str, str]
 ) -> None:
-    async with tasks_client(profiles["solo"], Tasks()) as solo, tasks_client(profiles["duo"], Tasks()) as duo:
+    me = tokens["me"]
+    async with tasks_client(profiles["solo"], me, Tasks()) as solo, tasks_client(profiles["duo"], me, Tasks()) as duo:
         # A long task of beta's, made through `solo`: alive on the server for the whole test.
         created = await solo.session.call_tool(
             "beta__slow_compute", {"seconds": 60, "label": "solo"}, allow_claimed=True
@@ -221,19 +238,25 @@ async def test_a_handle_that_is_unknown_altered_or_from_another_surface_reaches_
                 await get(duo.session, bad)
             assert caught.value.error.code == types.INVALID_PARAMS, what
         # The same task claimed for alpha, on its own surface: the seal names beta, so it fails there too.
-        for method in (get, lambda s, h: send(s, CancelTask(params=TaskIdParams(taskId=h)))):
+        for method in (get, cancel):
             with pytest.raises(MCPError) as caught:
                 await method(solo.session, with_server(handle, "alpha"))
             assert caught.value.error.code == types.INVALID_PARAMS
         with pytest.raises(MCPError) as caught:
             await send(solo.session, update(with_server(handle, "alpha"), {"x": answer("y")}))
         assert caught.value.error.code == types.INVALID_PARAMS
+        # Another caller with the same scopes on the same profile: my handle is not theirs to poll or cancel.
+        async with tasks_client(profiles["solo"], tokens["other"], Tasks()) as other:
+            for method in (get, cancel):
+                with pytest.raises(MCPError) as caught:
+                    await method(other.session, handle)
+                assert caught.value.error.code == types.INVALID_PARAMS
         # Had any of these reached beta it would have cancelled or answered the task: it is still working.
         assert (await get(solo.session, handle))["status"] == "working"
-        await send(solo.session, CancelTask(params=TaskIdParams(taskId=handle)))
+        await cancel(solo.session, handle)
 
     # A caller that did not declare the extension is told so (-32021), whatever the handle.
-    async with tasks_client(profiles["solo"]) as plain:
+    async with tasks_client(profiles["solo"], me) as plain:
         with pytest.raises(MCPError) as caught:
             await get(plain.session, handle)
         assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
