@@ -458,6 +458,14 @@ def _form(answer: dict[str, Any], field: str) -> str:
     return str((answer.get("content") or {}).get(field, ""))
 
 
+def _one_question(ctx: Context, key: str, question: str, field: str, reply: str) -> str | InputRequiredResult:
+    """Ask `question` (one form field) through an input-required result; then `reply` with the answer."""
+    answers = _answers(ctx, key)
+    if answers is None:
+        return _needs({key: _ask(question, field)})
+    return reply.format(_form(answers[key], field))
+
+
 @server.tool(description="Asks the user's name through an input-required result")
 def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
     answers = _answers(ctx, "user_name")
@@ -601,10 +609,7 @@ async def multi_input() -> str:
 
 @server.tool(description="Task required: asks the user's name (input-required round), then runs as a task")
 def test_tool_with_task(ctx: Context) -> str | InputRequiredResult:
-    answers = _answers(ctx, "user_name")
-    if answers is None:
-        return _needs({"user_name": _ask("What is your name?", "name")})
-    return f"Hello, {_form(answers['user_name'], 'name')}, from a task!"
+    return _one_question(ctx, "user_name", "What is your name?", "name", "Hello, {}, from a task!")
 
 
 def _has_user_name(params: CallToolRequestParams) -> bool:
@@ -673,10 +678,7 @@ def test_prompt_with_image() -> list[dict[str, Any]]:
 
 @server.prompt(description="A prompt that asks the user for context first")
 def test_input_required_result_prompt(ctx: Context) -> str | InputRequiredResult:
-    answers = _answers(ctx, "user_context")
-    if answers is None:
-        return _needs({"user_context": _ask("What context should the prompt use?", "context")})
-    return f"Use this context: {_form(answers['user_context'], 'context')}"
+    return _one_question(ctx, "user_context", "What context should the prompt use?", "context", "Use this context: {}")
 
 
 async def _complete(ctx: ServerRequestContext[Any], params: CompleteRequestParams) -> CompleteResult:
