@@ -23,7 +23,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.node]
 
 REFERENCE = REPO / "tests" / "support" / "reference_server.py"
 REQUIREMENT_SETS = ("2025-11-25", "2026-07-28")
-_TASKS = "tasks extension (SEP-2663): mcp SDK 2.3.0 ships no server-side Tasks extension to build the fixtures on"
 # Scenarios the reference server fails directly, with why; none is scored by its requirement set (the suite lists
 # them as pending or extension: `conformance list --server --requirements R`).
 REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
@@ -34,20 +33,6 @@ REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     },
     "2026-07-28": {
         "json-schema-2020-12": "pending upstream, as for 2025-11-25",
-        **{
-            f"tasks-{name}": _TASKS
-            for name in (
-                "lifecycle",
-                "capability-negotiation",
-                "wire-fields",
-                "request-state-removal",
-                "mrtr-input",
-                "request-headers",
-                "dispatch-and-envelope",
-                "required-task-error",
-                "mrtr-composition",
-            )
-        },
     },
 }
 # Scenarios the server passes directly and Jarvis does not, yet (issue 13, "Transparent"). The test fails when one

@@ -14,18 +14,28 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import secrets
 import sys
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Extension, MCPServer, MethodBinding, require_client_extension
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     AudioContent,
+    CallToolRequestParams,
     CompleteRequestParams,
     CompleteResult,
     Completion,
@@ -40,6 +50,7 @@ from mcp_types import (
     InputRequest,
     InputRequiredResult,
     ListRootsRequest,
+    RequestParams,
     SamplingMessage,
     SetLevelRequestParams,
     SubscribeRequestParams,
@@ -64,11 +75,202 @@ async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -
     return await call_next(ctx)
 
 
+# --- the Tasks extension (SEP-2663) ---------------------------------------------------------------------------
+# The SDK ships the extension seam (Extension, MethodBinding, a tools/call interceptor) but no Tasks extension, so
+# this is one, kept in memory: a task-supporting tool called by a client that declares the extension on its request
+# runs in the background and the call answers a CreateTaskResult; tasks/get, tasks/update and tasks/cancel follow it.
+TASKS = "io.modelcontextprotocol/tasks"
+TASK_TTL_MS = 600_000
+POLL_INTERVAL_MS = 200
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Task:
+    task_id: str
+    created_at: str = field(default_factory=_now)
+    last_updated_at: str = field(default_factory=_now)
+    status: str = "working"
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+    work: asyncio.Task[None] | None = None
+
+    def move(self, status: str) -> None:
+        if self.status not in TERMINAL:  # a terminal status is final (a cancel wins over a late result)
+            self.status, self.last_updated_at = status, _now()
+
+    def envelope(self) -> dict[str, Any]:
+        return {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttlMs": TASK_TTL_MS,
+            "pollIntervalMs": POLL_INTERVAL_MS,
+        }
+
+    def detailed(self) -> dict[str, Any]:
+        """The task as tasks/get states it: the result, error or outstanding requests its status carries."""
+        extra: dict[str, Any] = {}
+        if self.status == "completed":
+            extra["result"] = self.result
+        elif self.status == "failed":
+            extra["error"] = self.error
+        elif self.status == "input_required":
+            extra["inputRequests"] = dict(self.input_requests)
+        return {**self.envelope(), **extra}
+
+    async def ask(self, requests: dict[str, InputRequest]) -> dict[str, Any]:
+        """Park the task in `input_required` until tasks/update has answered every request; the answers by key."""
+        self.input_requests = {
+            key: request.model_dump(by_alias=True, exclude_none=True, mode="json") for key, request in requests.items()
+        }
+        self.answers = {}
+        self.answered.clear()
+        self.move("input_required")
+        await self.answered.wait()
+        self.move("working")
+        return self.answers
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        # Keys that are not outstanding (never issued, already answered) are ignored, as the spec says.
+        for key in [key for key in responses if key in self.input_requests]:
+            del self.input_requests[key]
+            self.answers[key] = _plain(responses[key])
+        if self.status == "input_required" and not self.input_requests:
+            self.answered.set()
+
+
+RUNNING_TASK: ContextVar[Task | None] = ContextVar("running_task", default=None)
+
+
+@dataclass(frozen=True)
+class TaskTool:
+    required: bool  # taskSupport "required": a client without the extension gets -32021 instead of a sync result
+    # False: this round is not the task yet (an input-required round before it, SEP-2663's MRTR composition).
+    ready: Callable[[CallToolRequestParams], bool] = lambda params: True
+
+
+class TaskParams(RequestParams):
+    task_id: str = Field(alias="taskId")
+
+
+class TaskUpdateParams(TaskParams):
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+class TasksExtension(Extension):
+    identifier = TASKS
+
+    def __init__(self) -> None:
+        self.task_tools: dict[str, TaskTool] = {}
+        self._tasks: dict[str, Task] = {}
+
+    def methods(self) -> list[MethodBinding]:
+        return [
+            MethodBinding("tasks/get", TaskParams, self._get),
+            MethodBinding("tasks/update", TaskUpdateParams, self._update),
+            MethodBinding("tasks/cancel", TaskParams, self._cancel),
+        ]
+
+    async def intercept_tool_call(
+        self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        tool = self.task_tools.get(params.name)
+        if tool is None:
+            return await call_next(ctx)
+        if not _declares_tasks(ctx):
+            if tool.required:
+                require_client_extension(ctx, TASKS)
+            return await call_next(ctx)
+        if not tool.ready(params):
+            return await call_next(ctx)
+        task = Task(task_id=secrets.token_urlsafe(18))
+        self._tasks[task.task_id] = task  # stored before the answer: an immediate tasks/get finds it
+        task.work = asyncio.get_running_loop().create_task(_run(task, ctx, call_next))
+        return {"resultType": "task", **task.envelope()}
+
+    def _find(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Task:
+        require_client_extension(ctx, TASKS)
+        _check_task_header(ctx, params.task_id)
+        task = self._tasks.get(params.task_id)
+        if task is None:
+            raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return task
+
+    async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        return self._find(ctx, params).detailed()
+
+    async def _update(self, ctx: ServerRequestContext[Any, Any], params: TaskUpdateParams) -> dict[str, Any]:
+        self._find(ctx, params).answer(params.input_responses)
+        return {}
+
+    async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        task = self._find(ctx, params)
+        task.move("cancelled")
+        if task.work is not None:
+            task.work.cancel()
+        return {}
+
+
+async def _run(task: Task, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
+    """The tool's own handler, in the background: its result completes the task, a protocol error fails it."""
+    RUNNING_TASK.set(task)
+    try:
+        result = await call_next(ctx)
+    except asyncio.CancelledError:
+        task.move("cancelled")
+        return
+    except MCPError as exc:
+        task.error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
+        task.move("failed")
+        return
+    except Exception as exc:  # a crash is a protocol-level failure, as it would be for the request itself
+        task.error = {"code": INTERNAL_ERROR, "message": str(exc)}
+        task.move("failed")
+        return
+    task.result = _plain(result)
+    task.move("completed")
+
+
+def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and TASKS in (capabilities.extensions or {})
+
+
+def _check_task_header(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
+    """SEP-2663 extends SEP-2243's `Mcp-Name` to tasks/*: it must carry `taskId` (the SDK checks core methods only)."""
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return
+    name = decode_header_value(headers.get(MCP_NAME_HEADER))
+    if name is None or name.strip() != task_id:
+        raise MCPError(HEADER_MISMATCH, f"{MCP_NAME_HEADER} header does not match params.taskId")
+
+
+def running_task() -> Task:
+    task = RUNNING_TASK.get()
+    if task is None:
+        raise MCPError(INTERNAL_ERROR, "this tool runs as a task only")
+    return task
+
+
+tasks = TasksExtension()
+
+
 LEGACY = sys.argv[2:] == ["legacy"]
 server = MCPServer(
     name="jarvis-reference-server",
     version="1.0.0",
     middleware=[_handshake_only] if LEGACY else [],
+    extensions=[] if LEGACY else [tasks],
     cache_hints={
         method: HINT
         for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
@@ -256,6 +458,14 @@ def _form(answer: dict[str, Any], field: str) -> str:
     return str((answer.get("content") or {}).get(field, ""))
 
 
+def _one_question(ctx: Context, key: str, question: str, field: str, reply: str) -> str | InputRequiredResult:
+    """Ask `question` (one form field) through an input-required result; then `reply` with the answer."""
+    answers = _answers(ctx, key)
+    if answers is None:
+        return _needs({key: _ask(question, field)})
+    return reply.format(_form(answers[key], field))
+
+
 @server.tool(description="Asks the user's name through an input-required result")
 def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
     answers = _answers(ctx, "user_name")
@@ -356,6 +566,68 @@ def test_custom_header(
     return f"region={region} query={query}"
 
 
+# --- tools: the Tasks extension's fixtures (SEP-2663) ---------------------------------------------------------
+@server.tool(description="Sync only: greets the given name")
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@server.tool(description="Task-supporting: sleeps the given seconds, then answers")
+async def slow_compute(seconds: float = 1, label: str = "") -> str:
+    await asyncio.sleep(seconds)
+    return f"Computed {label or 'result'} after {seconds:g}s"
+
+
+@server.tool(description="Task required: reports a tool execution error after about a second")
+async def failing_job() -> str:
+    await asyncio.sleep(1)
+    raise RuntimeError("This job intentionally fails")
+
+
+@server.tool(description="Task-supporting: fails with a protocol-level (JSON-RPC) error")
+async def protocol_error_job() -> str:
+    await asyncio.sleep(0.2)
+    raise MCPError(INTERNAL_ERROR, "This job intentionally fails at the protocol level")
+
+
+def _confirmed(answer: Any) -> bool:
+    content = answer.get("content") if isinstance(answer, dict) else None
+    return isinstance(content, dict) and answer.get("action") == "accept" and bool(content.get("confirm", True))
+
+
+@server.tool(description="Task required: asks for a confirmation through the task's inputRequests")
+async def confirm_delete(filename: str) -> str:
+    answers = await running_task().ask({"confirm": _ask(f"Delete {filename}?", "confirm", "boolean")})
+    return f"{'Deleted' if _confirmed(answers['confirm']) else 'Kept'} {filename}"
+
+
+@server.tool(description="Task required: asks two questions at once through the task's inputRequests")
+async def multi_input() -> str:
+    answers = await running_task().ask({"first": _ask("First name?", "name"), "second": _ask("Second name?", "name")})
+    return f"Received {_form(answers['first'], 'name')} and {_form(answers['second'], 'name')}"
+
+
+@server.tool(description="Task required: asks the user's name (input-required round), then runs as a task")
+def test_tool_with_task(ctx: Context) -> str | InputRequiredResult:
+    return _one_question(ctx, "user_name", "What is your name?", "name", "Hello, {}, from a task!")
+
+
+def _has_user_name(params: CallToolRequestParams) -> bool:
+    return "user_name" in (params.input_responses or {})
+
+
+tasks.task_tools.update(
+    {
+        "slow_compute": TaskTool(required=False),
+        "failing_job": TaskTool(required=True),
+        "protocol_error_job": TaskTool(required=True),
+        "confirm_delete": TaskTool(required=True),
+        "multi_input": TaskTool(required=True),
+        "test_tool_with_task": TaskTool(required=True, ready=_has_user_name),
+    }
+)
+
+
 # --- resources ------------------------------------------------------------------------------------------------
 @server.resource("test://static-text", description="A static text resource", mime_type="text/plain")
 def static_text() -> str:
@@ -406,10 +678,7 @@ def test_prompt_with_image() -> list[dict[str, Any]]:
 
 @server.prompt(description="A prompt that asks the user for context first")
 def test_input_required_result_prompt(ctx: Context) -> str | InputRequiredResult:
-    answers = _answers(ctx, "user_context")
-    if answers is None:
-        return _needs({"user_context": _ask("What context should the prompt use?", "context")})
-    return f"Use this context: {_form(answers['user_context'], 'context')}"
+    return _one_question(ctx, "user_context", "What context should the prompt use?", "context", "Use this context: {}")
 
 
 async def _complete(ctx: ServerRequestContext[Any], params: CompleteRequestParams) -> CompleteResult:

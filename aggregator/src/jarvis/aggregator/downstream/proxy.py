@@ -33,6 +33,7 @@ from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
+from jarvis.aggregator.downstream.tasks import SurfaceTasks, TaskHandles, is_task
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.metrics import AggregatorMetrics
@@ -40,6 +41,7 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError
+from jarvis.common.internal_plane import InternalPlane
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class ProxySurface:
         usage: UsageRecorder,
         metrics: AggregatorMetrics,
         version: str,
+        task_handles: TaskHandles | None = None,
     ) -> None:
         self.kind = kind
         self.host = host
@@ -90,6 +93,7 @@ class ProxySurface:
         )
         host.subscribe(self._changed)
         transparent.install(self)
+        self.tasks = SurfaceTasks(self, task_handles or TaskHandles.for_plane(InternalPlane()))
 
     # ------------------------------------------------------------ targets and permissions
 
@@ -273,6 +277,8 @@ class ProxySurface:
             caller_version=ctx.protocol_version,
             input_schema=schema if isinstance(schema, dict) else None,
         )
+        if is_task(result):  # a CreateTaskResult (SEP-2663): the caller gets a handle that routes back here
+            return self.tasks.handed_out(ctx, exposed.server, result)
         # An input-required result (2026-07-28) is relayed as the server sent it, `requestState` untouched: the
         # caller retries with its answers, and the retry names the same tool, so it reaches the same server.
         shape = types.InputRequiredResult if is_input_required(result) else types.CallToolResult

@@ -18,6 +18,7 @@ from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
 from jarvis.aggregator.downstream.shares import REQUEST, Shares
 from jarvis.aggregator.downstream.supervisor import HostOptions
+from jarvis.aggregator.downstream.tasks import TaskHandles
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.metrics import AggregatorMetrics
@@ -155,8 +156,10 @@ def build_downstream(
     sessions: SessionLedger,
 ) -> DownstreamRoutes:
     """The profile and share surfaces of one aggregator; `sessions` tracks who owns their MCP sessions."""
-    profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version)
-    shared = ProxySurface(SHARE, host, shares, usage, metrics, version)
+    # One key for both kinds: a handle is sealed to its surface kind and target anyway.
+    handles = TaskHandles.for_plane(host.registry.plane)
+    profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version, handles)
+    shared = ProxySurface(SHARE, host, shares, usage, metrics, version, handles)
     return DownstreamRoutes(
         profiles, shared, sessions, stateless=settings.stateless, max_body_bytes=settings.max_body_bytes
     )

@@ -22,6 +22,10 @@ from mcp.shared.inbound import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+# SEP-2663 extends `Mcp-Name` to the task methods, carrying `taskId`; the SDK's table has the core methods only.
+_NAME_KEYS = {**NAME_BEARING_METHODS, **dict.fromkeys(TASK_METHODS, "taskId")}
+
 
 def headers_for(
     version: str, method: str, params: dict[str, Any] | None, input_schema: dict[str, Any] | None = None
@@ -31,7 +35,7 @@ def headers_for(
         return headers
     params = params or {}
     headers[MCP_METHOD_HEADER] = method
-    key = NAME_BEARING_METHODS.get(method)
+    key = _NAME_KEYS.get(method)
     if key is not None and isinstance(name := params.get(key), str):
         headers[MCP_NAME_HEADER] = encode_header_value(name)
     arguments = params.get("arguments")
