@@ -36,13 +36,6 @@ SettingsT = TypeVar("SettingsT", bound=ServiceSettings)
 # What `jarvis_system action=restart_infra` restarts, in an order where each finds what it needs.
 RESTART_ORDER = ("registry", "debug", "runtime", "scheduler")
 STOP_ORDER = ("scheduler", "registry", "debug", "runtime")
-# The health name a restarted service must answer SERVING for before it is reported healthy.
-HEALTH_NAMES = {
-    "registry": registry_server.REGISTRY_SERVICE,
-    "debug": debug_server.DEBUG_SERVICE,
-    "runtime": runtime_server.RUNTIME_SERVICE,
-    "scheduler": scheduler_server.SCHEDULER_SERVICE,
-}
 READY_SECONDS = 15.0  # how long a restarted service may take to serve before it is reported unhealthy
 
 
@@ -280,8 +273,8 @@ class EmbeddedStack:
         """Stop one service and start it again on the same port (the aggregator's channels keep working)."""
         port = self.services[component].port
         self.services.pop(component).stop(5.0)
-        self.services[component] = self._launch(component, port)
-        return port, HEALTH_NAMES[component]
+        restarted = self.services[component] = self._launch(component, port)
+        return port, restarted.bindings.health_names[0]  # its main service: the registry's, not ProjectService
 
     async def infra_status(self) -> dict[str, Any]:
         aggregator = self.settings.aggregator_settings(self._target("registry"))
