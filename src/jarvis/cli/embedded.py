@@ -14,7 +14,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.registry_client import RegistryClient, to_dict
+from jarvis.aggregator.gateways.registry import RegistryGateway, to_dict
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.internal_plane import local_token
@@ -153,7 +153,7 @@ class EmbeddedStack:
         self.metrics_registry = metrics_registry
         self.restart_requested = False
         self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
-        self.client: RegistryClient | None = None
+        self.client: RegistryGateway | None = None
 
     def start(self) -> str:
         self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -222,7 +222,7 @@ class EmbeddedStack:
             if running is not None:
                 running.stop(grace)
 
-    def _client(self) -> RegistryClient:
+    def _client(self) -> RegistryGateway:
         assert self.client is not None, "the runner sets the registry client before serving"
         return self.client
 
