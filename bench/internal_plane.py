@@ -14,16 +14,18 @@ from pathlib import Path
 
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
-from jarvis.cli.embedded import start_registry
 from jarvis.common.grpc_client import sync_channel
 from jarvis.common.internal_plane import InternalPlane
+from jarvis.common.service import launch
+from jarvis.registry import server as registry_server
 from jarvis.registry.settings import RegistrySettings
 
 
 def measure(plane: InternalPlane, calls: int) -> tuple[float, float]:
     """Median and p99 microseconds of a ListTokens call."""
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_registry(RegistrySettings(data_dir=Path(tmp), home=Path(tmp)), None, "127.0.0.1:0", plane)
+        settings = RegistrySettings(data_dir=Path(tmp), home=Path(tmp))
+        server = launch(registry_server.build, settings, "127.0.0.1:0", plane=plane)
         channel = sync_channel(f"127.0.0.1:{server.port}", {}, plane)
         stub = pb_grpc.RegistryServiceStub(channel)
         try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.downstream import FAST_ENV
 from tests.support.stack import RunningJarvis, start_jarvis
 
 
@@ -38,6 +39,19 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]
     )
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="module")
+def hosted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    """Embedded Jarvis hosting downstream servers with quick timeouts (FAST_ENV), one per test module. A module
+    adds `jarvis up` arguments in HOSTED_ARGS and environment in HOSTED_ENV."""
+    module = request.module
+    env = {"HOME": str(tmp_path_factory.mktemp("home")), **FAST_ENV, **getattr(module, "HOSTED_ENV", {})}
+    data = tmp_path_factory.mktemp(module.__name__.rpartition(".")[2])
+    running = start_jarvis(data, *getattr(module, "HOSTED_ARGS", ()), env=env)
+    yield running
+    running.stop()
+    print(running.log()[-6000:])  # shown with a failing test's output
 
 
 @pytest.fixture

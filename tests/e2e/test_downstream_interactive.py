@@ -4,7 +4,7 @@ real `jarvis up` to the agent that made the call (server-everything from npm, li
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx2
@@ -15,7 +15,6 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.downstream import (
-    FAST_ENV,
     create_profile,
     create_server,
     eventually,
@@ -23,20 +22,12 @@ from tests.support.downstream import (
     server_info,
     text_of,
 )
-from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
+from tests.support.stack import RunningJarvis, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def relaying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
-    home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(
-        tmp_path_factory.mktemp("interactive"),
-        env={"HOME": str(home), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"},
-    )
-    yield running
-    running.stop()
+HOSTED_ENV = {"JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"}
 
 
 class Agent:
@@ -90,12 +81,12 @@ async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
             yield client
 
 
-async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: RunningJarvis) -> None:
-    async with mcp_client(relaying.url()) as admin:
+async def test_sampling_and_elicitation_reach_the_calling_agent(hosted: RunningJarvis) -> None:
+    async with mcp_client(hosted.url()) as admin:
         await create_server(admin, "quiet", everything_server())
         await interactive_server(admin, "asker", "asking", "quiet")
     alice, bob = Agent("alice"), Agent("bob")
-    url = relaying.url("/mcp/profile/asking")
+    url = hosted.url("/mcp/profile/asking")
     async with connected(url, alice) as first, connected(url, bob) as second:
         names = {t.name for t in (await first.list_tools()).tools}
         # server-everything registers these only for a client that offers the capability: Jarvis offered it
@@ -119,14 +110,14 @@ async def test_sampling_and_elicitation_reach_the_calling_agent(relaying: Runnin
     assert bob.forms == []
 
 
-async def test_a_caller_that_cannot_sample_gets_the_reason(relaying: RunningJarvis) -> None:
-    async with mcp_client(relaying.url()) as admin:
+async def test_a_caller_that_cannot_sample_gets_the_reason(hosted: RunningJarvis) -> None:
+    async with mcp_client(hosted.url()) as admin:
         await interactive_server(admin, "asker2", "asking2")
-    async with connected(relaying.url("/mcp/profile/asking2"), None) as plain:
+    async with connected(hosted.url("/mcp/profile/asking2"), None) as plain:
         answer = await plain.call_tool("asker2__trigger-sampling-request", {"prompt": "anyone?", "maxTokens": 5})
     assert answer.is_error
     assert "does not support sampling" in text_of(answer)
-    async with mcp_client(relaying.url()) as admin:
+    async with mcp_client(hosted.url()) as admin:
         assert (await server_info(admin, "asker2"))["runtime"]["state"] == "running"  # the server is fine
 
 
@@ -144,10 +135,10 @@ class AbsentAgent(Agent):
         return types.ElicitResult(action="cancel")
 
 
-async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(relaying: RunningJarvis) -> None:
-    async with mcp_client(relaying.url()) as admin:
+async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(hosted: RunningJarvis) -> None:
+    async with mcp_client(hosted.url()) as admin:
         await interactive_server(admin, "asker3", "asking3")
-    url = relaying.url("/mcp/profile/asking3")
+    url = hosted.url("/mcp/profile/asking3")
     absent, alice = AbsentAgent("absent"), Agent("alice")
     async with connected(url, absent) as first, connected(url, alice) as second:
         stuck = asyncio.ensure_future(first.call_tool("asker3__trigger-elicitation-request", {}))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,7 @@ from tests.support.stack import RunningJarvis, error_text, mcp_client, result_js
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
-    home = tmp_path_factory.mktemp("home")
-    env = {"HOME": str(home), **FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"}
-    running = start_jarvis(tmp_path_factory.mktemp("lifecycle"), env=env)
-    yield running
-    running.stop()
+HOSTED_ENV = {"JARVIS_AGGREGATOR_DOWNSTREAM_CALL_TIMEOUT": "3"}
 
 
 async def test_a_killed_server_shows_in_status_and_the_next_call_restarts_it(hosted: RunningJarvis) -> None:

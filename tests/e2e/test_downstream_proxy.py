@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,6 @@ from tests.support.downstream import (
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
-    home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("hosted"), env={"HOME": str(home), **FAST_ENV})
-    yield running
-    running.stop()
-    print(running.log()[-6000:])
 
 
 def comparable(result: types.CallToolResult) -> tuple[Any, ...]:

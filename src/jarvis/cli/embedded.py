@@ -7,37 +7,35 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry
 from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
-from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE, RegistryGateway, to_dict
-from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
-from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
+from jarvis.aggregator.gateways.registry import RegistryGateway, to_dict
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
-from jarvis.common.grpc_server import RunningServer, create_server
-from jarvis.common.internal_plane import InternalPlane, local_token
+from jarvis.common.internal_plane import local_token
 from jarvis.common.metrics import GrpcMetrics
+from jarvis.common.service import Factory, RunningService, ServiceSettings, launch
 from jarvis.common.settings import ProcessSettings
-from jarvis.debug.server import build_debug_bindings
+from jarvis.debug import server as debug_server
 from jarvis.debug.settings import DebugSettings
-from jarvis.registry.server import build_registry_bindings
+from jarvis.registry import server as registry_server
 from jarvis.registry.settings import RegistrySettings
-from jarvis.runtime.app import Runtime
-from jarvis.runtime.server import serve_runtime
+from jarvis.runtime import server as runtime_server
 from jarvis.runtime.settings import RuntimeSettings
-from jarvis.scheduler.server import RunningScheduler, serve_scheduler
+from jarvis.scheduler import server as scheduler_server
 from jarvis.scheduler.settings import SchedulerSettings
 
 log = logging.getLogger(__name__)
+SettingsT = TypeVar("SettingsT", bound=ServiceSettings)
 
 # What `jarvis_system action=restart_infra` restarts, in an order where each finds what it needs.
 RESTART_ORDER = ("registry", "debug", "runtime", "scheduler")
+STOP_ORDER = ("scheduler", "registry", "debug", "runtime")
 READY_SECONDS = 15.0  # how long a restarted service may take to serve before it is reported unhealthy
 
 
@@ -142,38 +140,16 @@ class EmbeddedSettings(ProcessSettings):
         return self.data_dir.expanduser().resolve()
 
 
-def start_registry(
-    settings: RegistrySettings, metrics: GrpcMetrics | None, address: str, plane: InternalPlane | None = None
-) -> RunningServer:
-    """The registry's services, exactly those `jarvis serve registry` binds (see `registry_bindings`)."""
-    return create_server(
-        build_registry_bindings(settings), address, metrics=metrics, plane=plane or settings.internal_plane()
-    )
-
-
-def start_debug(settings: DebugSettings, metrics: GrpcMetrics | None, address: str) -> RunningServer:
-    return create_server(build_debug_bindings(settings), address, metrics=metrics, plane=settings.internal_plane())
-
-
-def start_runtime(settings: RuntimeSettings, metrics: GrpcMetrics | None) -> tuple[Runtime, RunningServer]:
-    """The runtime serves even when Docker is down: its calls then say which engine to start."""
-    return serve_runtime(settings, metrics)
-
-
 class EmbeddedStack:
-    """Runs the registry in-process and answers the aggregator's system controls for it."""
+    """Runs every service in-process, each as its `build` binds it, and answers the aggregator's system controls."""
 
     mode = "embedded"
 
     def __init__(self, settings: EmbeddedSettings, metrics_registry: CollectorRegistry) -> None:
         settings.use_local_token()
         self.settings = settings
-        self.registry_settings = settings.registry_settings()
         self.grpc_metrics = GrpcMetrics(metrics_registry)
-        self.registry_server: RunningServer | None = None
-        self.debug_server: RunningServer | None = None
-        self.runtime: tuple[Runtime, RunningServer] | None = None
-        self.scheduler: RunningScheduler | None = None
+        self.services: dict[str, RunningService] = {}
         self.metrics_registry = metrics_registry
         self.restart_requested = False
         self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
@@ -181,66 +157,70 @@ class EmbeddedStack:
 
     def start(self) -> str:
         self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.registry_server = start_registry(
-            self.registry_settings, self.grpc_metrics, f"127.0.0.1:{self.settings.registry_port}"
-        )
+        self.services["registry"] = self._launch("registry", self.settings.registry_port)
         self.ensure_debug()
         self.ensure_runtime()
         self.ensure_scheduler()
         return self.registry_target
 
+    def _launch(self, component: str, port: int = 0) -> RunningService:
+        """Build and start one service on a loopback port (0: a free one), sharing this process's metrics."""
+        address = f"127.0.0.1:{port}"
+        if component == "registry":
+            return self._start(registry_server.build, self.settings.registry_settings(), address)
+        if component == "debug":
+            return self._start(debug_server.build, self.settings.debug_settings(), address)
+        if component == "runtime":
+            # The runtime serves even when Docker is down: its calls then say which engine to start.
+            return self._start(runtime_server.build, self.settings.runtime_settings(), address)
+        return self._start(scheduler_server.build, self.settings.scheduler_settings(self.ensure_runtime()), address)
+
+    def _start(self, build: Factory[SettingsT], settings: SettingsT, address: str) -> RunningService:
+        return launch(build, settings, address, metrics=self.metrics_registry, grpc_metrics=self.grpc_metrics)
+
+    def _ensure(self, component: str) -> str:
+        if component not in self.services:
+            self.services[component] = self._launch(component)
+        return self._target(component)
+
+    def _target(self, component: str) -> str:
+        running = self.services.get(component)
+        return f"127.0.0.1:{running.port}" if running is not None else ""
+
     def ensure_scheduler(self) -> str:
         """Start the scheduler (with its in-process beat) on a free loopback port unless it runs; its target."""
-        if self.scheduler is None:
-            self.scheduler = serve_scheduler(
-                self.settings.scheduler_settings(self.ensure_runtime()), self.metrics_registry, self.grpc_metrics
-            )
-        return self.scheduler_target
-
-    @property
-    def scheduler_target(self) -> str:
-        return f"127.0.0.1:{self.scheduler.port}" if self.scheduler is not None else ""
+        return self._ensure("scheduler")
 
     def ensure_runtime(self) -> str:
         """Start the runtime service on a free loopback port unless it runs; its target."""
-        if self.runtime is None:
-            self.runtime = start_runtime(self.settings.runtime_settings(), self.grpc_metrics)
-        return self.runtime_target
-
-    @property
-    def runtime_target(self) -> str:
-        return f"127.0.0.1:{self.runtime[1].port}" if self.runtime is not None else ""
+        return self._ensure("runtime")
 
     def ensure_debug(self) -> str:
         """Start the debug service on a free loopback port unless it runs; its target."""
-        if self.debug_server is None:
-            self.debug_server = start_debug(self.settings.debug_settings(), self.grpc_metrics, "127.0.0.1:0")
-        return self.debug_target
+        return self._ensure("debug")
+
+    @property
+    def scheduler_target(self) -> str:
+        return self._target("scheduler")
+
+    @property
+    def runtime_target(self) -> str:
+        return self._target("runtime")
 
     @property
     def debug_target(self) -> str:
-        return f"127.0.0.1:{self.debug_server.port}" if self.debug_server is not None else ""
+        return self._target("debug")
 
     @property
     def registry_target(self) -> str:
-        assert self.registry_server is not None
-        return f"127.0.0.1:{self.registry_server.port}"
+        assert "registry" in self.services
+        return self._target("registry")
 
     def stop(self, grace: float = 5.0) -> None:
-        if self.scheduler is not None:
-            self.scheduler.stop(grace)
-            self.scheduler = None
-        if self.registry_server is not None:
-            self.registry_server.stop(grace)
-            self.registry_server = None
-        if self.debug_server is not None:
-            self.debug_server.stop(grace)
-            self.debug_server = None
-        if self.runtime is not None:
-            runtime, server = self.runtime
-            server.stop(grace)
-            runtime.close()
-            self.runtime = None
+        for component in STOP_ORDER:
+            running = self.services.pop(component, None)
+            if running is not None:
+                running.stop(grace)
 
     def _client(self) -> RegistryGateway:
         assert self.client is not None, "the runner sets the registry client before serving"
@@ -291,39 +271,13 @@ class EmbeddedStack:
 
     def _restart_now(self, component: str) -> tuple[int, str]:
         """Stop one service and start it again on the same port (the aggregator's channels keep working)."""
-        if component == "registry":
-            assert self.registry_server is not None
-            port = self.registry_server.port
-            self.registry_server.stop(5.0)
-            self.registry_server = start_registry(self.registry_settings, self.grpc_metrics, f"127.0.0.1:{port}")
-            return port, REGISTRY_SERVICE
-        if component == "debug":
-            assert self.debug_server is not None
-            port = self.debug_server.port
-            self.debug_server.stop(5.0)
-            self.debug_server = start_debug(self.settings.debug_settings(), self.grpc_metrics, f"127.0.0.1:{port}")
-            return port, DEBUG_SERVICE
-        if component == "runtime":
-            assert self.runtime is not None
-            runtime, server = self.runtime
-            port = server.port
-            server.stop(5.0)
-            runtime.close()
-            self.runtime = serve_runtime(self.settings.runtime_settings(), self.grpc_metrics, f"127.0.0.1:{port}")
-            return port, RUNTIME_SERVICE
-        assert self.scheduler is not None
-        port = self.scheduler.port
-        self.scheduler.stop(5.0)
-        self.scheduler = serve_scheduler(
-            self.settings.scheduler_settings(self.runtime_target),
-            self.metrics_registry,
-            self.grpc_metrics,
-            f"127.0.0.1:{port}",
-        )
-        return port, SCHEDULER_SERVICE
+        port = self.services[component].port
+        self.services.pop(component).stop(5.0)
+        restarted = self.services[component] = self._launch(component, port)
+        return port, restarted.bindings.health_names[0]  # its main service: the registry's, not ProjectService
 
     async def infra_status(self) -> dict[str, Any]:
-        aggregator = self.settings.aggregator_settings(self.registry_target if self.registry_server else "")
+        aggregator = self.settings.aggregator_settings(self._target("registry"))
         return {
             "docker": await probes.docker_ping(aggregator.docker_host),
             "redis": await probes.redis_ping(aggregator.redis_url),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import secrets
@@ -23,7 +24,7 @@ from jarvis.aggregator.gateways.registry import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.datadir import DataDirLock, Holder
-from jarvis.cli.embedded import EmbeddedSettings, start_registry
+from jarvis.cli.embedded import EmbeddedSettings
 from jarvis.cli.image import image
 from jarvis.cli.migrate import migrate
 from jarvis.cli.output import BATCH, catalog_batches, table
@@ -33,7 +34,9 @@ from jarvis.common.grpc_client import sync_channel
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import TOKEN_FILE_NAME
 from jarvis.common.logging import configure_logging
+from jarvis.common.service import launch
 from jarvis.common.settings import describe_invalid_settings
+from jarvis.registry import server as registry_server
 
 SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
 # Admin reads and small writes; a registry that takes longer is hung, and the error says where.
@@ -171,25 +174,9 @@ def serve(service: str) -> None:
 
 
 def _serve(service: str) -> None:
-    if service == "registry":
-        from jarvis.registry.__main__ import main as registry_main
-
-        registry_main()
-        return
-    if service == "debug":
-        from jarvis.debug.__main__ import main as debug_main
-
-        debug_main()
-        return
-    if service == "runtime":
-        from jarvis.runtime.__main__ import main as runtime_main
-
-        runtime_main()
-        return
-    if service == "scheduler":
-        from jarvis.scheduler.__main__ import main as scheduler_main
-
-        scheduler_main()
+    if service in ("registry", "debug", "runtime", "scheduler"):
+        # Imported here, one service's modules only: what `python -m jarvis.<service>` runs.
+        importlib.import_module(f"jarvis.{service}.__main__").main()
         return
     if service in ("scheduler-worker", "scheduler-beat"):
         from jarvis.scheduler.processes import run_beat, run_worker
@@ -276,7 +263,7 @@ def _registry(ctx: click.Context) -> Iterator[registry_pb2_grpc.RegistryServiceS
         settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if plane.token is None:  # the registry lives for this command only: a credential for it alone
             plane = plane.with_token(secrets.token_hex(32))
-        server = start_registry(settings.registry_settings(), None, "127.0.0.1:0", plane)
+        server = launch(registry_server.build, settings.registry_settings(), "127.0.0.1:0", plane=plane)
         target = f"127.0.0.1:{server.port}"
     channel = sync_channel(target, IDEMPOTENT, plane)
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis.debug.backends import build_backends
+from jarvis.debug.app import build_backends
 from jarvis.debug.domain.gateway import Gateway
 from jarvis.debug.settings import DebugSettings
 from tests.support.aws_fake import ACCESS_KEY, REGION, SECRET_KEY, FakeAws

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jarvis.common.errors import FailedPrecondition, NotFound, Unavailable
-from jarvis.debug.backends import build_backends
+from jarvis.debug.app import build_backends
 from jarvis.debug.domain.gateway import Gateway
 from jarvis.debug.settings import DebugSettings
 from tests.conftest import DEAD_ENDPOINT

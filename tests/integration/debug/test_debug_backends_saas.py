@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
-from jarvis.debug.backends import build_backends
+from jarvis.debug.app import build_backends
 from jarvis.debug.domain.gateway import Gateway
 from jarvis.debug.settings import DebugSettings
 from tests.support.debug_fixtures import write_credentials

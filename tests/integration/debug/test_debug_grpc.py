@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator import probes
 from jarvis.aggregator.gateways.debug import DebugGateway
@@ -14,14 +15,14 @@ from jarvis.api.debug.v1 import debug_pb2 as pb
 from jarvis.api.debug.v1 import debug_pb2_grpc as pb_grpc
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from jarvis.common.grpc_server import create_server
-from jarvis.debug.server import DEBUG_SERVICE, build_debug_bindings
+from jarvis.debug.server import DEBUG_SERVICE, build
 from jarvis.debug.settings import DebugSettings
 from tests.support.aws_fake import LOG_GROUP
 
 
 @pytest.fixture
 def target(settings: DebugSettings) -> Iterator[str]:
-    running = create_server(build_debug_bindings(settings), "127.0.0.1:0")
+    running = create_server(build(settings, CollectorRegistry()).services, "127.0.0.1:0")
     try:
         yield f"127.0.0.1:{running.port}"
     finally:
@@ -103,7 +104,7 @@ async def test_aggregator_client_gets_domain_errors_back(target: str) -> None:
 async def test_unconfigured_backend_is_a_failed_precondition(settings: DebugSettings) -> None:
     assert settings.credentials_file is not None
     settings.credentials_file.write_text("")  # read on the next call: no restart
-    running = create_server(build_debug_bindings(settings), "127.0.0.1:0")
+    running = create_server(build(settings, CollectorRegistry()).services, "127.0.0.1:0")
     client = DebugGateway(f"127.0.0.1:{running.port}")
     try:
         with pytest.raises(

@@ -20,7 +20,6 @@ import grpc
 import grpc.aio
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
 from jarvis.aggregator.gateways.registry import RegistryGateway
@@ -29,17 +28,20 @@ from jarvis.api.registry.v1 import registry_pb2 as rpb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.api.runtime.v1 import runtime_pb2, runtime_pb2_grpc
 from jarvis.api.scheduler.v1 import scheduler_pb2, scheduler_pb2_grpc
-from jarvis.cli.embedded import EmbeddedSettings, start_debug, start_registry
+from jarvis.cli.embedded import EmbeddedSettings
 from jarvis.common.errors import FailedPrecondition
 from jarvis.common.grpc_client import sync_channel
-from jarvis.common.grpc_server import RunningServer, create_server
+from jarvis.common.grpc_server import create_server
 from jarvis.common.internal_plane import TOKEN, TOKEN_FILE_NAME, InternalPlane, PlaneConfigError, load_plane
+from jarvis.common.service import RunningService, launch
+from jarvis.debug import server as debug_server
 from jarvis.debug.settings import DebugSettings
+from jarvis.registry import server as registry_server
 from jarvis.registry.settings import RegistrySettings
 from jarvis.runtime.server import serve_runtime
 from jarvis.runtime.settings import RuntimeSettings
+from jarvis.scheduler import server as scheduler_server
 from jarvis.scheduler.adapters.runtime_grpc import GrpcRuntime
-from jarvis.scheduler.server import serve_scheduler
 from jarvis.scheduler.settings import SchedulerSettings
 from tests.support.runtime_service import TEST_SECRETS_KEY
 from tests.support.tls import Authority
@@ -80,8 +82,10 @@ def _debug_call(channel: grpc.Channel, timeout: float) -> Any:
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
     """The four services as their processes build them, each given the deployment's credential."""
     tmp = tmp_path_factory.mktemp("plane")
-    registry = start_registry(
-        RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET), None, "127.0.0.1:0"
+    registry = launch(
+        registry_server.build,
+        RegistrySettings(data_dir=tmp / "registry", home=tmp, internal_token=SECRET),
+        "127.0.0.1:0",
     )
     runtime, runtime_server = serve_runtime(
         RuntimeSettings(
@@ -93,7 +97,8 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
         ),
         None,
     )
-    scheduler = serve_scheduler(
+    scheduler = launch(
+        scheduler_server.build,
         SchedulerSettings(
             data_dir=tmp / "scheduler",
             listen="127.0.0.1:0",
@@ -101,10 +106,9 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
             database_url=f"sqlite:///{tmp / 'scheduler.db'}",
             internal_token=SECRET,
         ),
-        CollectorRegistry(),
-        None,
+        "127.0.0.1:0",
     )
-    debug = start_debug(DebugSettings(listen="127.0.0.1:0", internal_token=SECRET), None, "127.0.0.1:0")
+    debug = launch(debug_server.build, DebugSettings(listen="127.0.0.1:0", internal_token=SECRET), "127.0.0.1:0")
     try:
         yield {
             "registry": Served("registry", registry.port, _registry_call),
@@ -299,10 +303,10 @@ def authority(tmp_path_factory: pytest.TempPathFactory) -> Authority:
     return Authority(tmp_path_factory.mktemp("ca"))
 
 
-def _tls_server(tmp: Path, authority: Authority, mutual: bool) -> RunningServer:
+def _tls_server(tmp: Path, authority: Authority, mutual: bool) -> RunningService:
     issued = authority.issue("registry")
     plane = load_plane(SECRET, None, issued.cert, issued.key, authority.path if mutual else None)
-    return start_registry(RegistrySettings(data_dir=tmp, home=tmp), None, "127.0.0.1:0", plane)
+    return launch(registry_server.build, RegistrySettings(data_dir=tmp, home=tmp), "127.0.0.1:0", plane=plane)
 
 
 async def test_tls_serves_clients_that_trust_the_ca_and_refuses_plaintext(tmp_path: Path, authority: Authority) -> None:

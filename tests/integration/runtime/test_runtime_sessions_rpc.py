@@ -211,15 +211,15 @@ def test_a_spawn_losing_the_race_at_the_database_returns_the_winner_and_cleans_u
     """Another runtime sharing the database inserted the key first: neither look-up saw it, the insert fails."""
     project = service.call("CreateProject", name="replicas")
     winner = service.call("SpawnSession", project_id=project.id, idempotency_key="shared")
-    sessions = service.runtime.sessions
-    real = sessions._spawned_with
+    spawner = service.runtime.sessions._spawner
+    real = spawner.spawned_with
     looked: list[str] = []
 
     def blind_twice(project_id: str, key: str | None) -> Any:
         looked.append(project_id)  # the look-ups before the lock and under it miss the winner
         return None if len(looked) <= 2 else real(project_id, key)
 
-    monkeypatch.setattr(sessions, "_spawned_with", blind_twice)
+    monkeypatch.setattr(spawner, "spawned_with", blind_twice)
 
     loser = service.call("SpawnSession", project_id=project.id, prompt="again", idempotency_key="shared")
     assert loser.id == winner.id

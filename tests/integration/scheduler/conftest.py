@@ -11,14 +11,14 @@ from typing import Any
 import docker
 import grpc
 import pytest
-from prometheus_client import CollectorRegistry
 
 from jarvis.api.runtime.v1 import runtime_pb2 as rpb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as rpb_grpc
 from jarvis.api.scheduler.v1 import scheduler_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
+from jarvis.common.service import RunningService, launch
 from jarvis.runtime.server import serve_runtime
-from jarvis.scheduler.server import RunningScheduler, serve_scheduler
+from jarvis.scheduler.server import build
 from jarvis.scheduler.settings import SchedulerSettings
 from tests.support.docker_env import remove_instance
 from tests.support.redis_server import RedisServer
@@ -61,7 +61,7 @@ class Scheduler:
     tmp: Path
     values: dict[str, Any]
     redis: RedisServer | None
-    api: RunningScheduler | None = None
+    api: RunningService | None = None
     stub: pb_grpc.SchedulerServiceStub | None = None
     processes: list[CeleryProcess] = field(default_factory=list)
     _channel: grpc.Channel | None = None
@@ -70,7 +70,7 @@ class Scheduler:
         return SchedulerSettings(**self.values)
 
     def serve(self) -> pb_grpc.SchedulerServiceStub:
-        self.api = serve_scheduler(self.settings(), CollectorRegistry(), None, "127.0.0.1:0")
+        self.api = launch(build, self.settings(), "127.0.0.1:0")
         self._channel = grpc.insecure_channel(f"127.0.0.1:{self.api.port}")
         self.stub = pb_grpc.SchedulerServiceStub(self._channel)
         return self.stub

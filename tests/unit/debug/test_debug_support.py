@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument
-from jarvis.debug.backends import build_backends
+from jarvis.debug.app import build_backends
 from jarvis.debug.backends.credentials import Credentials
 from jarvis.debug.backends.jira import adf_text
 from jarvis.debug.backends.times import parse_time

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from jarvis.runtime.domain.context import Deps
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.egress import Egress
 from jarvis.runtime.domain.ports import EgressServer
 from jarvis.runtime.domain.presets import CUSTOM, PRESETS

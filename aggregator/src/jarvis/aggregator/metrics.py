@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
+from prometheus_client import CollectorRegistry, ProcessCollector
 
-from jarvis.common.metrics import LATENCY_BUCKETS
+from jarvis.common.metrics import counter, latency
 
 
 class AggregatorMetrics:
@@ -12,50 +12,42 @@ class AggregatorMetrics:
         # The aggregator serves its own registry, not the default one: add the process's CPU, memory and fds,
         # as the standalone services' default registry has them.
         ProcessCollector(registry=registry)
-        self.tool_calls = Counter(
+        self.tool_calls = counter(
+            registry,
             "jarvis_mcp_tool_calls",
             "MCP tool calls by surface, tool, action and outcome (ok, error, denied, internal).",
             ["surface", "tool", "action", "outcome"],
-            registry=registry,
         )
-        self.tool_latency = Histogram(
-            "jarvis_mcp_tool_call_seconds",
-            "Time to answer an MCP tool call.",
-            ["surface", "tool"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
+        self.tool_latency = latency(
+            registry, "jarvis_mcp_tool_call_seconds", "Time to answer an MCP tool call.", ["surface", "tool"]
         )
-        self.auth_failures = Counter(
+        self.auth_failures = counter(
+            registry,
             "jarvis_auth_failures",
             "Requests refused by authentication or authorization, by reason.",
             ["reason"],
-            registry=registry,
         )
         # The server label is an installed server's name (admins install them: a bounded set) or OTHER_SERVER.
-        self.downstream_calls = Counter(
+        self.downstream_calls = counter(
+            registry,
             "jarvis_downstream_calls",
             "Tool calls forwarded to downstream servers, by server and outcome (ok, error).",
             ["server", "outcome"],
-            registry=registry,
         )
-        self.downstream_latency = Histogram(
+        self.downstream_latency = latency(
+            registry,
             "jarvis_downstream_call_seconds",
             "Time a downstream server took to answer a forwarded tool call.",
             ["server"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.rate_limited = Counter(
+        self.rate_limited = counter(
+            registry,
             "jarvis_rate_limited",
             "Tool calls refused by a per-token rate limit, by surface and reason (rate, concurrency).",
             ["surface", "reason"],
-            registry=registry,
         )
-        self.http_requests = Counter(
-            "jarvis_http_requests",
-            "HTTP requests by route group and status class.",
-            ["route", "status"],
-            registry=registry,
+        self.http_requests = counter(
+            registry, "jarvis_http_requests", "HTTP requests by route group and status class.", ["route", "status"]
         )
 
     def downstream_call(self, surface: str, server: str, outcome: str, elapsed: float) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
@@ -205,13 +203,3 @@ def create_server(
         },
     )
     return RunningServer(server, port, health_servicer, names)
-
-
-def wait_for_termination(running: RunningServer, grace: float = 10.0) -> None:
-    """Block until SIGTERM or SIGINT, then shut down gracefully."""
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    log.info("shutting down", extra={"grace_seconds": grace})
-    running.stop(grace)

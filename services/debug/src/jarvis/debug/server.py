@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from prometheus_client import CollectorRegistry
+
 from jarvis.api.debug.v1 import debug_pb2_grpc as pb_grpc
 from jarvis.common.grpc_server import ServiceBinding
-from jarvis.debug.backends import build_backends
+from jarvis.common.service import Bindings
+from jarvis.debug.app import open_gateway
 from jarvis.debug.domain.gateway import Gateway
 from jarvis.debug.servicer import DebugServicer
 from jarvis.debug.settings import DebugSettings
@@ -13,7 +16,7 @@ DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
 
 
 def debug_bindings(gateway: Gateway) -> list[ServiceBinding]:
-    """What `create_server` needs to serve `gateway`."""
+    """The servicer over `gateway`."""
     return [
         ServiceBinding(
             add_to_server=pb_grpc.add_DebugServiceServicer_to_server,
@@ -23,6 +26,6 @@ def debug_bindings(gateway: Gateway) -> list[ServiceBinding]:
     ]
 
 
-def build_debug_bindings(settings: DebugSettings) -> list[ServiceBinding]:
-    """The gateway over every backend `settings` describes, ready to serve."""
-    return debug_bindings(Gateway(build_backends(settings)))
+def build(settings: DebugSettings, metrics: CollectorRegistry) -> Bindings:
+    """The gateway over every backend `settings` describe (nothing to close: backends open per call)."""
+    return Bindings(services=debug_bindings(open_gateway(settings)))

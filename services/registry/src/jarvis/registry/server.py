@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from prometheus_client import CollectorRegistry
+
 from jarvis.api.registry.v1 import project_pb2_grpc
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
 from jarvis.common.grpc_server import ServiceBinding
+from jarvis.common.service import Bindings
 from jarvis.registry.app import Registry
 from jarvis.registry.project_servicer import ProjectServicer
 from jarvis.registry.servicer import RegistryServicer
@@ -23,8 +26,7 @@ def open_registry(settings: RegistrySettings) -> Registry:
 
 
 def registry_bindings(registry: Registry, project_roots: Sequence[Path]) -> list[ServiceBinding]:
-    """What `create_server` needs to serve `registry`: the one list that `jarvis serve registry` and
-    `jarvis up` both bind, so the deployed and the embedded registry answer the same services."""
+    """The servicers over `registry`."""
     return [
         ServiceBinding(
             add_to_server=pb_grpc.add_RegistryServiceServicer_to_server,
@@ -40,6 +42,11 @@ def registry_bindings(registry: Registry, project_roots: Sequence[Path]) -> list
     ]
 
 
-def build_registry_bindings(settings: RegistrySettings) -> list[ServiceBinding]:
-    """Open the registry described by `settings` and return its bindings (the process owns it until exit)."""
-    return registry_bindings(open_registry(settings), settings.project_roots)
+def build(settings: RegistrySettings, metrics: CollectorRegistry) -> Bindings:
+    """The registry `settings` describe, opened, with its services; stopping it closes the database."""
+    registry = open_registry(settings)
+    return Bindings(
+        services=registry_bindings(registry, settings.project_roots),
+        close=registry.close,
+        describe={"database": registry.db.dialect},
+    )

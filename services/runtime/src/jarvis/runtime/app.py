@@ -13,13 +13,14 @@ from jarvis.runtime.adapters.egress_proxy import Connector, EgressProxy, SystemR
 from jarvis.runtime.adapters.git import HostGit
 from jarvis.runtime.domain import images, tasks
 from jarvis.runtime.domain.containers import Containers
-from jarvis.runtime.domain.context import Deps, project_row
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.egress import Egress
 from jarvis.runtime.domain.events import EventLog
 from jarvis.runtime.domain.live import LiveSessions
 from jarvis.runtime.domain.models import BuildResult, Limits, Task
 from jarvis.runtime.domain.ports import Engine, Git
 from jarvis.runtime.domain.projects import Projects
+from jarvis.runtime.domain.rows import project_row
 from jarvis.runtime.domain.secrets import Secrets, load_key
 from jarvis.runtime.domain.servers import Servers
 from jarvis.runtime.domain.sessions import Sessions

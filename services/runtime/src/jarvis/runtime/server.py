@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 
+from prometheus_client import CollectorRegistry
+
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
-from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
+from jarvis.common.grpc_server import RunningServer, ServiceBinding
 from jarvis.common.metrics import GrpcMetrics
+from jarvis.common.service import Bindings, start
 from jarvis.runtime.app import Runtime
 from jarvis.runtime.servicer import RuntimeServicer
 from jarvis.runtime.settings import RuntimeSettings
@@ -15,7 +18,7 @@ RUNTIME_SERVICE = "jarvis.api.runtime.v1.RuntimeService"
 
 
 def runtime_bindings(runtime: Runtime) -> list[ServiceBinding]:
-    """What `create_server` needs to serve `runtime`."""
+    """The servicer over `runtime`."""
     return [
         ServiceBinding(
             add_to_server=pb_grpc.add_RuntimeServiceServicer_to_server,
@@ -25,22 +28,30 @@ def runtime_bindings(runtime: Runtime) -> list[ServiceBinding]:
     ]
 
 
+def _bind(runtime: Runtime, settings: RuntimeSettings) -> Bindings:
+    def reconcile_in_background() -> None:  # Docker may be slow or down: the runtime serves meanwhile
+        threading.Thread(target=runtime.try_reconcile, name="runtime-reconcile", daemon=True).start()
+
+    return Bindings(
+        services=runtime_bindings(runtime),
+        close=runtime.close,
+        serving=reconcile_in_background,
+        max_workers=settings.max_workers,  # sessions long-poll for events: a larger pool than a registry's
+        describe={"docker_host": settings.docker_host, "instance": settings.instance},
+    )
+
+
+def build(settings: RuntimeSettings, metrics: CollectorRegistry) -> Bindings:
+    """The runtime `settings` describe (stopped before touching anything when its secrets key is missing)."""
+    return _bind(Runtime.open(settings), settings)
+
+
 def serve_runtime(
     settings: RuntimeSettings, metrics: GrpcMetrics | None, address: str | None = None
 ) -> tuple[Runtime, RunningServer]:
-    """Open the runtime, serve it, and reconcile with the engine (in the background: Docker may be slow or down)."""
+    """The runtime served as `build` binds it, and the runtime itself, for callers that drive it directly (tests,
+    benches): they stop the server, then close the runtime."""
+    plane = settings.internal_plane()
     runtime = Runtime.open(settings)
-    try:
-        # Sessions long-poll for events, so the pool is larger than a registry's.
-        running = create_server(
-            runtime_bindings(runtime),
-            address or settings.listen,
-            metrics=metrics,
-            max_workers=settings.max_workers,
-            plane=settings.internal_plane(),
-        )
-    except BaseException:
-        runtime.close()
-        raise
-    threading.Thread(target=runtime.try_reconcile, name="runtime-reconcile", daemon=True).start()
-    return runtime, running
+    running = start(_bind(runtime, settings), address or settings.listen, metrics=metrics, plane=plane)
+    return runtime, running.server

@@ -1,42 +1,20 @@
-"""Server factory: open the scheduler from settings, serve its gRPC API, and in embedded mode run beat too."""
+"""Server factory: open the scheduler from settings and bind its gRPC API; in embedded mode its beat runs too."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
 
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
-from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
-from jarvis.common.metrics import GrpcMetrics
+from jarvis.common.grpc_server import ServiceBinding
+from jarvis.common.service import Bindings
 from jarvis.scheduler.adapters.embedded import LocalBeat, LocalDispatcher
-from jarvis.scheduler.core import SchedulerCore
+from jarvis.scheduler.app import Scheduler
 from jarvis.scheduler.domain.ports import Dispatcher
 from jarvis.scheduler.servicer import SchedulerServicer
 from jarvis.scheduler.settings import SchedulerSettings
 
 SCHEDULER_SERVICE = "jarvis.api.scheduler.v1.SchedulerService"
 EMBEDDED, CELERY = "embedded", "celery"
-
-
-@dataclass
-class RunningScheduler:
-    core: SchedulerCore
-    server: RunningServer
-    beat: LocalBeat | None  # embedded mode only; Celery beat runs as its own process otherwise
-    local: LocalDispatcher | None
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
-    def stop(self, grace: float = 5.0) -> None:
-        self.server.stop(grace)
-        if self.beat is not None:
-            self.beat.stop()
-        if self.local is not None:
-            self.local.close()
-        self.core.close()
 
 
 def _dispatcher(settings: SchedulerSettings) -> Dispatcher:
@@ -48,26 +26,37 @@ def _dispatcher(settings: SchedulerSettings) -> Dispatcher:
     return CeleryDispatcher(create_celery_app(settings), settings)
 
 
-def serve_scheduler(
-    settings: SchedulerSettings, registry: CollectorRegistry, metrics: GrpcMetrics | None, address: str | None = None
-) -> RunningScheduler:
+def build(settings: SchedulerSettings, metrics: CollectorRegistry) -> Bindings:
+    """The scheduler's API over the dispatcher `settings` choose: Celery on Redis, or (no Redis) a local thread pool
+    fired by an in-process beat that starts once the API serves."""
     dispatcher = _dispatcher(settings)
-    core = SchedulerCore.open(settings, dispatcher, registry)
+    scheduler = Scheduler.open(settings, dispatcher, metrics)
     local = dispatcher if isinstance(dispatcher, LocalDispatcher) else None
-    try:
-        ping = getattr(dispatcher, "ping_workers", None)  # only Celery has workers to ask
-        binding = ServiceBinding(
-            add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
-            servicer=SchedulerServicer(core.schedules, EMBEDDED if local else CELERY, ping),
-            full_name=SCHEDULER_SERVICE,
-        )
-        server = create_server([binding], address or settings.listen, metrics=metrics, plane=settings.internal_plane())
-    except BaseException:
-        core.close()
-        raise
-    beat = None
-    if local is not None:
-        local.bind(core.executor.execute)
-        beat = LocalBeat(core.beat, settings.beat_interval_seconds, settings.sweep_seconds)
-        beat.start()
-    return RunningScheduler(core=core, server=server, beat=beat, local=local)
+    beat: list[LocalBeat] = []  # embedded mode only; Celery beat runs as its own process otherwise
+
+    def serving() -> None:
+        if local is not None:
+            local.bind(scheduler.executor.execute)
+            beat.append(LocalBeat(scheduler.beat, settings.beat_interval_seconds, settings.sweep_seconds))
+            beat[0].start()
+
+    def close() -> None:
+        for timer in beat:
+            timer.stop()
+        if local is not None:
+            local.close()
+        scheduler.close()
+
+    ping = getattr(dispatcher, "ping_workers", None)  # only Celery has workers to ask
+    return Bindings(
+        services=[
+            ServiceBinding(
+                add_to_server=pb_grpc.add_SchedulerServiceServicer_to_server,
+                servicer=SchedulerServicer(scheduler.schedules, EMBEDDED if local else CELERY, ping),
+                full_name=SCHEDULER_SERVICE,
+            )
+        ],
+        serving=serving,
+        close=close,
+        describe={"mode": EMBEDDED if local else CELERY, "runtime_target": settings.runtime_target},
+    )

@@ -8,11 +8,12 @@ from collections.abc import Callable, Sequence
 from sqlalchemy import select
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
-from jarvis.runtime.domain.context import LABEL_PROJECT, LABEL_SERVER, Deps, project_row, workspace_row
+from jarvis.runtime.domain.deps import LABEL_PROJECT, LABEL_SERVER, Deps
 from jarvis.runtime.domain.egress import Egress
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ABSENT, ContainerInfo, ExecResult
 from jarvis.runtime.domain.ports import ContainerSpec
+from jarvis.runtime.domain.rows import project_row, workspace_row
 from jarvis.runtime.domain.validate import check_argv, clamp
 from jarvis.runtime.storage.models import ProjectRow
 

@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jarvis.common.errors import FailedPrecondition
-from jarvis.runtime.domain.context import Deps, project_row
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.egress_policy import Allowlist, Policy
 from jarvis.runtime.domain.ports import EgressServer, Mount
 from jarvis.runtime.domain.presets import PRESETS
+from jarvis.runtime.domain.rows import project_row
 from jarvis.runtime.storage.models import ProjectRow
 
 log = logging.getLogger(__name__)

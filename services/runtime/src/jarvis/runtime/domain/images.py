@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 from jarvis.common.sql.types import utcnow
-from jarvis.runtime.domain.context import Deps, project_row
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.models import BuildResult
+from jarvis.runtime.domain.rows import project_row
 from jarvis.runtime.domain.validate import check_id, new_id
 from jarvis.runtime.storage.models import BuildRow
 

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import parse_line
 from jarvis.runtime.domain.agents import redact
-from jarvis.runtime.domain.context import Deps
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.models import ENDED, EXITED, RUNNING
 from jarvis.runtime.domain.ports import AgentProcess
 from jarvis.runtime.storage.models import SessionRow

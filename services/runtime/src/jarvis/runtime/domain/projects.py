@@ -12,10 +12,12 @@ from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain import agents
 from jarvis.runtime.domain.agent_image import missing_image_hint
 from jarvis.runtime.domain.containers import Containers
-from jarvis.runtime.domain.context import Deps, project_row, to_project
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.egress_policy import check_entries
 from jarvis.runtime.domain.layout import remove_tree
 from jarvis.runtime.domain.models import ABSENT, RUNNING, ContainerInfo, DeleteResult, Project
+from jarvis.runtime.domain.records import to_project
+from jarvis.runtime.domain.rows import project_row
 from jarvis.runtime.domain.sessions import Sessions
 from jarvis.runtime.domain.validate import check_image, check_name, check_source, new_id
 from jarvis.runtime.storage.models import BuildRow, ProjectRow, SessionRow, WorkspaceRow

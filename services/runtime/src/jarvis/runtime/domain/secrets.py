@@ -22,7 +22,7 @@ from sqlalchemy import select
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from jarvis.common.sql.database import Database
 from jarvis.common.sql.types import utcnow
-from jarvis.runtime.domain.context import project_row
+from jarvis.runtime.domain.rows import project_row
 from jarvis.runtime.storage.models import SecretRow
 
 MAX_VALUE_BYTES = 64 * 1024

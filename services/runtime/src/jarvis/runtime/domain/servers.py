@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
-from jarvis.runtime.domain.context import LABEL_SERVER, Deps
+from jarvis.runtime.domain.deps import LABEL_SERVER, Deps
 from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.models import ServerExited, ServerLaunch, ServerOutput, ServerStarted
 from jarvis.runtime.domain.ports import AttachedStream, ContainerSpec

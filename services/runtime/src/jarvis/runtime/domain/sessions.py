@@ -1,18 +1,15 @@
-"""Agent sessions: spawn in a workspace, message, read events from a cursor, end, clean up."""
+"""Agent sessions: spawn (see spawn.py), message, read events from a cursor, end, clean up."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import re
-import threading
 from collections.abc import Mapping
 from datetime import timedelta
 
 from sqlalchemy import ColumnElement, or_, select, update
 
-from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument
+from jarvis.common.errors import FailedPrecondition, InvalidArgument
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import (
     REQUEST_TYPES,
@@ -21,37 +18,21 @@ from jarvis.runtime.domain.agent_protocol import (
     encode_tool_response,
     request_id_of,
 )
-from jarvis.runtime.domain.agents import Launch, launch
 from jarvis.runtime.domain.containers import Containers
-from jarvis.runtime.domain.context import Deps, project_row, session_row, to_session
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.images import build_state
-from jarvis.runtime.domain.layout import CONTAINER_TMP
 from jarvis.runtime.domain.live import LiveSession, LiveSessions
-from jarvis.runtime.domain.models import ENDED, EXITED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
-from jarvis.runtime.domain.ports import AgentProcess
+from jarvis.runtime.domain.models import ENDED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
+from jarvis.runtime.domain.records import to_session
+from jarvis.runtime.domain.rows import project_row, session_row
 from jarvis.runtime.domain.secrets import Secrets
-from jarvis.runtime.domain.validate import check_id, clamp, new_id
+from jarvis.runtime.domain.spawn import Spawner, check_idempotency_key
+from jarvis.runtime.domain.validate import check_id, clamp
 from jarvis.runtime.domain.workspaces import Workspaces
 from jarvis.runtime.storage.models import ProjectRow, SessionRow
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 1024 * 1024
-MAX_IDEMPOTENCY_KEY = 200  # the column's width
-# Printable ASCII without spaces: safe to log, to compare byte for byte and to pass through any transport.
-_IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{MAX_IDEMPOTENCY_KEY}}}")
-
-
-def check_idempotency_key(key: str) -> str | None:
-    """The key to store, None for none (""); InvalidArgument naming what is allowed otherwise."""
-    if not key:
-        return None
-    if not _IDEMPOTENCY_KEY.fullmatch(key):
-        raise InvalidArgument(
-            f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters "
-            "without spaces (letters, digits, punctuation), e.g. a task or delivery id; "
-            "leave it empty for none"
-        )
-    return key
 
 
 class Sessions:
@@ -59,10 +40,8 @@ class Sessions:
         self, deps: Deps, live: LiveSessions, containers: Containers, workspaces: Workspaces, secrets: Secrets
     ) -> None:
         self._d = deps
-        self._secrets = secrets
         self._live = live
-        self._containers = containers
-        self._workspaces = workspaces
+        self._spawner = Spawner(deps, live, containers, workspaces, secrets, expire=self._expire)
 
     def _session(self, row: SessionRow) -> Session:
         # Never called with a database session open: the event log takes its lock and then a
@@ -94,176 +73,23 @@ class Sessions:
         """
         key = check_idempotency_key(idempotency_key)
         # Before starting anything: a redelivery must not even restart a container stopped meanwhile.
-        earlier = self._spawned_with(project_id, key)
+        earlier = self._spawner.spawned_with(project_id, key)
         if earlier is not None:
             return self._session(earlier)
-        row, live, created = self._start(project_id, workspace_id, key, prompt, agent, secret_overrides or {})
-        if live is None:
-            return self._session(row)
-        if live.stdin and prompt:
+        started = self._spawner.start(project_id, workspace_id, key, prompt, agent, secret_overrides or {})
+        if started.live is None:
+            return self._session(started.row)
+        if started.live.stdin and prompt:
             with contextlib.suppress(FailedPrecondition):  # it died before reading: reported below
-                self.message(project_id, "", row.id, prompt)
-        self._check_started(project_id, row, live, created)
-        return self._session(self._load(project_id, row.id))
-
-    def _check_started(self, project_id: str, row: SessionRow, live: LiveSession, workspace_created: bool) -> None:
-        """Raise with the agent's own words when it exited with an error before its first output."""
-        grace = self._d.settings.spawn_grace_seconds
-        live.started.wait(grace)
-        if live.spoke or not live.done.is_set():
-            return  # it spoke (a quick failure after that is its turn's outcome), or at least still runs
-        ended = self._load(project_id, row.id)
-        if ended.exit_code == 0 or ended.state != EXITED:
-            return
-        stderr = [json.loads(e.payload_json).get("text", "") for e in self._d.events.find(row.id, ("stderr",), "")]
-        said = " | ".join(line for line in stderr if line)[-600:]
-        hint = ""
-        if ended.exit_code == 127:
-            hint = (
-                f"; `{ended.agent_command[0]}` is not in the project's image: use an image with the agent's CLI "
-                "(build the agent image with `jarvis image build`) or choose another agent"
-            )
-        if workspace_created:
-            self._workspaces.delete(project_id, row.workspace_id)
-        raise FailedPrecondition(
-            f"the agent could not start (session {row.id}): it exited with code "
-            f"{ended.exit_code}{': ' + said if said else ''}{hint}"
-        )
-
-    def _spawned_with(self, project_id: str, key: str | None) -> SessionRow | None:
-        """The project's session spawned with `key` (none without a key)."""
-        if key is None:
-            return None
-        with self._d.db.read() as session:
-            project_row(session, project_id)  # an unknown project is named as such, not as "no session"
-            return session.scalars(
-                select(SessionRow).where(SessionRow.project_id == project_id, SessionRow.idempotency_key == key)
-            ).first()
-
-    def _start(
-        self, project_id: str, workspace_id: str, key: str | None, prompt: str, agent: str, overrides: Mapping[str, str]
-    ) -> tuple[SessionRow, LiveSession | None, bool]:
-        """The new session's row, its live process and whether its workspace is new; or the row of the session
-        another call spawned with `key` (and no live process)."""
-        with self._d.db.read() as session:
-            project = project_row(session, project_id)
-        session_id = new_id("session")
-        base_env = {"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project_id}
-        # Checked before anything starts: an unknown agent, a missing key or override changes nothing.
-        how = launch(
-            project.agent,
-            project.agent_command,
-            project.agent_protocol,
-            agent,
-            prompt,
-            base_env,
-            self._secrets.environment(project_id, overrides),
-        )
-        container = self._containers.start(project_id)
-        with self._d.locks.hold(project_id):
-            # Again under the project's lock: a concurrent spawn with the key in this process has finished by now.
-            earlier = self._spawned_with(project_id, key)
-            if earlier is not None:
-                return earlier, None, False
-            created = not workspace_id
-            workspace = (
-                self._workspaces.create(project_id)
-                if created
-                else self._workspaces.check_free(project_id, workspace_id)
-            )
-            try:
-                process = self._d.engine.spawn(
-                    container.id,
-                    how.argv,
-                    workdir=workspace.path,
-                    user=self._d.settings.container_user,
-                    env={**how.env, "JARVIS_WORKSPACE": workspace.path},
-                )
-            except BaseException:
-                if created:
-                    self._workspaces.delete(project_id, workspace.id)
-                raise
-            try:
-                row = self._record(session_id, project, workspace.id, process.pid, key, how)
-            except BaseException as exc:
-                self._abandon(container.id, process, project_id, workspace.id if created else "")
-                # With a key, only another runtime sharing the database gets here: its insert won the race.
-                earlier = self._spawned_with(project_id, key) if isinstance(exc, AlreadyExists) else None
-                if earlier is None:
-                    raise
-                return earlier, None, False
-            self._d.events.append(
-                project_id,
-                session_id,
-                [
-                    (
-                        "session_start",
-                        {
-                            "workspace_id": workspace.id,
-                            "path": workspace.path,
-                            "agent": how.agent or "custom",
-                            "agent_command": how.command,
-                        },
-                    ),
-                    *([("input", {"text": prompt})] if not how.stdin_prompt else []),
-                ],
-            )
-            live = LiveSession(
-                session_id, project_id, container.id, how.protocol, process, redact=how.redact, stdin=how.stdin_prompt
-            )
-            if not how.stdin_prompt:
-                process.close_stdin()  # a one-shot CLI must not wait for more input
-            self._watch(live)
-            self._live.start(live)
-        return row, live, created
-
-    def _watch(self, live: LiveSession) -> None:
-        """End a session that runs longer than the runtime allows (an agent that never ends)."""
-        limit = self._d.settings.session_max_seconds
-        if limit <= 0:
-            return
-        reason = f"it ran longer than {limit} s (JARVIS_RUNTIME_SESSION_MAX_SECONDS)"
-        live.timer = threading.Timer(limit, self._expire, args=(live.project_id, live.session_id, reason))
-        live.timer.daemon = True
-        live.timer.start()
+                self.message(project_id, "", started.row.id, prompt)
+        self._spawner.check_started(project_id, started)
+        return self._session(self._load(project_id, started.row.id))
 
     def _expire(self, project_id: str, session_id: str, reason: str) -> None:
         try:
             self.end(project_id, session_id, force=True, reason=reason)
         except Exception:  # deleted meanwhile, or the engine is gone: nothing left to end
             log.warning("could not end an expired session", extra={"session": session_id}, exc_info=True)
-
-    def _record(
-        self, session_id: str, project: ProjectRow, workspace_id: str, pid: int, key: str | None, how: Launch
-    ) -> SessionRow:
-        """Insert the running session; AlreadyExists when a session of the project already has the key."""
-        with self._d.db.write() as session:
-            row = SessionRow(
-                id=session_id,
-                project_id=project.id,
-                workspace_id=workspace_id,
-                state=RUNNING,
-                agent_command=list(how.command),
-                agent_protocol=how.protocol,
-                agent=how.agent,
-                pid=pid,
-                exit_code=-1,
-                detail="",
-                created_at=utcnow(),
-                idempotency_key=key,
-            )
-            session.add(row)
-        return row
-
-    def _abandon(self, container_id: str, process: AgentProcess, project_id: str, workspace_id: str) -> None:
-        """Undo a spawn whose session could not be recorded: kill its agent, remove the workspace made for it."""
-        try:
-            self._d.engine.kill_group(container_id, process.pid, self._d.settings.container_user)
-        except Exception:  # the caller's outcome matters more; a stray agent ends with its container
-            log.warning("could not kill an abandoned agent process", exc_info=True)
-        process.close()
-        if workspace_id:
-            self._workspaces.delete(project_id, workspace_id)
 
     def _running(self, project_id: str, workspace_id: str, session_id: str) -> tuple[SessionRow, LiveSession]:
         with self._d.db.read() as session:

@@ -7,9 +7,11 @@ from sqlalchemy.orm import Session as DbSession
 
 from jarvis.common.errors import FailedPrecondition
 from jarvis.common.sql.types import utcnow
-from jarvis.runtime.domain.context import Deps, project_row, session_row, to_workspace, workspace_row
+from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.layout import remove_tree
 from jarvis.runtime.domain.models import RUNNING, Changes, Workspace
+from jarvis.runtime.domain.records import to_workspace
+from jarvis.runtime.domain.rows import project_row, session_row, workspace_row
 from jarvis.runtime.domain.validate import clamp, new_id
 from jarvis.runtime.storage.models import SessionRow, WorkspaceRow
 

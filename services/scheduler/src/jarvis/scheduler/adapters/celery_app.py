@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY, start_http_server
 from jarvis.common.errors import JarvisError
 from jarvis.common.logging import configure_logging
 from jarvis.scheduler.adapters.redis_lock import LeaderLock
-from jarvis.scheduler.core import SchedulerCore
+from jarvis.scheduler.app import Scheduler
 from jarvis.scheduler.domain.runs import RetryAt
 from jarvis.scheduler.settings import SchedulerSettings
 
@@ -83,20 +83,20 @@ class CeleryDispatcher:
 
 
 class Services:
-    """Built on first use in each Celery process (the API process builds its own core)."""
+    """Built on first use in each Celery process (the API process builds its own)."""
 
     def __init__(self, app: Celery, settings: SchedulerSettings) -> None:
         self._app = app
         self._settings = settings
-        self._core: SchedulerCore | None = None
+        self._scheduler: Scheduler | None = None
         self._lock = threading.Lock()
 
     @property
-    def core(self) -> SchedulerCore:
+    def scheduler(self) -> Scheduler:
         with self._lock:
-            if self._core is None:
-                self._core = SchedulerCore.open(self._settings, CeleryDispatcher(self._app, self._settings), REGISTRY)
-            return self._core
+            if self._scheduler is None:
+                self._scheduler = Scheduler.open(self._settings, CeleryDispatcher(self._app, self._settings), REGISTRY)
+            return self._scheduler
 
 
 def create_celery_app(settings: SchedulerSettings) -> Celery:
@@ -124,10 +124,10 @@ def create_celery_app(settings: SchedulerSettings) -> Celery:
 
     @app.task(name=RUN_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
     def run(task: Task[Any, Any], run_id: str) -> str:
-        core = services.core
-        outcome = core.executor.execute(run_id)
+        scheduler = services.scheduler
+        outcome = scheduler.executor.execute(run_id)
         if isinstance(outcome, RetryAt):
-            core.dispatcher.dispatch_later(run_id, outcome.at)
+            scheduler.dispatcher.dispatch_later(run_id, outcome.at)
             return "later"
         return outcome.state
 
@@ -163,15 +163,15 @@ class SqlBeatScheduler(beat.Scheduler):
         """No Celery-managed entries: the schedules are in SQL."""
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
-        core = self._services.core
+        scheduler = self._services.scheduler
         leading = self._lock.refresh()
-        core.metrics.leader.set(1 if leading else 0)
+        scheduler.metrics.leader.set(1 if leading else 0)
         if leading:
             try:
                 if time.monotonic() - self._last_sweep >= self._settings.sweep_seconds:
-                    core.beat.requeue_stale()
+                    scheduler.beat.requeue_stale()
                     self._last_sweep = time.monotonic()
-                core.beat.fire_due()
+                scheduler.beat.fire_due()
             except JarvisError as exc:
                 log.warning("beat tick failed", extra={"reason": exc.message})
         return self._settings.beat_interval_seconds

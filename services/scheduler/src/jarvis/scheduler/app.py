@@ -19,7 +19,7 @@ from jarvis.scheduler.storage.migrate import MIGRATIONS
 log = logging.getLogger(__name__)
 
 
-class SchedulerCore:
+class Scheduler:
     """What every scheduler process (API, beat, worker, embedded) builds from its settings."""
 
     def __init__(
@@ -63,7 +63,7 @@ class SchedulerCore:
         metrics.watch_queue(dispatcher.queue_depth)
 
     @classmethod
-    def open(cls, settings: SchedulerSettings, dispatcher: Dispatcher, registry: CollectorRegistry) -> SchedulerCore:
+    def open(cls, settings: SchedulerSettings, dispatcher: Dispatcher, registry: CollectorRegistry) -> Scheduler:
         if settings.database_url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
