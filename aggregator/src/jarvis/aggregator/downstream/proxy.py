@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
+from jarvis.aggregator.downstream.aggregate import Aggregate
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
 from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
@@ -35,6 +36,7 @@ from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
+from jarvis.aggregator.downstream.watches import ResourceWatches
 from jarvis.aggregator.mcp_server import principal_of, text_result
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.principal import Principal
@@ -89,7 +91,12 @@ class ProxySurface:
             cache_hints=CACHE_HINTS,
         )
         host.subscribe(self._changed)
+        self.watches = ResourceWatches(host)
+        self.aggregate = Aggregate(self, transparent.server_params)
         transparent.install(self)
+        self.server.add_request_handler(
+            "subscriptions/listen", types.SubscriptionsListenRequestParams, self.aggregate.listen
+        )
 
     # ------------------------------------------------------------ targets and permissions
 
@@ -309,6 +316,7 @@ class ProxySurface:
             sessions.popitem(last=False)
 
     def _changed(self, profiles: set[str], servers: set[str]) -> None:
+        self.watches.tools_changed(profiles if self.kind == PROFILE else servers)
         for target in profiles if self.kind == PROFILE else servers:
             for session_id, session in list(self._sessions.get(target, {}).items()):
                 asyncio.get_running_loop().create_task(self._tell(target, session_id, session))
