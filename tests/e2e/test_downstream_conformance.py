@@ -118,7 +118,7 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def transparent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("transparent"), env={"HOME": str(home)})
+    running = start_jarvis(tmp_path_factory.mktemp("transparent"), env={"HOME": str(home)}, timeout=240)
     yield running
     running.stop()
 

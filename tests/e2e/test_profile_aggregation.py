@@ -112,9 +112,10 @@ async def _install(jarvis: RunningJarvis, alpha: Downstream, beta: Downstream) -
 
 
 @contextlib.asynccontextmanager
-async def client(url: str, mode: str, **options: Any) -> AsyncIterator[Client]:
+async def client(url: str, mode: str, token: str | None = None, **options: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
-        httpx2.AsyncClient(timeout=60) as http,
+        httpx2.AsyncClient(timeout=60, headers=headers) as http,
         Client(streamable_http_client(url, http_client=http), mode=mode, **options) as connected,
     ):
         yield connected
@@ -253,6 +254,34 @@ async def test_a_2026_client_listens_to_resources_of_several_servers(stack: Stac
         assert getattr(event, "uri", None) == f"jarvis://alpha/{WATCHED}"
     # The stream's end ends the servers' subscriptions too.
     await _until(lambda: all(len(s.requests("resources/unsubscribe")) > ended[s.name] for s in servers))
+
+
+# ------------------------------------------------------------------ what a token grants
+
+
+async def test_resources_and_prompts_need_a_grant_of_the_profile_or_of_their_server(stack: Stack) -> None:
+    """A token granted single tools may call those tools; it is not handed the servers' resources and prompts."""
+    grants = {
+        "profile:pair": {"alpha", "beta"},
+        "servers:beta": {"beta"},
+        "profile:pair:alpha__test_simple_text": set(),
+    }
+    for scope, servers in grants.items():
+        token = stack.jarvis.create_token(scope, name=scope.replace(":", "-"))
+        async with client(stack.profile("pair"), MODERN, token=token) as scoped:
+            listed = {r.uri.split("/")[2] for r in (await scoped.list_resources()).resources}
+            assert listed == servers, scope
+            assert {p.name.partition("__")[0] for p in (await scoped.list_prompts()).prompts} == servers, scope
+            for server in ("alpha", "beta"):
+                if server in servers:
+                    await scoped.read_resource(f"jarvis://{server}/test://static-text")
+                    continue
+                with pytest.raises(MCPError) as refused:
+                    await scoped.read_resource(f"jarvis://{server}/test://static-text")
+                assert refused.value.error.code == types.INVALID_PARAMS, (scope, server)
+                with pytest.raises(MCPError) as refused:
+                    await scoped.get_prompt(f"{server}__test_simple_prompt")
+                assert refused.value.error.code == types.INVALID_PARAMS, (scope, server)
 
 
 # ------------------------------------------------------------------ bad input

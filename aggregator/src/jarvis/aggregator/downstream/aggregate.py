@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from jarvis.aggregator.downstream.naming import SEPARATOR, namespaced, namespaced_uri, split_uri
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.aggregator.downstream.watches import Watcher
+from jarvis.aggregator.mcp_server import principal_of
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
@@ -67,11 +68,13 @@ class Aggregate:
     def _listing(
         self, key: str, field: str, capability: str
     ) -> Callable[[ServerRequestContext[Any], str], Awaitable[JsonObject]]:
+        rename = namespaced if field == "name" else namespaced_uri
+
         async def merged(ctx: ServerRequestContext[Any], target: str) -> JsonObject:
             params = self.params(ctx)
             if params.pop("cursor", None) is not None:
                 raise MCPError(types.INVALID_PARAMS, "invalid cursor: this profile answers its lists in one page")
-            servers = self.surface.servers_of(target)
+            servers = self.surface.servers_granted(principal_of(ctx), target)
             pages = await asyncio.gather(
                 *(self._pages(server, ctx, ctx.method, key, capability, params) for server in servers),
                 return_exceptions=True,
@@ -93,7 +96,6 @@ class Aggregate:
                     hints.append(_STALE)
                     continue
                 entries, page_hints = page
-                rename = namespaced_uri if field != "name" else namespaced
                 items += [{**entry, field: rename(server, entry[field])} for entry in entries]
                 hints += page_hints
             return {key: items, **strictest(hints)}
@@ -128,7 +130,7 @@ class Aggregate:
 
     async def _read(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         params = self.params(ctx)
-        server, params["uri"] = self.route_uri(target, params.get("uri"))
+        server, params["uri"] = self.route_uri(ctx, target, params.get("uri"))
         result = await self.surface.host.forward(server, "resources/read", params, ctx.protocol_version)
         contents = result.get("contents")
         if isinstance(contents, list):
@@ -150,7 +152,7 @@ class Aggregate:
         if ref.get("type") == "ref/prompt":
             server, ref["name"] = await self._route_prompt(ctx, target, ref.get("name"))
         elif ref.get("type") == "ref/resource":
-            server, ref["uri"] = self.route_uri(target, ref.get("uri"))
+            server, ref["uri"] = self.route_uri(ctx, target, ref.get("uri"))
         else:
             raise MCPError(types.INVALID_PARAMS, f"unknown completion reference type {ref.get('type')!r}")
         return await self.surface.host.forward(
@@ -161,10 +163,11 @@ class Aggregate:
         # Log messages reach a caller during its calls to interactive servers only; the level is the servers'.
         return {}
 
-    def route_uri(self, target: str, uri: Any) -> tuple[str, str]:
-        """(server, the server's URI) of a namespaced URI of `target`'s servers; resource-not-found otherwise."""
+    def route_uri(self, ctx: ServerRequestContext[Any], target: str, uri: Any) -> tuple[str, str]:
+        """(server, the server's URI) of a namespaced URI of `target`'s servers; resource-not-found otherwise
+        (also for a server whose resources the caller's token does not grant: it is not told they exist)."""
         split = split_uri(uri) if isinstance(uri, str) else None
-        if split is None or split[0] not in self.surface.servers_of(target):
+        if split is None or split[0] not in self.surface.servers_granted(principal_of(ctx), target):
             # SEP-2164: an unknown resource is invalid params, naming the URI.
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -176,7 +179,7 @@ class Aggregate:
 
     async def _route_prompt(self, ctx: ServerRequestContext[Any], target: str, name: Any) -> tuple[str, str]:
         """(server, the server's prompt name) of a prefixed prompt name; invalid params when none matches."""
-        servers = self.surface.servers_of(target)
+        servers = self.surface.servers_granted(principal_of(ctx), target)
         for server in sorted(servers, key=len, reverse=True) if isinstance(name, str) else ():
             if not name.startswith(server + SEPARATOR):
                 continue
@@ -205,11 +208,11 @@ class Aggregate:
             present: Callable[[str, str], str] = _own_uri
             routes = [(single, uri) for uri in uris]
         else:
-            present, routes = namespaced_uri, [self.route_uri(target, uri) for uri in uris]
+            present, routes = namespaced_uri, [self.route_uri(ctx, target, uri) for uri in uris]
         return await self.surface.watches.listen(ctx, params, target, present, routes)
 
     async def _subscribe(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
-        server, uri = self.route_uri(target, (ctx.params or {}).get("uri"))
+        server, uri = self.route_uri(ctx, target, (ctx.params or {}).get("uri"))
         session = _session_id(ctx)
         # Sessions whose updates stopped being deliverable watch nothing any more: forget them here.
         self._sessions = {key: known for key, known in self._sessions.items() if known.watching}
@@ -222,7 +225,7 @@ class Aggregate:
         return {}
 
     async def _unsubscribe(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
-        server, uri = self.route_uri(target, (ctx.params or {}).get("uri"))
+        server, uri = self.route_uri(ctx, target, (ctx.params or {}).get("uri"))
         session = _session_id(ctx)
         watcher = self._sessions.get(session)
         if watcher is not None:

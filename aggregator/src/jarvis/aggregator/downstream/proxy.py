@@ -1,8 +1,8 @@
 """Profile and share surfaces: MCP servers whose tools are downstream servers' tools, proxied.
 
 `/mcp/profile/<name>` serves exactly the tools of the profile's servers (`<server>__<tool>`, or
-the tools' own names for an unprefixed one-server profile); `/share/<server>/mcp` serves one
-server's tools under their own names. One low-level MCP server per kind serves every name: the
+the tools' own names for an unprefixed one-server profile), and their resources, prompts and
+completions (transparent.py, aggregate.py); `/share/<server>/mcp` serves one server under its own names. One low-level MCP server per kind serves every name: the
 name comes from the request path, so a new profile needs no restart.
 """
 
@@ -129,6 +129,17 @@ class ProxySurface:
         return self.kind == PROFILE and principal.may(
             SERVERS, exposed.server, exposed.tool.lower(), read_only=False, admin=False
         )
+
+    def servers_granted(self, principal: Principal, target: str) -> tuple[str, ...]:
+        """The servers of `target` whose resources, prompts and completions `principal` may use: all of them with a
+        grant of the whole surface (`profile[:<name>]`), else those granted whole (`servers[:<server>]`). A grant
+        of single tools covers those tools only."""
+        servers = self.servers_of(target)
+        if principal.may(self.kind, target, None, read_only=False, admin=False):
+            return servers
+        if self.kind != PROFILE:
+            return ()
+        return tuple(s for s in servers if principal.may(SERVERS, s, None, read_only=False, admin=False))
 
     def granting(self, target: str, exposed: ExposedTool) -> list[str]:
         """The scopes `may_call` accepts for this tool, narrowest first, for a refusal to name."""

@@ -46,30 +46,35 @@ class ResourceWatches:
         self._watchers: dict[tuple[str, str], set[Watcher]] = {}
         self._streams: dict[str, set[InMemorySubscriptionBus]] = {}  # listen streams by target, for tools changes
         self._tasks: set[asyncio.Task[None]] = set()
+        # Per (server, URI), subscribes and unsubscribes take turns: a server never sees a last unsubscribe after a
+        # new subscribe. (One small lock per URI ever watched; a slow server holds up its own URIs only.)
+        self._turns: dict[tuple[str, str], asyncio.Lock] = {}
         host.on_resource_updated(self._updated)
 
     async def watch(self, watcher: Watcher, server: str, uri: str) -> None:
         """Start delivering `uri`'s updates to `watcher`; the server's refusal (an MCPError) is the caller's."""
         key = (server, uri)
-        if key in watcher.watching:
-            return
-        if not self._watchers.get(key):
-            await self.host.forward(server, "resources/subscribe", {"uri": uri})
-        self._watchers.setdefault(key, set()).add(watcher)
-        watcher.watching.add(key)
+        async with self._turns.setdefault(key, asyncio.Lock()):
+            if key in watcher.watching:
+                return
+            if not self._watchers.get(key):
+                await self.host.forward(server, "resources/subscribe", {"uri": uri})
+            self._watchers.setdefault(key, set()).add(watcher)
+            watcher.watching.add(key)
 
     async def unwatch(self, watcher: Watcher, server: str, uri: str) -> None:
         key = (server, uri)
-        watcher.watching.discard(key)
-        watchers = self._watchers.get(key)
-        if watchers is None:
-            return
-        watchers.discard(watcher)
-        if not watchers:
-            del self._watchers[key]
-            # The last watcher left: the server may stop sending; a failure here costs it nothing to ignore.
-            with contextlib.suppress(MCPError, JarvisError):
-                await self.host.forward(server, "resources/unsubscribe", {"uri": uri})
+        async with self._turns.setdefault(key, asyncio.Lock()):
+            watcher.watching.discard(key)
+            watchers = self._watchers.get(key)
+            if watchers is None:
+                return
+            watchers.discard(watcher)
+            if not watchers:
+                del self._watchers[key]
+                # The last watcher left: the server may stop sending; a failure here costs it nothing to ignore.
+                with contextlib.suppress(MCPError, JarvisError):
+                    await self.host.forward(server, "resources/unsubscribe", {"uri": uri})
 
     def forget(self, watcher: Watcher) -> None:
         """Drop everything `watcher` watches, in the background (it may be called while being cancelled)."""
