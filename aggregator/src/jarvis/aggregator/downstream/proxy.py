@@ -2,8 +2,9 @@
 
 `/mcp/profile/<name>` serves exactly the tools of the profile's servers (`<server>__<tool>`, or
 the tools' own names for an unprefixed one-server profile), and their resources, prompts and
-completions (transparent.py, aggregate.py); `/share/<server>/mcp` serves one server under its own names. One low-level MCP server per kind serves every name: the
-name comes from the request path, so a new profile needs no restart.
+completions (transparent.py, aggregate.py); `/share/<server>/mcp` serves one server under its own
+names. One low-level MCP server per kind serves every name: the name comes from the request path,
+so a new profile needs no restart.
 """
 
 from __future__ import annotations
