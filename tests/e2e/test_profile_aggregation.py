@@ -256,6 +256,26 @@ async def test_a_2026_client_listens_to_resources_of_several_servers(stack: Stac
     await _until(lambda: all(len(s.requests("resources/unsubscribe")) > ended[s.name] for s in servers))
 
 
+async def test_subscriptions_survive_a_restart_of_the_server(stack: Stack) -> None:
+    uri = f"jarvis://beta/{WATCHED}"
+    heard: list[str] = []
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            heard.append(message.params.uri)
+
+    async with client(stack.profile("pair"), LEGACY, message_handler=handle) as watcher:
+        await watcher.subscribe_resource(uri)
+        subscribes = len(stack.beta.requests("resources/subscribe"))
+        async with mcp_client(stack.jarvis.url()) as admin:
+            result_json(await admin.call_tool("jarvis_profile", {"action": "restart", "name": "pair"}))
+        # Jarvis's new session to beta subscribes again on its own.
+        await _until(lambda: len(stack.beta.requests("resources/subscribe")) > subscribes)
+        await watcher.call_tool("beta__test_touch_resource", {"uri": WATCHED})
+        await _until(lambda: heard == [uri])
+        await watcher.unsubscribe_resource(uri)
+
+
 # ------------------------------------------------------------------ what a token grants
 
 

@@ -454,10 +454,14 @@ async def _unsubscribe(ctx: ServerRequestContext[Any], params: UnsubscribeReques
 
 @server.tool(description="Tells the sessions subscribed to a resource that it changed")
 async def test_touch_resource(uri: str) -> str:
-    sessions = list(subscribers.get(uri, {}).values())
-    for session in sessions:
-        await session.send_resource_updated(uri)
-    return f"notified {len(sessions)} subscriber(s) of {uri}"
+    notified = 0
+    for session_id, session in list(subscribers.get(uri, {}).items()):
+        try:
+            await session.send_resource_updated(uri)
+            notified += 1
+        except Exception:  # that session is gone: it subscribes no more
+            subscribers[uri].pop(session_id, None)
+    return f"notified {notified} subscriber(s) of {uri}"
 
 
 _lowlevel: Annotated[Any, "the SDK exposes no public hook for these 2025-era handlers"] = server._lowlevel_server

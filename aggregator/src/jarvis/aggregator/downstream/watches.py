@@ -50,6 +50,7 @@ class ResourceWatches:
         # new subscribe. (One small lock per URI ever watched; a slow server holds up its own URIs only.)
         self._turns: dict[tuple[str, str], asyncio.Lock] = {}
         host.on_resource_updated(self._updated)
+        host.subscribe(self._servers_changed)
 
     async def watch(self, watcher: Watcher, server: str, uri: str) -> None:
         """Start delivering `uri`'s updates to `watcher`; the server's refusal (an MCPError) is the caller's."""
@@ -113,6 +114,23 @@ class ResourceWatches:
         for target in targets:
             for bus in list(self._streams.get(target, ())):
                 self._spawn(bus.publish(ToolsListChanged()))
+
+    def _servers_changed(self, profiles: set[str], servers: set[str]) -> None:
+        # A server that started again (a crash, a restart, a new launch spec) forgot Jarvis's subscriptions: renew
+        # them. Other changes only repeat a subscribe, which servers take as a no-op.
+        for server in servers:
+            running = self.host.hosts.get(server)
+            if running is None or running.connection is None:
+                continue  # stopped: asking would start it; it renews when it starts
+            for watched_server, uri in list(self._watchers):
+                if watched_server == server:
+                    self._spawn(self._renew(server, uri))
+
+    async def _renew(self, server: str, uri: str) -> None:
+        async with self._turns.setdefault((server, uri), asyncio.Lock()):
+            if self._watchers.get((server, uri)):
+                with contextlib.suppress(MCPError, JarvisError):
+                    await self.host.forward(server, "resources/subscribe", {"uri": uri})
 
     def _updated(self, server: str, uri: str) -> None:
         # A server may name a sub-resource of what was subscribed; whoever watches an enclosing URI hears of it.
