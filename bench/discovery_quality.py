@@ -54,7 +54,7 @@ from jarvis.aggregator.discovery.dense import DenseIndex, default_cache  # noqa:
 from jarvis.aggregator.discovery.entry import ToolEntry  # noqa: E402
 from jarvis.aggregator.discovery.index import ToolIndex  # noqa: E402
 from jarvis.aggregator.downstream.naming import namespaced  # noqa: E402
-from jarvis.aggregator.principal import LOCAL_ADMIN, Principal  # noqa: E402
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal  # noqa: E402
 from tests.support.retrieval_data import (  # noqa: E402
     Doc,
     MultiQueries,

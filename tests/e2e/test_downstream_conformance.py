@@ -6,8 +6,6 @@ streamable HTTP."""
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import socket
 import subprocess
 import sys
@@ -17,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.downstream import CONFORMANCE, NODE, create_profile
+from tests.support.conformance import counts, run_suite
+from tests.support.downstream import create_profile
 from tests.support.stack import REPO, RunningJarvis, free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = [pytest.mark.anyio, pytest.mark.node]
@@ -54,29 +53,11 @@ REFERENCE_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 # Scenarios the server passes directly and Jarvis does not, yet (issue 13, "Transparent"). The test fails when one
 # starts passing through Jarvis, so this list only shrinks.
 JARVIS_GAPS: dict[str, dict[str, str]] = {"2025-11-25": {}, "2026-07-28": {}}
-_SUMMARY = re.compile(r"^[✓✗] (\S+): (\d+) passed, (\d+) failed")
 
 
 def conformance(url: str, requirements: str, workdir: Path) -> dict[str, tuple[int, int]]:
-    """Scenario -> (checks passed, checks failed), from the suite's summary."""
-    if not CONFORMANCE.exists():
-        message = "@modelcontextprotocol/conformance is missing under tools/node: run scripts/bootstrap"
-        if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    run = subprocess.run(
-        [str(NODE), str(CONFORMANCE), "server", "--url", url, "--requirements", requirements],
-        capture_output=True,
-        text=True,
-        cwd=workdir,
-        timeout=600,
-        check=False,
-    )
-    results = {
-        m.group(1): (int(m.group(2)), int(m.group(3))) for m in map(_SUMMARY.match, run.stdout.splitlines()) if m
-    }
-    assert results, f"no conformance summary:\n{run.stdout[-3000:]}\n{run.stderr[-2000:]}"
-    return results
+    """Scenario -> (checks passed, checks failed), as the suite's summary counts them."""
+    return {name: counts(checks) for name, checks in run_suite(url, requirements, workdir).items()}
 
 
 def failing(results: dict[str, tuple[int, int]]) -> set[str]:
@@ -118,7 +99,7 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def transparent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
-    running = start_jarvis(tmp_path_factory.mktemp("transparent"), env={"HOME": str(home)}, timeout=240)
+    running = start_jarvis(tmp_path_factory.mktemp("transparent"), env={"HOME": str(home)})
     yield running
     running.stop()
 

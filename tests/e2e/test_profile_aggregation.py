@@ -88,7 +88,7 @@ def _reference(workdir: Path, name: str) -> Iterator[Downstream]:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     workdir = tmp_path_factory.mktemp("aggregation")
     with _reference(workdir, "alpha") as alpha, _reference(workdir, "beta") as beta:
-        jarvis = start_jarvis(workdir / "jarvis", env={"HOME": str(workdir), **FAST_ENV}, timeout=240)
+        jarvis = start_jarvis(workdir / "jarvis", env={"HOME": str(workdir), **FAST_ENV})
         try:
             anyio.run(_install, jarvis, alpha, beta)
             yield Stack(jarvis, alpha, beta)

@@ -85,7 +85,7 @@ class RunningJarvis:
 
 
 def start_jarvis(
-    data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 60
+    data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 180
 ) -> RunningJarvis:
     port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -14,10 +14,10 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.debug_client import DEBUG_SERVICE
-from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
-from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
-from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
+from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
+from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE, RegistryGateway, to_dict
+from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
+from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.grpc_server import RunningServer, create_server
@@ -177,7 +177,7 @@ class EmbeddedStack:
         self.metrics_registry = metrics_registry
         self.restart_requested = False
         self.stop_serving: Any = None  # set by the runner: a callable that stops the HTTP server gracefully
-        self.client: RegistryClient | None = None
+        self.client: RegistryGateway | None = None
 
     def start(self) -> str:
         self.settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -242,7 +242,7 @@ class EmbeddedStack:
             runtime.close()
             self.runtime = None
 
-    def _client(self) -> RegistryClient:
+    def _client(self) -> RegistryGateway:
         assert self.client is not None, "the runner sets the registry client before serving"
         return self.client
 

@@ -19,7 +19,7 @@ import grpc
 from pydantic import ValidationError
 
 from jarvis.aggregator import audit as audit_log
-from jarvis.aggregator.registry_client import IDEMPOTENT, to_dict
+from jarvis.aggregator.gateways.registry import IDEMPOTENT, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.datadir import DataDirLock, Holder

@@ -12,11 +12,11 @@ from mcp.server.stdio import stdio_server
 from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator.app import Aggregator
-from jarvis.aggregator.debug_client import DEBUG_SERVICE
 from jarvis.aggregator.downstream.proxy import PROFILE
-from jarvis.aggregator.registry_client import REGISTRY_SERVICE, RegistryClient, to_dict
-from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
-from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
+from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
+from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE, RegistryGateway, to_dict
+from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
+from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
@@ -30,7 +30,7 @@ class RemoteControl:
 
     def __init__(self, settings: AggregatorSettings) -> None:
         self.settings = settings
-        self.client: RegistryClient | None = None
+        self.client: RegistryGateway | None = None
         self.stop_serving: Any = None
 
     async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
@@ -116,7 +116,7 @@ def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = 
         aggregator_settings = settings.aggregator_settings(
             target, stack.debug_target, stack.runtime_target, stack.scheduler_target
         )
-        client = RegistryClient(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
+        client = RegistryGateway(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
         aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
@@ -138,7 +138,7 @@ def run_distributed(settings: AggregatorSettings) -> None:
     control = RemoteControl(settings)
 
     async def main() -> None:
-        client = RegistryClient(settings.registry_target, settings.read_cache_seconds, settings.internal_plane())
+        client = RegistryGateway(settings.registry_target, settings.read_cache_seconds, settings.internal_plane())
         control.client = client
         aggregator = Aggregator(settings, client, control, CollectorRegistry())
         await serve_http(aggregator, settings.host, settings.port, control)
@@ -159,7 +159,7 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         aggregator_settings = settings.aggregator_settings(
             target, stack.ensure_debug(), stack.ensure_runtime(), stack.ensure_scheduler()
         )
-        client = RegistryClient(target, plane=aggregator_settings.internal_plane())
+        client = RegistryGateway(target, plane=aggregator_settings.internal_plane())
         stack.client = client
         if registry_target is None:
             await client.call(client.registry.Bootstrap, pb.BootstrapRequest())

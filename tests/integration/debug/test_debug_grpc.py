@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.debug_client import DebugClient
+from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.api.debug.v1 import debug_pb2 as pb
 from jarvis.api.debug.v1 import debug_pb2_grpc as pb_grpc
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -87,7 +87,7 @@ def test_domain_errors_map_to_status_codes(
 
 @pytest.mark.anyio
 async def test_aggregator_client_gets_domain_errors_back(target: str) -> None:
-    client = DebugClient(target)
+    client = DebugGateway(target)
     try:
         with pytest.raises(NotFound, match="unknown debug tool 'jira_serch'; similar tools: jira_search"):
             await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_serch"))
@@ -104,7 +104,7 @@ async def test_unconfigured_backend_is_a_failed_precondition(settings: DebugSett
     assert settings.credentials_file is not None
     settings.credentials_file.write_text("")  # read on the next call: no restart
     running = create_server(build_debug_bindings(settings), "127.0.0.1:0")
-    client = DebugClient(f"127.0.0.1:{running.port}")
+    client = DebugGateway(f"127.0.0.1:{running.port}")
     try:
         with pytest.raises(
             FailedPrecondition, match="Jira is not configured: set JIRA_URL, JIRA_EMAIL, JIRA_API_TOKEN"

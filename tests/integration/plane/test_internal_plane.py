@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
-from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.api.debug.v1 import debug_pb2, debug_pb2_grpc
 from jarvis.api.registry.v1 import registry_pb2 as rpb
 from jarvis.api.registry.v1 import registry_pb2_grpc
@@ -180,8 +180,8 @@ async def test_the_aggregator_client_names_the_setting_when_its_credential_is_re
 ) -> None:
     """A wrong credential is a deployment fault, not a user's bad token: the error says which setting to fix."""
     target = f"127.0.0.1:{services['registry'].port}"
-    wrong = RegistryClient(target, plane=InternalPlane(token="wrong"))
-    right = RegistryClient(target, plane=InternalPlane(token=SECRET))
+    wrong = RegistryGateway(target, plane=InternalPlane(token="wrong"))
+    right = RegistryGateway(target, plane=InternalPlane(token=SECRET))
     try:
         with pytest.raises(FailedPrecondition) as refused:
             await wrong.call(wrong.registry.ListTokens, rpb.ListTokensRequest())
@@ -308,7 +308,7 @@ def _tls_server(tmp: Path, authority: Authority, mutual: bool) -> RunningServer:
 async def test_tls_serves_clients_that_trust_the_ca_and_refuses_plaintext(tmp_path: Path, authority: Authority) -> None:
     server = _tls_server(tmp_path, authority, mutual=False)
     target = f"127.0.0.1:{server.port}"
-    client = RegistryClient(target, plane=load_plane(SECRET, None, None, None, authority.path))
+    client = RegistryGateway(target, plane=load_plane(SECRET, None, None, None, authority.path))
     try:
         listed = await client.call(client.registry.ListTokens, rpb.ListTokensRequest())
         assert list(listed.tokens) == []
@@ -341,12 +341,12 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path, autho
 async def test_a_streaming_call_carries_the_credential(services: dict[str, Served]) -> None:
     """AttachServer (bidirectional, driven with write/read as the downstream host does) passes the interceptor
     with the credential: the runtime then answers about its missing engine, not about the caller."""
-    from jarvis.aggregator.runtime_client import RuntimeClient
+    from jarvis.aggregator.gateways.runtime import RuntimeGateway
 
     target = f"127.0.0.1:{services['runtime'].port}"
     start = runtime_pb2.ServerInput(start=runtime_pb2.ServerStart(server="s", image="some/image"))
 
-    async def first_answer(client: RuntimeClient, write: bool = True) -> grpc.StatusCode:
+    async def first_answer(client: RuntimeGateway, write: bool = True) -> grpc.StatusCode:
         call = client.attach_server()
         try:
             if write:
@@ -360,7 +360,7 @@ async def test_a_streaming_call_carries_the_credential(services: dict[str, Serve
             call.cancel()
         return grpc.StatusCode.OK
 
-    with_credential, without = RuntimeClient(target, InternalPlane(token=SECRET)), RuntimeClient(target)
+    with_credential, without = RuntimeGateway(target, InternalPlane(token=SECRET)), RuntimeGateway(target)
     try:
         # Refused before any message is read: a write racing the refusal may see the stream reset (INTERNAL)
         # instead of its status, so the refused caller only reads.

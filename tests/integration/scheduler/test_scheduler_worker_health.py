@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.scheduler_client import SchedulerClient
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from tests.integration.scheduler.conftest import Scheduler, base_values
 from tests.support.redis_server import RedisServer
 
@@ -18,7 +18,7 @@ async def test_workers_are_found_by_a_real_ping_and_missed_when_gone(tmp_path: P
     scheduler = Scheduler(tmp_path, base_values(tmp_path, "127.0.0.1:1", redis.url), redis)
     scheduler.serve()
     assert scheduler.api is not None
-    client = SchedulerClient(f"127.0.0.1:{scheduler.api.port}")
+    client = SchedulerGateway(f"127.0.0.1:{scheduler.api.port}")
     try:
         none_yet = await probes.celery_via_scheduler(client)
         assert none_yet["ok"] is False
@@ -49,7 +49,7 @@ async def test_an_embedded_scheduler_needs_no_workers(tmp_path: Path) -> None:
     scheduler = Scheduler(tmp_path, base_values(tmp_path, "127.0.0.1:1", ""), None)
     scheduler.serve()
     assert scheduler.api is not None
-    client = SchedulerClient(f"127.0.0.1:{scheduler.api.port}")
+    client = SchedulerGateway(f"127.0.0.1:{scheduler.api.port}")
     try:
         answer = await probes.celery_via_scheduler(client)
         assert answer["ok"] is None

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from jarvis.common.errors import FailedPrecondition, Internal, InvalidArgument, NotFound
-from jarvis.debug.backends.base import Param, ToolSpec
+from jarvis.common.params import Param
+from jarvis.debug.backends.base import ToolSpec
 from jarvis.debug.domain.gateway import Gateway
 
 

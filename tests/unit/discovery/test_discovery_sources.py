@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from jarvis.aggregator.discovery.sources import catalog_entries, server_entries, surface_entries
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces.base import Action, Surface, Tool
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Surface, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 
 

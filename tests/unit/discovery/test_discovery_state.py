@@ -12,8 +12,8 @@ from jarvis.aggregator.discovery.access import visible_to
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
 from jarvis.aggregator.discovery.sessions import ActiveSets, MemoryActiveSets, RedisActiveSets, session_key
-from jarvis.aggregator.principal import LOCAL_ADMIN, Principal
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common.errors import Unavailable
 from jarvis.common.scopes import allows, reaches_surface
 from tests.support.redis_server import redis_url

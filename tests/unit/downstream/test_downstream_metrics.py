@@ -16,8 +16,8 @@ from jarvis.aggregator.downstream.metrics import register
 from jarvis.aggregator.downstream.stdio import StdioSpec
 from jarvis.aggregator.downstream.supervisor import HostOptions, ServerHost
 from jarvis.aggregator.downstream.tools import ServedTools
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.registry_client import RegistryClient
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +28,7 @@ async def _no_tools(_host: ServerHost, _connection: Connection) -> ServedTools:
 
 def _host(tmp_path: Path) -> DownstreamHost:
     return DownstreamHost(
-        cast(RegistryClient, None), HostOptions(init_timeout=2), project_root=tmp_path, max_message_bytes=1 << 20
+        cast(RegistryGateway, None), HostOptions(init_timeout=2), project_root=tmp_path, max_message_bytes=1 << 20
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.tooling.tool import Surface
 
 
 @dataclass(frozen=True)

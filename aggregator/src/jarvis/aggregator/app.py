@@ -20,23 +20,23 @@ from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
-from jarvis.aggregator.debug_client import DebugClient
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
 from jarvis.aggregator.downstream import metrics as downstream_metrics
 from jarvis.aggregator.downstream.routes import build_downstream, create_host
+from jarvis.aggregator.gateways.debug import DebugGateway
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from jarvis.aggregator.mcp_server import build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
-from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.runtime_client import RuntimeClient
-from jarvis.aggregator.scheduler_client import SchedulerClient
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.debug import build_debug_surface
 from jarvis.aggregator.surfaces.discovery import DISCOVERY_PATH, build_discovery_surface
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 
 VERSION = package_version("jarvis-aggregator")
@@ -58,7 +58,7 @@ class Aggregator:
     def __init__(
         self,
         settings: AggregatorSettings,
-        registry: RegistryClient,
+        registry: RegistryGateway,
         system: SystemControl,
         metrics_registry: CollectorRegistry,
     ) -> None:
@@ -68,7 +68,7 @@ class Aggregator:
         self.metrics = AggregatorMetrics(metrics_registry)
         self.usage = UsageRecorder(registry)
         plane = registry.plane  # the credential the runner gave the registry client serves every backend
-        runtime = RuntimeClient(settings.runtime_target, plane) if settings.runtime_target else None
+        runtime = RuntimeGateway(settings.runtime_target, plane) if settings.runtime_target else None
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
         self.context = ToolContext(
@@ -78,9 +78,9 @@ class Aggregator:
             project_root=settings.project_root,
             started_at=time.time(),
             auth_mode="token required" if settings.auth_required else "loopback-open",
-            debug=DebugClient(settings.debug_target, plane) if settings.debug_target else None,
+            debug=DebugGateway(settings.debug_target, plane) if settings.debug_target else None,
             runtime=runtime,
-            scheduler=SchedulerClient(settings.scheduler_target, plane) if settings.scheduler_target else None,
+            scheduler=SchedulerGateway(settings.scheduler_target, plane) if settings.scheduler_target else None,
             redis_url=settings.redis_url,
             downstream=self.downstream,
             shares=self.shares,
@@ -88,8 +88,7 @@ class Aggregator:
             discovery_dense=settings.discovery_dense,
         )
         self.surfaces = build_surfaces(self.context)
-        self.context.surfaces = tuple(s.path for s in self.surfaces)
-        self.context.served = tuple(self.surfaces)
+        self.context.events.served.publish(tuple(self.surfaces))
         self.aliases = build_alias_table(self.surfaces)
         self.mcp_servers = {
             s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION) for s in self.surfaces

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.api.registry.v1 import registry_pb2 as pb
 
 SECRET_NAME = re.compile(r"secret|token|passw|key|env|credential|auth|cookie|private|signature", re.IGNORECASE)

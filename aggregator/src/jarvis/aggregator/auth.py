@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jarvis.aggregator import audit
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.jsonrpc import (
     PARSE_ERROR,
     BodyTooDeep,
@@ -32,13 +33,12 @@ from jarvis.aggregator.jsonrpc import (
     tool_calls,
     tool_error_response,
 )
-from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.aggregator.ratelimit import RateLimiter
-from jarvis.aggregator.registry_client import RegistryClient
 from jarvis.aggregator.sessions import SessionLedger
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principal_from_token
+from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError, Unauthenticated
@@ -57,7 +57,7 @@ class TokenVerifier:
     Keys are SHA-256 digests, so secrets are not kept in memory longer than the request.
     """
 
-    def __init__(self, registry: RegistryClient, ttl: float = 5.0, max_entries: int = 10_000) -> None:
+    def __init__(self, registry: RegistryGateway, ttl: float = 5.0, max_entries: int = 10_000) -> None:
         self._registry = registry
         self._ttl = ttl
         self._max = max_entries

@@ -8,11 +8,11 @@ from typing import Any
 
 from jarvis.aggregator import probes
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.debug_client import DEBUG_SERVICE
-from jarvis.aggregator.registry_client import REGISTRY_SERVICE
-from jarvis.aggregator.runtime_client import RUNTIME_SERVICE
-from jarvis.aggregator.scheduler_client import SCHEDULER_SERVICE
-from jarvis.aggregator.service_client import ServiceClient
+from jarvis.aggregator.gateways.client import ServiceClient
+from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
+from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE
+from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
+from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 
 # Without the registry no token verifies and no jarvis tool answers: this aggregator cannot serve. The
 # others take out one surface each; they are reported, but do not pull every replica out of the balancer.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -16,28 +15,13 @@ from mcp.shared.exceptions import MCPError
 from jarvis.aggregator import audit
 from jarvis.aggregator.aliases import Rename
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.principal import LOCAL_ADMIN, Principal
-from jarvis.aggregator.surfaces.base import Surface, Tool
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.request import principal_of, text_result
+from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, PermissionDenied
 
 log = logging.getLogger(__name__)
-
-PRINCIPAL_SCOPE_KEY = "jarvis.principal"
-MESSAGES_SCOPE_KEY = "jarvis.messages"  # the JSON-RPC messages of the body the gate read and replays
-
-
-def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
-    """The caller, as the HTTP auth middleware resolved it; stdio callers are the local user."""
-    request = ctx.request
-    scope = getattr(request, "scope", None)
-    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, dict) else None
-    return principal if isinstance(principal, Principal) else LOCAL_ADMIN
-
-
-def text_result(payload: Any, *, is_error: bool = False) -> types.CallToolResult:
-    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"), default=str)
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import InternalPlane
 
 if TYPE_CHECKING:
-    from jarvis.aggregator.runtime_client import RuntimeClient
-    from jarvis.aggregator.scheduler_client import SchedulerClient
-    from jarvis.aggregator.service_client import ServiceClient
+    from jarvis.aggregator.gateways.client import ServiceClient
+    from jarvis.aggregator.gateways.runtime import RuntimeGateway
+    from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 
 PROBE_TIMEOUT = 2.0
 # The runtime pings its engine and the scheduler its workers (1 s) before answering: a little more time.
@@ -96,7 +96,7 @@ async def grpc_health(client: ServiceClient, full_name: str, timeout: float = PR
     return {"ok": status == "SERVING", "detail": status, "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-async def docker_via_runtime(runtime: RuntimeClient | None) -> dict[str, Any]:
+async def docker_via_runtime(runtime: RuntimeGateway | None) -> dict[str, Any]:
     """The engine the runtime drives, as the runtime sees it: the aggregator has no engine of its own."""
     if runtime is None:
         return {"ok": None, "detail": "no runtime in this deployment (set JARVIS_AGGREGATOR_RUNTIME_TARGET)"}
@@ -116,7 +116,7 @@ async def docker_via_runtime(runtime: RuntimeClient | None) -> dict[str, Any]:
     }
 
 
-async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, Any]:
+async def celery_via_scheduler(scheduler: SchedulerGateway | None) -> dict[str, Any]:
     """Celery workers as a ping through the scheduler's broker finds them (none are needed embedded)."""
     if scheduler is None:
         return {"ok": None, "detail": "no scheduler in this deployment (set JARVIS_AGGREGATOR_SCHEDULER_TARGET)"}
@@ -141,7 +141,7 @@ async def celery_via_scheduler(scheduler: SchedulerClient | None) -> dict[str, A
 
 async def wait_serving(target: str, service: str, timeout: float, plane: InternalPlane | None = None) -> dict[str, Any]:
     """Poll the gRPC health of `service` at `target` until it serves or `timeout` passes; the last answer."""
-    from jarvis.aggregator.service_client import ServiceClient
+    from jarvis.aggregator.gateways.client import ServiceClient
 
     client = ServiceClient(target, {}, plane)
     deadline = time.monotonic() + timeout

@@ -18,7 +18,7 @@ from jarvis.api.registry.v1 import registry_pb2
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
-    from jarvis.aggregator.registry_client import RegistryClient
+    from jarvis.aggregator.gateways.registry import RegistryGateway
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def _message(event: _Event) -> registry_pb2.UsageEvent:
 class UsageRecorder:
     """Recording is a cheap append on the request path; a background task does the I/O."""
 
-    def __init__(self, registry: RegistryClient, flush_interval: float = 2.0, max_buffer: int = 10_000) -> None:
+    def __init__(self, registry: RegistryGateway, flush_interval: float = 2.0, max_buffer: int = 10_000) -> None:
         self._registry = registry
         self._interval = flush_interval
         self._max = max_buffer

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jarvis.aggregator.discovery.entry import ToolEntry
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common import scopes as scope_rules
 
 # The scope "surface" of downstream servers' tools: `servers`, `servers:github`, `servers:github:create_issue`.

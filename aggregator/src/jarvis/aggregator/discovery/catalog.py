@@ -18,7 +18,6 @@ import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from jarvis.aggregator.debug_client import DebugClient
 from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
@@ -30,9 +29,9 @@ from jarvis.aggregator.discovery.sources import (
     surface_entries,
 )
 from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.surfaces.base import Surface, Tool
-from jarvis.api.debug.v1 import debug_pb2
+from jarvis.aggregator.gateways.debug import DebugGateway
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError
 
@@ -47,10 +46,10 @@ class Catalog:
 
     def __init__(
         self,
-        registry: RegistryClient,
+        registry: RegistryGateway,
         *,
         host: DownstreamHost | None = None,
-        debug: DebugClient | None = None,
+        debug: DebugGateway | None = None,
         refresh_seconds: float = REFRESH_SECONDS,
         dense: DenseIndex | None = None,
     ) -> None:
@@ -177,13 +176,11 @@ class Catalog:
         """The debug gateway's tools, category by category; an unreachable service keeps the last ones."""
         if self._debug is None or "debug" not in self._routes:
             return
-        client = self._debug
+        gateway = self._debug
         try:
 
             async def listing(tool: str) -> Any:
-                request = debug_pb2.InvokeRequest(tool=tool, arguments_json="{}")
-                response = await client.call(client.debug.Invoke, request, timeout=10.0)
-                return json.loads(response.result_json)
+                return await gateway.invoke(tool, "{}", timeout=10.0)
 
             categories = (await listing("list")).get("categories") or []
             self._debug_listing = list(

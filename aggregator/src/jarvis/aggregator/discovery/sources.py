@@ -10,7 +10,7 @@ from jarvis.aggregator.discovery.entry import JsonObject, ToolEntry
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.schema import normalise_input_schema
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.api.registry.v1 import registry_pb2 as pb
 
 NOT_HOSTED = (

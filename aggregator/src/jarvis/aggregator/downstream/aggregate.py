@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from jarvis.aggregator.downstream.naming import SEPARATOR, namespaced, namespaced_uri, split_uri
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.aggregator.downstream.watches import Watcher
-from jarvis.aggregator.mcp_server import principal_of
+from jarvis.aggregator.tooling.request import principal_of
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from jarvis.aggregator.downstream.stdio import (
     read_messages,
     read_stderr,
 )
-from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.common.grpc_errors import error_from_rpc
 
@@ -38,7 +38,7 @@ _STDERR_LIMIT = 64 * 1024  # a longer stderr "line" is skipped, as from a child 
 class ContainerSpec:
     server: str
     image: str
-    runtime: RuntimeClient = field(compare=False, repr=False)
+    runtime: RuntimeGateway = field(compare=False, repr=False)
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict, repr=False)  # values may be secrets
     max_message_bytes: int = 8 * 1024 * 1024

@@ -29,8 +29,8 @@ from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.stdio import StdioSpec
 from jarvis.aggregator.downstream.supervisor import RUNNING, STARTING, HostOptions, ServerHost
 from jarvis.aggregator.downstream.tools import ServedTools, check_pins, known_from_pins, quarantine_message
-from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.runtime_client import RuntimeClient
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
@@ -71,13 +71,13 @@ class HostConfig:
 class DownstreamHost:
     def __init__(
         self,
-        registry: RegistryClient,
+        registry: RegistryGateway,
         options: HostOptions,
         *,
         project_root: Path,
         max_message_bytes: int,
         watch_seconds: float = 2.0,
-        runtime: RuntimeClient | None = None,
+        runtime: RuntimeGateway | None = None,
     ) -> None:
         self.registry = registry
         self.runtime = runtime  # runs container-image servers; None: they cannot be hosted here

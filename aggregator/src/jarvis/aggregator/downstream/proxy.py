@@ -38,9 +38,9 @@ from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.downstream.watches import ResourceWatches
-from jarvis.aggregator.mcp_server import principal_of, text_result
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.request import principal_of, text_result
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError
 

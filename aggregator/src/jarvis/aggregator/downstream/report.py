@@ -10,7 +10,7 @@ from typing import Any
 
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.naming import namespaced
-from jarvis.aggregator.registry_client import RegistryClient, to_dict
+from jarvis.aggregator.gateways.registry import RegistryGateway, to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError
 
@@ -33,7 +33,7 @@ def brief(host: DownstreamHost | None, name: str) -> dict[str, Any]:
     return out
 
 
-async def detail(host: DownstreamHost | None, registry: RegistryClient, name: str) -> dict[str, Any]:
+async def detail(host: DownstreamHost | None, registry: RegistryGateway, name: str) -> dict[str, Any]:
     """`jarvis_server action=info`: the runtime state, the tools served, and every changed (quarantined) tool."""
     if host is None or name not in host.hosts:
         return {"state": "stopped", "note": NOT_HOSTED}

@@ -18,13 +18,13 @@ from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
 from jarvis.aggregator.downstream.shares import REQUEST, Shares
 from jarvis.aggregator.downstream.supervisor import HostOptions
-from jarvis.aggregator.mcp_server import MESSAGES_SCOPE_KEY
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.metrics import AggregatorMetrics
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import RegistryClient
-from jarvis.aggregator.runtime_client import RuntimeClient
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY
 from jarvis.aggregator.tunnel.manager import Tunnels
 from jarvis.aggregator.usage import UsageRecorder
 
@@ -163,7 +163,7 @@ def build_downstream(
 
 
 def create_host(
-    registry: RegistryClient, settings: AggregatorSettings, usage: UsageRecorder, runtime: RuntimeClient | None = None
+    registry: RegistryGateway, settings: AggregatorSettings, usage: UsageRecorder, runtime: RuntimeGateway | None = None
 ) -> tuple[DownstreamHost, Shares]:
     """The downstream host; container-image servers need `runtime` (the runtime service runs them)."""
     options = HostOptions(

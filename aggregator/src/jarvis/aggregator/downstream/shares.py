@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tunnel.manager import Tunnels
 from jarvis.aggregator.tunnel.spec import check_remote_port, parse_target
 from jarvis.aggregator.usage import UsageRecorder
@@ -54,7 +54,7 @@ def _time(stamp: Any, present: bool) -> datetime | None:
 
 
 class Shares:
-    def __init__(self, registry: RegistryClient, usage: UsageRecorder, base_url: str, tunnels: Tunnels) -> None:
+    def __init__(self, registry: RegistryGateway, usage: UsageRecorder, base_url: str, tunnels: Tunnels) -> None:
         self.registry = registry
         self.usage = usage
         self.fallback_base_url = base_url

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -27,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from jarvis.aggregator.children import dies_with_jarvis
 from jarvis.aggregator.downstream import commands
 
 log = logging.getLogger(__name__)
@@ -81,25 +81,6 @@ class ChildProcess:
         if self.stderr_tail:
             parts.append("stderr: " + " | ".join(list(self.stderr_tail)[-3:]))
         return "; " + "; ".join(parts) if parts else ""
-
-
-# Run between Jarvis and the server's command: ask the kernel to SIGKILL this process when Jarvis dies,
-# then become the server (exec keeps the setting). A `preexec_fn` would do the same without the extra
-# exec, but it forces a real fork() in a process full of gRPC threads, whose fork handlers then
-# sometimes abort the child; without one, Python spawns with vfork and no fork handlers run.
-_DIE_WITH_PARENT = (
-    "import ctypes, os, sys\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
-    "if os.getppid() != int(sys.argv[1]): os._exit(70)\n"  # Jarvis died before the prctl: do not start
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
-
-
-def dies_with_jarvis(argv: list[str]) -> list[str]:
-    """`argv` behind the die-with-Jarvis step on Linux, for any child Jarvis supervises (servers, tunnels)."""
-    if not sys.platform.startswith("linux"):
-        return argv  # elsewhere: own process group + stop on shutdown only
-    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
 
 
 def argv_of(spec: StdioSpec) -> list[str]:

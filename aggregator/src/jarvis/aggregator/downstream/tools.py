@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jarvis.aggregator.downstream.schema import normalise_tool
-from jarvis.aggregator.registry_client import RegistryClient
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.api.registry.v1 import registry_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def served(raw_tools: list[JsonObject], pins: dict[str, pb.ToolPin]) -> ServedTo
     return result
 
 
-async def check_pins(registry: RegistryClient, server: str, raw_tools: list[JsonObject]) -> ServedTools:
+async def check_pins(registry: RegistryGateway, server: str, raw_tools: list[JsonObject]) -> ServedTools:
     """Record what the server serves now; the registry pins new tools and quarantines changed ones.
 
     Fails closed: if the registry cannot be asked, the start attempt fails (and is retried), because

@@ -7,48 +7,45 @@ debug service, so this surface is one call and its tools/list stays near 500 tok
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.debug_client import INVOKE_TIMEOUT
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces.base import Surface, Tool
-from jarvis.api.debug.v1 import debug_pb2 as pb
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.results import ForeignJson
+from jarvis.aggregator.tooling.tool import Surface, Tool
 from jarvis.common.errors import FailedPrecondition
+from jarvis.common.params import Arg
 
 CATEGORIES = "cloudwatch, stepfunctions, langsmith, jira, project"
 
 
+@dataclass(frozen=True)
+class DebugCall:
+    tool: Annotated[
+        str, Arg(f'"list", "list:<category>" ({CATEGORIES}) or a tool name to run', shown_default="list")
+    ] = "list"
+    # An object is accepted too: agents often send one where the spec asks for its JSON text.
+    arguments: Annotated[
+        str | dict[str, Any],
+        Arg('JSON object of the tool\'s arguments, e.g. {"log_group": "/aws/x"}', shown_default="{}"),
+    ] = "{}"
+
+
 def build_debug_surface(ctx: ToolContext) -> Surface:
-    async def debug(args: dict[str, Any], _: Principal) -> Any:
-        client = ctx.debug
-        if client is None:
+    async def debug(p: DebugCall, _: Principal) -> ForeignJson:
+        if ctx.debug is None:
             raise FailedPrecondition(
                 "the debug service is not part of this deployment; start it with "
                 "`jarvis serve debug` and set JARVIS_AGGREGATOR_DEBUG_TARGET"
             )
-        arguments = args.get("arguments", "{}")
-        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        request = pb.InvokeRequest(tool=args.get("tool", "list"), arguments_json=text)
-        response = await client.call(client.debug.Invoke, request, timeout=INVOKE_TIMEOUT)
-        return json.loads(response.result_json)
+        text = p.arguments if isinstance(p.arguments, str) else json.dumps(p.arguments)
+        return ForeignJson(await ctx.debug.invoke(p.tool, text))
 
     tool = Tool(
         name="debug",
         description="Debugging tools gateway: discover with list, then run",
-        properties={
-            "tool": {
-                "type": "string",
-                "default": "list",
-                "description": f'"list", "list:<category>" ({CATEGORIES}) or a tool name to run',
-            },
-            # An object is accepted too: agents often send one where the spec asks for its JSON text.
-            "arguments": {
-                "type": ["string", "object"],
-                "default": "{}",
-                "description": 'JSON object of the tool\'s arguments, e.g. {"log_group": "/aws/x"}',
-            },
-        },
+        params=DebugCall,
         handler=debug,
         # Not read-only: project tools can write (db_bridge seed) and run tests.
         read_only=False,

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from jarvis.aggregator.downstream.stdio import dies_with_jarvis
+from jarvis.aggregator.children import dies_with_jarvis
 from jarvis.aggregator.tunnel.keys import TunnelKeys, openssh_tool
 from jarvis.aggregator.tunnel.spec import SshTarget
 

@@ -17,7 +17,7 @@ def _tool_to_pb(category: str, spec: ToolSpec) -> pb.Tool:
     params = [
         pb.Param(
             name=p.name,
-            type=p.type,
+            type="|".join(p.types),
             description=p.description,
             required=p.required,
             default_json="" if p.default is None else json.dumps(p.default),

@@ -8,10 +8,10 @@ from mcp.server import Server
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.discovery.server import build_server
 from jarvis.aggregator.surfaces.discovery.state import SURFACE, Discovery
 from jarvis.aggregator.surfaces.discovery.tools import build_tools
+from jarvis.aggregator.tooling.tool import Surface
 
 DISCOVERY_PATH = "/mcp"
 INSTRUCTIONS = (
@@ -28,8 +28,8 @@ class DiscoverySurface(Surface):
         super().__init__(
             name=SURFACE, path=DISCOVERY_PATH, tools=build_tools(self.discovery), instructions=INSTRUCTIONS
         )
-        # Writes that add or remove servers refresh the catalog at once (the jarvis surface calls this).
-        ctx.catalog_changed = self.discovery.catalog.changed
+        # Writes that add or remove servers refresh the catalog at once (the jarvis surface announces them).
+        ctx.events.catalog_changed.connect(lambda _: self.discovery.catalog.changed())
 
     def build_server(self, binding: Binding) -> Server[Any]:
         return build_server(self, self.discovery, binding)

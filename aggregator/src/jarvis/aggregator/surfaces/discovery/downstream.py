@@ -15,7 +15,7 @@ from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
 
 SURFACE = "discovery"

@@ -21,10 +21,11 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from jarvis.aggregator.mcp_server import Binding, principal_of, text_result
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces.base import Surface
+from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, shown
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.request import principal_of, text_result
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.principal import Principal
 from jarvis.aggregator.surfaces.discovery.downstream import call_downstream
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Discovery:
         self.ctx = ctx
         dense = DenseIndex(ctx.discovery_cache) if ctx.discovery_dense else None
         self.catalog = Catalog(ctx.registry, host=ctx.downstream, debug=ctx.debug, dense=dense)
-        ctx.discovery_status = self.status
+        ctx.events.discovery_status.publish(self.status)
         self.active: ActiveSets = open_active_sets("")
         self.binding: Binding | None = None
         # stdio serves exactly one session per process.
@@ -77,7 +77,7 @@ class Discovery:
 
     async def start(self) -> None:
         self.active = open_active_sets(self.ctx.redis_url)
-        await self.catalog.start(self.ctx.served, skip=SURFACE)
+        await self.catalog.start(self.ctx.events.served.value, skip=SURFACE)
 
     async def stop(self) -> None:
         await self.catalog.stop()
@@ -198,22 +198,39 @@ class Discovery:
         raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint or 'no route to it'}")
 
 
-def describe(entry: ToolEntry, active: bool) -> dict[str, Any]:
-    """Everything an agent needs to call `entry`."""
-    out: dict[str, Any] = {
-        "name": entry.name,
-        "description": entry.description,
-        "input_schema": entry.input_schema,
-        "active": active,
-        "callable": entry.callable,
-        "category": entry.category,
-        "keywords": list(entry.keywords),
-        "source": entry.source,
-    }
+@dataclass(frozen=True)
+class ToolDescription:
+    """Everything an agent needs to call a catalogued tool."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]  # the tool's own JSON Schema, as its server declares it
+    active: bool
+    callable: bool
+    category: str
+    keywords: list[str]
+    source: str
+    call: str | None = None
+    install_hint: str | None = None
+
+
+def describe(entry: ToolEntry, active: bool) -> ToolDescription:
+    call = install_hint = None
     if entry.callable:
-        out["call"] = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
+        call = f"tool_call with name={entry.name}" + ("" if active else ", or tool_load it first")
         if entry.call:
-            out["call"] += f"; on the {entry.gateway} surface: {entry.call}"
+            call += f"; on the {entry.gateway} surface: {entry.call}"
     else:
-        out["install_hint"] = entry.install_hint
-    return out
+        install_hint = entry.install_hint
+    return ToolDescription(
+        name=entry.name,
+        description=entry.description,
+        input_schema=entry.input_schema,
+        active=active,
+        callable=entry.callable,
+        category=entry.category,
+        keywords=list(entry.keywords),
+        source=entry.source,
+        call=call,
+        install_hint=install_hint,
+    )

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
+import mcp_types as types
+
+from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.text import analyze
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Tool
-from jarvis.aggregator.surfaces.discovery.state import FIND_HINT, Discovery, current_caller, describe, shown
+from jarvis.aggregator.surfaces.discovery.state import (
+    FIND_HINT,
+    Discovery,
+    ToolDescription,
+    current_caller,
+    describe,
+    shown,
+)
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
+from jarvis.common.params import Arg
 
 MAX_QUERY_CHARS = 500
 MAX_LIMIT = 50
@@ -21,7 +32,7 @@ MAX_LOAD = 20
 MAX_ACTIVE = 40
 
 
-def _query(raw: Any, d: Discovery) -> str:
+def _query(raw: str | None, d: Discovery) -> str:
     query = str(raw or "").strip()
     if not query:
         raise InvalidArgument("tool_find needs a query: a few keywords, e.g. 'list servers' or 'read file'")
@@ -49,15 +60,14 @@ async def default_limit(d: Discovery) -> int:
     return value if isinstance(value, int) and 1 <= value <= MAX_LIMIT else DEFAULT_LIMIT
 
 
-def _name(a: dict[str, Any], tool: str) -> str:
-    name = a.get("name")
-    if not isinstance(name, str) or not name.strip():
+def _name(name: str | None, tool: str) -> str:
+    if not name or not name.strip():
         raise InvalidArgument(f"{tool} needs 'name': a tool name as tool_find returns it")
     return name.strip()
 
 
-def _names(a: dict[str, Any]) -> list[str]:
-    names = [n.strip() for n in a.get("names") or [] if n.strip()]
+def _names(given: list[str] | None) -> list[str]:
+    names = [n.strip() for n in given or [] if n.strip()]
     if not names:
         raise InvalidArgument("tool_load needs 'names': a list of tool names as tool_find returns them")
     if len(names) > MAX_LOAD:
@@ -65,46 +75,132 @@ def _names(a: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def build_tools(d: Discovery) -> list[Tool]:
-    async def find(a: dict[str, Any], principal: Principal) -> Any:
-        query = _query(a.get("query"), d)
-        limit = a.get("limit")
-        if limit is None:
-            limit = await default_limit(d)
-        hits = d.catalog.index.search(query, int(limit), allowed=d.search_filter(principal))
+# Parameters. None of them is required by the schema: each tool names what is missing in its own words.
+
+
+@dataclass(frozen=True)
+class Find:
+    query: str | None = None
+    limit: Annotated[int | None, Arg(minimum=1, maximum=MAX_LIMIT)] = None
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Load:
+    names: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+# Results
+
+
+@dataclass(frozen=True)
+class Found:
+    name: str
+    description: str
+    score: float
+    active: bool
+    category: str
+    keywords: list[str]
+    callable: bool
+    call: str | None = None  # the exact call, for a tool behind a gateway (debug)
+    install_hint: str | None = None  # for a tool that cannot be called yet
+
+
+@dataclass(frozen=True)
+class FindAnswer:
+    query: str
+    results: list[Found]
+    count: int
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadedTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]  # the tool's own JSON Schema
+
+
+@dataclass(frozen=True)
+class LoadAnswer:
+    loaded: list[str]
+    tools: list[LoadedTool] | None = None  # without a session to keep them in: what to call with tool_call
+    already_active: list[str] | None = None
+    active_count: int | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ActiveTool:
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ActiveAnswer:
+    active: list[ActiveTool]
+    count: int
+    message: str | None = None
+
+
+class DiscoveryTools:
+    """The handlers of the five tools, over one aggregator's discovery state."""
+
+    def __init__(self, d: Discovery) -> None:
+        self.d = d
+
+    async def find(self, p: Find, principal: Principal) -> FindAnswer:
+        d = self.d
+        query = _query(p.query, d)
+        limit = p.limit if p.limit is not None else await default_limit(d)
+        hits = d.catalog.index.search(query, limit, allowed=d.search_filter(principal))
         active = await d.active_names(current_caller()) if hits else set()
-        results = []
-        for hit in hits:
-            e = d.live(hit.entry)
-            result: dict[str, Any] = {
-                "name": e.name,
-                "description": e.description,
-                "score": hit.score,
-                "active": e.name in active,
-                "category": e.category,
-                "keywords": list(e.keywords),
-                "callable": e.callable,
-            }
-            if e.call:
-                result["call"] = e.call
-            if not e.callable:
-                result["install_hint"] = e.install_hint
-            results.append(result)
-        answer: dict[str, Any] = {"query": query, "results": results, "count": len(results)}
+        results = [self._found(d.live(hit.entry), hit.score, active) for hit in hits]
+        message = None
         if not results:
-            answer["message"] = (
+            message = (
                 f"no tool matches '{shown(query)}'; try other words (what the tool acts on, "
                 "e.g. 'files', 'servers', 'schedule')"
             )
-        return answer
+        return FindAnswer(query=query, results=results, count=len(results), message=message)
 
-    async def describe_(a: dict[str, Any], principal: Principal) -> Any:
-        entry = d.resolve(_name(a, "tool_describe"), principal)
-        return describe(entry, entry.name in await d.active_names(current_caller()))
+    @staticmethod
+    def _found(e: ToolEntry, score: float, active: set[str]) -> Found:
+        return Found(
+            name=e.name,
+            description=e.description,
+            score=score,
+            active=e.name in active,
+            category=e.category,
+            keywords=list(e.keywords),
+            callable=e.callable,
+            call=e.call or None,
+            install_hint=None if e.callable else e.install_hint,
+        )
 
-    async def load(a: dict[str, Any], principal: Principal) -> Any:
+    async def describe(self, p: Named, principal: Principal) -> ToolDescription:
+        entry = self.d.resolve(_name(p.name, "tool_describe"), principal)
+        return describe(entry, entry.name in await self.d.active_names(current_caller()))
+
+    async def load(self, p: Load, principal: Principal) -> LoadAnswer:
+        d = self.d
         entries, problems = [], []
-        for name in _names(a):
+        for name in _names(p.names):
             try:
                 entry = d.resolve(name, principal)
                 d.ensure_callable(entry)
@@ -121,13 +217,11 @@ def build_tools(d: Discovery) -> list[Tool]:
                 if caller.modern
                 else "this connection has no MCP session to keep tools in"
             )
-            return {
-                "loaded": [],
-                "tools": [
-                    {"name": e.name, "description": e.description, "input_schema": e.input_schema} for e in entries
-                ],
-                "message": f"{why}: call these with tool_call(name, arguments)",
-            }
+            return LoadAnswer(
+                loaded=[],
+                tools=[LoadedTool(e.name, e.description, e.input_schema) for e in entries],
+                message=f"{why}: call these with tool_call(name, arguments)",
+            )
         before = await d.active.get(caller.session)
         new = [e.name for e in entries if e.name not in before]
         if len(before) + len(new) > MAX_ACTIVE:
@@ -138,47 +232,45 @@ def build_tools(d: Discovery) -> list[Tool]:
         after = await d.active.add(caller.session, [e.name for e in entries]) if new else before
         if new:
             await caller.notify_tools_changed()
-        return {
-            "loaded": new,
-            "already_active": [e.name for e in entries if e.name in before],
-            "active_count": len(after),
-            "message": "tools/list now includes them (announced with notifications/tools/list_changed); "
+        return LoadAnswer(
+            loaded=new,
+            already_active=[e.name for e in entries if e.name in before],
+            active_count=len(after),
+            message="tools/list now includes them (announced with notifications/tools/list_changed); "
             "call them by name, or with tool_call if your client does not refresh its list",
-        }
+        )
 
-    async def active_(_: dict[str, Any], principal: Principal) -> Any:
+    async def active(self, _: NoParams, principal: Principal) -> ActiveAnswer:
         caller = current_caller()
-        entries = await d.active_entries(caller, principal)
-        answer: dict[str, Any] = {
-            "active": [{"name": e.name, "description": e.description} for e in entries],
-            "count": len(entries),
-        }
+        entries = await self.d.active_entries(caller, principal)
+        message = None
         if caller.session is None:
-            answer["message"] = (
-                "this connection keeps no loaded tools (MCP 2026-07-28, or no session): call tools with tool_call"
-            )
+            message = "this connection keeps no loaded tools (MCP 2026-07-28, or no session): call tools with tool_call"
         elif not entries:
-            answer["message"] = f"no tools are active in this session; {FIND_HINT}, then tool_load them"
-        return answer
+            message = f"no tools are active in this session; {FIND_HINT}, then tool_load them"
+        return ActiveAnswer([ActiveTool(e.name, e.description) for e in entries], len(entries), message)
 
-    async def call(a: dict[str, Any], principal: Principal) -> Any:
-        entry = d.resolve(_name(a, "tool_call"), principal)
-        return await d.call(entry, a.get("arguments"), principal)
+    async def call(self, p: Call, principal: Principal) -> types.CallToolResult:
+        entry = self.d.resolve(_name(p.name, "tool_call"), principal)
+        return await self.d.call(entry, p.arguments, principal)
 
+
+def build_tools(d: Discovery) -> list[Tool]:
+    handlers = DiscoveryTools(d)
     return [
         Tool(
             name="tool_find",
             description="Search every tool Jarvis offers by keywords",
-            properties={"query": s.string(), "limit": s.integer(minimum=1, maximum=MAX_LIMIT)},
-            handler=find,
+            params=Find,
+            handler=handlers.find,
             read_only=True,
             idempotent=True,
         ),
         Tool(
             name="tool_describe",
             description="A tool's description and input schema",
-            properties={"name": s.string()},
-            handler=describe_,
+            params=Named,
+            handler=handlers.describe,
             read_only=True,
             idempotent=True,
         ),
@@ -186,22 +278,23 @@ def build_tools(d: Discovery) -> list[Tool]:
         Tool(
             name="tool_load",
             description="Add tools to this session's tools/list",
-            properties={"names": s.strings()},
-            handler=load,
+            params=Load,
+            handler=handlers.load,
             read_only=True,
             idempotent=True,
         ),
         Tool(
             name="tool_active",
             description="Tools loaded in this session",
-            handler=active_,
+            params=NoParams,
+            handler=handlers.active,
             read_only=True,
             idempotent=True,
         ),
         Tool(
             name="tool_call",
             description="Call any tool tool_find found, by name",
-            properties={"name": s.string(), "arguments": {"type": "object"}},
-            handler=call,
+            params=Call,
+            handler=handlers.call,
         ),
     ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.jarvis import (
     clients,
     config,
@@ -14,6 +13,7 @@ from jarvis.aggregator.surfaces.jarvis import (
     status,
     system,
 )
+from jarvis.aggregator.tooling.tool import Surface
 
 
 def build_jarvis_surface(ctx: ToolContext) -> Surface:

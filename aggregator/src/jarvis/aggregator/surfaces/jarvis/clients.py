@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import InvalidArgument, JarvisError, PermissionDenied
 
@@ -85,7 +85,7 @@ def build(ctx: ToolContext) -> Tool:
 
     async def import_(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.ImportClient, pb.ImportClientRequest(name=a["name"]))
-        await ctx.catalog_changed()
+        await ctx.events.catalog_changed.emit(None)
         return {"client": a["name"], **to_dict(resp)}
 
     async def config(a: dict[str, Any], _: Principal) -> Any:

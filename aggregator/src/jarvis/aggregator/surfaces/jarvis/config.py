@@ -7,10 +7,10 @@ from typing import Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.scopes import ADMIN_CONFIG_KEYS
 

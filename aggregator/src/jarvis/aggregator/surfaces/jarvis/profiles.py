@@ -2,83 +2,141 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
+from jarvis.aggregator.views.registry import ProfileDeleted, ProfileSuggestion, ProfileView
 from jarvis.common.errors import InvalidArgument
+from jarvis.common.params import Arg
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str
+
+
+@dataclass(frozen=True)
+class Create:
+    name: str
+    servers: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Edit:
+    name: str
+    add: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    description: str | None = None
+    new_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Suggest:
+    path: Annotated[str, Arg("project dir")] = ""
+
+
+@dataclass(frozen=True)
+class Restart:
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class ProfileList:
+    profiles: list[ProfileView]
+    count: int
+
+
+@dataclass(frozen=True)
+class Created:
+    created: ProfileView
+
+
+@dataclass(frozen=True)
+class Edited:
+    edited: ProfileView
+
+
+@dataclass(frozen=True)
+class Deleted:
+    deleted: ProfileDeleted
+
+
+@dataclass(frozen=True)
+class Suggested:
+    project: str
+    suggestions: list[ProfileSuggestion]
+    detected: list[str]
+    clients_detected: list[str]
+
+
+@dataclass(frozen=True)
+class ProfileRestart:
+    profile: str
+    servers: list[dict[str, Any]]  # each server's outcome, as the downstream host reports it
+
+
+@dataclass(frozen=True)
+class Restarted:
+    restarted: list[ProfileRestart]
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+    registry = ctx.registry
 
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        resp = await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())
-        return {"profiles": [to_dict(p) for p in resp.profiles], "count": len(resp.profiles)}
+    async def list_(_: NoParams, __: Principal) -> ProfileList:
+        profiles = await registry.list_profiles()
+        return ProfileList(profiles=profiles, count=len(profiles))
 
-    async def create(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.CreateProfileRequest(
-            name=a["name"], description=a.get("description", ""), servers=a.get("servers", [])
-        )
-        created = to_dict(await reg.call(reg.registry.CreateProfile, req))
+    async def create(p: Create, _: Principal) -> Created:
+        created = await registry.create_profile(p.name, p.description, p.servers)
         await report.refresh(ctx.downstream)  # its surface exists from now on
-        return {"created": created}
+        return Created(created)
 
-    async def edit(a: dict[str, Any], _: Principal) -> Any:
-        fields = {k: a[k] for k in ("new_name", "description") if k in a}
-        if not fields and not a.get("add") and not a.get("remove"):
+    async def edit(p: Edit, _: Principal) -> Edited:
+        if p.new_name is None and p.description is None and not p.add and not p.remove:
             raise InvalidArgument("jarvis_profile action=edit needs add, remove, new_name or description")
-        req = pb.EditProfileRequest(
-            name=a["name"], add_servers=a.get("add", []), remove_servers=a.get("remove", []), **fields
+        edited = await registry.edit_profile(
+            p.name, add=p.add, remove=p.remove, new_name=p.new_name, description=p.description
         )
-        edited = to_dict(await reg.call(reg.registry.EditProfile, req))
         await report.refresh(ctx.downstream)  # membership changes reach connected sessions now
-        return {"edited": edited}
+        return Edited(edited)
 
-    async def delete(a: dict[str, Any], _: Principal) -> Any:
-        resp = await reg.call(reg.registry.DeleteProfile, pb.DeleteProfileRequest(name=a["name"]))
+    async def delete(p: Named, _: Principal) -> Deleted:
+        deleted = await registry.delete_profile(p.name)
         await report.refresh(ctx.downstream)
-        return {"deleted": to_dict(resp)}
+        return Deleted(deleted)
 
-    async def suggest(a: dict[str, Any], _: Principal) -> Any:
-        path = a.get("path") or str(ctx.project_root)
-        resp = await reg.call(reg.registry.SuggestProfiles, pb.SuggestProfilesRequest(project_dir=path))
-        return {"project": path, **to_dict(resp)}
+    async def suggest(p: Suggest, _: Principal) -> Suggested:
+        path = p.path or str(ctx.project_root)
+        found = await registry.suggest_profiles(path)
+        return Suggested(path, found.suggestions, found.detected, found.clients_detected)
 
-    async def restart(a: dict[str, Any], _: Principal) -> Any:
-        if a.get("name"):
-            profiles = [await reg.call(reg.registry.GetProfile, pb.GetProfileRequest(name=a["name"]))]
-        else:
-            profiles = list((await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())).profiles)
+    async def restart(p: Restart, _: Principal) -> Restarted:
+        profiles = [await registry.get_profile(p.name)] if p.name else await registry.list_profiles()
         # A server in several profiles restarts once; each profile reports its servers' outcomes.
-        outcomes = {
-            o["name"]: o for o in await report.restart(ctx.downstream, sorted({n for p in profiles for n in p.servers}))
-        }
-        return {"restarted": [{"profile": p.name, "servers": [outcomes[n] for n in p.servers]} for p in profiles]}
+        names = sorted({n for profile in profiles for n in profile.servers})
+        outcomes = {o["name"]: o for o in await report.restart(ctx.downstream, names)}
+        return Restarted([ProfileRestart(profile.name, [outcomes[n] for n in profile.servers]) for profile in profiles])
 
     return Tool(
         name="jarvis_profile",
         description="Profiles: list|create|edit|delete|suggest|restart",
-        properties={
-            "name": s.string(),
-            "servers": s.strings(),
-            "add": s.strings(),
-            "remove": s.strings(),
-            "description": s.string(),
-            "new_name": s.string(),
-            "path": s.string("project dir"),
-        },
         actions=[
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("create", create, required=("name",)),
-            Action("edit", edit, required=("name",)),
-            Action("delete", delete, destructive=True, required=("name",)),
-            Action("suggest", suggest, read_only=True, idempotent=True),
-            Action("restart", restart),
+            Action("list", list_, NoParams, read_only=True, idempotent=True),
+            Action("create", create, Create),
+            Action("edit", edit, Edit),
+            Action("delete", delete, Named, destructive=True),
+            Action("suggest", suggest, Suggest, read_only=True, idempotent=True),
+            Action("restart", restart, Restart),
         ],
     )

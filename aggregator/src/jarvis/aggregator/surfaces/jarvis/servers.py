@@ -10,10 +10,10 @@ from typing import Any
 from jarvis.aggregator import audit
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import InvalidArgument, PermissionDenied
 
@@ -83,13 +83,13 @@ def build(ctx: ToolContext) -> Tool:
         req = pb.InstallServerRequest(catalog_name=a["name"], name=a.get("new_name", ""), env=a.get("env", {}))
         installed = _detail(await reg.call(reg.registry.InstallServer, req))
         await report.refresh(ctx.downstream)
-        await ctx.catalog_changed()
+        await ctx.events.catalog_changed.emit(None)
         return {"installed": installed}
 
     async def uninstall(a: dict[str, Any], _: Principal) -> Any:
         resp = await reg.call(reg.registry.UninstallServer, pb.UninstallServerRequest(name=a["name"]))
         await report.refresh(ctx.downstream)  # stops it
-        await ctx.catalog_changed()
+        await ctx.events.catalog_changed.emit(None)
         return {"uninstalled": to_dict(resp)}
 
     async def search(a: dict[str, Any], _: Principal) -> Any:
@@ -109,7 +109,7 @@ def build(ctx: ToolContext) -> Tool:
         req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
         created = _detail(await reg.call(reg.registry.CreateServer, req))
         await report.refresh(ctx.downstream)
-        await ctx.catalog_changed()
+        await ctx.events.catalog_changed.emit(None)
         return {"created": created}
 
     async def edit(a: dict[str, Any], _: Principal) -> Any:
@@ -130,7 +130,7 @@ def build(ctx: ToolContext) -> Tool:
         )
         edited = _detail(await reg.call(reg.registry.EditServer, req))
         await report.refresh(ctx.downstream)  # a changed launch spec restarts it
-        await ctx.catalog_changed()
+        await ctx.events.catalog_changed.emit(None)
         return {"edited": edited}
 
     async def usage(a: dict[str, Any], principal: Principal) -> Any:

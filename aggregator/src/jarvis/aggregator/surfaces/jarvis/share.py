@@ -6,9 +6,9 @@ from typing import Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream.shares import Shares
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common.errors import FailedPrecondition
 
 

@@ -10,10 +10,10 @@ from typing import Any
 from jarvis.aggregator import health
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.scheduler_client import SchedulerClient
-from jarvis.aggregator.surfaces.base import Tool
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2 as spb
 from jarvis.common.errors import JarvisError
@@ -24,7 +24,7 @@ QUEUE_DOWN = (
 )
 
 
-async def _queue(scheduler: SchedulerClient) -> dict[str, Any]:
+async def _queue(scheduler: SchedulerGateway) -> dict[str, Any]:
     """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
     try:
         status = await scheduler.call(scheduler.scheduler.GetStatus, spb.GetStatusRequest())
@@ -58,12 +58,12 @@ def build(ctx: ToolContext) -> Tool:
             "services": services,
             "daemons": daemons,
             "downstream": report.summary(ctx.downstream),
-            "discovery": ctx.discovery_status(),
+            "discovery": ctx.events.discovery_status.value(),
             "aggregator": {
                 "mode": ctx.system.mode,
                 "pid": os.getpid(),
                 "uptime_seconds": round(time.time() - ctx.started_at, 1),
-                "surfaces": list(ctx.surfaces),
+                "surfaces": [s.path for s in ctx.events.served.value],
                 "auth": ctx.auth_mode,
                 "usage_events_dropped": ctx.usage.dropped,
             },

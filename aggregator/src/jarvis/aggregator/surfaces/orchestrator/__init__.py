@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.base import Surface
 from jarvis.aggregator.surfaces.orchestrator import container, project, schedule, session, standalone, token, workspace
+from jarvis.aggregator.tooling.tool import Surface
 
 
 def build_orchestrator_surface(ctx: ToolContext) -> Surface:

@@ -8,9 +8,9 @@ from typing import Any
 from google.protobuf.message import Message
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.runtime_client import RuntimeClient
-from jarvis.aggregator.surfaces import schema as s
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.gateways.runtime import RuntimeGateway
+from jarvis.aggregator.tooling import schema as s
 from jarvis.common.errors import FailedPrecondition, InvalidArgument
 
 NO_RUNTIME = (
@@ -23,7 +23,7 @@ WORKSPACE_ID = s.string()
 SESSION_ID = s.string()
 
 
-def runtime(ctx: ToolContext) -> RuntimeClient:
+def runtime(ctx: ToolContext) -> RuntimeGateway:
     if ctx.runtime is None:
         raise FailedPrecondition(NO_RUNTIME)
     return ctx.runtime

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.aggregator.surfaces.orchestrator.common import PROJECT_ID, WORKSPACE_ID, as_dict, runtime
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 
 EXEC_TIMEOUT_MARGIN = 30.0  # on top of the command's own limit: killing it and reading its exit code

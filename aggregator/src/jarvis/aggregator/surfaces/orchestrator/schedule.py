@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.scheduler_client import SchedulerClient
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from jarvis.aggregator.surfaces.orchestrator.common import as_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.scheduler.v1 import scheduler_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 
@@ -49,13 +49,13 @@ class ScheduleTool(Tool):
 
 
 def build(ctx: ToolContext) -> Tool:
-    def scheduler(verb: str, a: dict[str, Any]) -> SchedulerClient:
+    def scheduler(verb: str, a: dict[str, Any]) -> SchedulerGateway:
         if ctx.scheduler is None:
             what = f"schedule '{a['schedule_id']}'" if a.get("schedule_id") else "the schedule"
             raise FailedPrecondition(f"cannot {verb} {what}: {NO_SCHEDULER}")
         return ctx.scheduler
 
-    async def reachable(sc: SchedulerClient, schedule_id: str, principal: Principal, action: str) -> None:
+    async def reachable(sc: SchedulerGateway, schedule_id: str, principal: Principal, action: str) -> None:
         """Raise unless `principal` may do `action` on every target of the schedule."""
         detail = await sc.call(sc.scheduler.GetSchedule, pb.ScheduleRef(schedule_id=schedule_id))
         targets: list[str | None] = [*detail.schedule.targets]

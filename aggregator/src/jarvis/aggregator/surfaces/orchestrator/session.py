@@ -5,9 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
 from jarvis.aggregator.surfaces.orchestrator.common import (
     PROJECT_ID,
     SESSION_ID,
@@ -16,6 +13,9 @@ from jarvis.aggregator.surfaces.orchestrator.common import (
     event_dict,
     runtime,
 )
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 
 SPAWN_TIMEOUT = 180.0  # may start the container and check out a worktree first

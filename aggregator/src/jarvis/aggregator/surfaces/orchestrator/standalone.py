@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Tool
 from jarvis.aggregator.surfaces.orchestrator.common import PROJECT_ID, SESSION_ID, WORKSPACE_ID, as_dict, need, runtime
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Tool
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 
 BUILD_TIMEOUT = 1900.0  # the runtime's build limit (1800 s) and a margin

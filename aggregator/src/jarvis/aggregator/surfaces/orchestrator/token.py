@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.principal import Principal
-from jarvis.aggregator.registry_client import to_dict
-from jarvis.aggregator.surfaces import schema as s
-from jarvis.aggregator.surfaces.base import Action, Tool
+from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
 
 

@@ -20,7 +20,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as EndpointUnreachable
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound, Unavailable
-from jarvis.debug.backends.base import Param
+from jarvis.common.params import Param
 from jarvis.debug.backends.credentials import Credentials
 
 if TYPE_CHECKING:

@@ -2,7 +2,8 @@
 
 A backend reads its credentials when called (never at import or construction), returns a
 JSON-able result, and raises `jarvis.common.errors` errors that name the remote call that failed.
-The gateway has already checked the arguments against the backend's `Param`s and filled in
+The gateway has already checked the arguments against the backend's `Param`s (`jarvis.common.params`, the
+one way Jarvis declares tool arguments, shared with the aggregator's tools) and filled in
 defaults, so a backend may index required arguments directly.
 """
 
@@ -14,23 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from jarvis.common.errors import NotFound
-
-# Argument types a Param may declare; the gateway validates (and mildly coerces) each of them.
-PARAM_TYPES = ("string", "integer", "number", "boolean", "array", "object")
-
-
-@dataclass(frozen=True)
-class Param:
-    """One argument of a tool. `type` is one of PARAM_TYPES; `default` applies when omitted."""
-
-    name: str
-    type: str
-    description: str
-    required: bool = False
-    default: Any = None
-    enum: tuple[str, ...] = ()
-    minimum: int | None = None
-    maximum: int | None = None
+from jarvis.common.params import Param
 
 
 @dataclass(frozen=True)

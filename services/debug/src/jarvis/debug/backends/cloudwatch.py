@@ -8,8 +8,9 @@ from contextlib import closing
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from jarvis.common.params import Param
 from jarvis.debug.backends.aws import REGION_PARAM, AwsClients, aws_errors
-from jarvis.debug.backends.base import Param, ToolSpec, ToolTable
+from jarvis.debug.backends.base import ToolSpec, ToolTable
 from jarvis.debug.backends.times import TIME_HELP, epoch_ms, iso, parse_time
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from jarvis.debug.backends.base import Param, ToolSpec, ToolTable
+from jarvis.common.params import Param
+from jarvis.debug.backends.base import ToolSpec, ToolTable
 from jarvis.debug.backends.credentials import Credentials
 from jarvis.debug.backends.rest import RestClient
 

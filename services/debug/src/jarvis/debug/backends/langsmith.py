@@ -8,7 +8,8 @@ from typing import Any
 from urllib.parse import quote
 
 from jarvis.common.errors import NotFound
-from jarvis.debug.backends.base import Param, ToolSpec, ToolTable
+from jarvis.common.params import Param
+from jarvis.debug.backends.base import ToolSpec, ToolTable
 from jarvis.debug.backends.credentials import Credentials
 from jarvis.debug.backends.rest import RestClient
 from jarvis.debug.backends.times import TIME_HELP, iso, parse_time

@@ -26,7 +26,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.shared.exceptions import MCPError
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
-from jarvis.debug.backends.base import Param, ToolSpec
+from jarvis.common.params import Param
+from jarvis.debug.backends.base import ToolSpec
 from jarvis.debug.backends.credentials import Credentials
 from jarvis.projectserver.lifecycle import (
     CRASH_EVENT,

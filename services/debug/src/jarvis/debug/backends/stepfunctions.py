@@ -10,8 +10,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from jarvis.common.errors import NotFound
+from jarvis.common.params import Param
 from jarvis.debug.backends.aws import REGION_PARAM, AwsClients, aws_errors
-from jarvis.debug.backends.base import Param, ToolSpec, ToolTable
+from jarvis.debug.backends.base import ToolSpec, ToolTable
 from jarvis.debug.backends.times import iso
 
 if TYPE_CHECKING:

@@ -9,18 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from jarvis.common.errors import InvalidArgument
-from jarvis.debug.backends.base import Param, ToolSpec
+from jarvis.common.params import Param, json_copy, property_schema
+from jarvis.common.params import input_schema as params_input_schema
+from jarvis.debug.backends.base import ToolSpec
 
 _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
-_JSON_TYPES = {
-    "string": "string",
-    "integer": "integer",
-    "number": "number",
-    "boolean": "boolean",
-    "array": "array",
-    "object": "object",
-}
 
 
 def _placeholder(param: Param) -> Any:
@@ -33,7 +27,7 @@ def _placeholder(param: Param) -> Any:
         "boolean": True,
         "array": [f"<{param.name}>"],
         "object": {},
-    }.get(param.type, "")
+    }.get(param.types[0], "")
 
 
 def example(spec: ToolSpec) -> str:
@@ -43,16 +37,7 @@ def example(spec: ToolSpec) -> str:
 
 
 def describe_param(param: Param) -> dict[str, Any]:
-    view: dict[str, Any] = {"type": param.type, "description": param.description}
-    if param.enum:
-        view["enum"] = list(param.enum)
-    if param.minimum is not None:
-        view["minimum"] = param.minimum
-    if param.maximum is not None:
-        view["maximum"] = param.maximum
-    if not param.required and param.default is not None:
-        view["default"] = _copy_default(param.default)
-    return view
+    return property_schema(param)
 
 
 def describe_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -68,29 +53,20 @@ def describe_tool(spec: ToolSpec) -> dict[str, Any]:
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The same arguments as a JSON Schema object (for catalogs that index tools by schema)."""
-    properties = {}
-    for param in spec.params:
-        prop = describe_param(param)
-        prop["type"] = _JSON_TYPES[param.type]
-        properties[param.name] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    required = [p.name for p in spec.params if p.required]
-    if required:
-        schema["required"] = required
-    return schema
+    return params_input_schema(spec.params)
 
 
 def signature(spec: ToolSpec) -> str:
     """Human-readable expected arguments, for error messages."""
 
     def line(p: Param) -> str:
-        bits = [p.type]
+        bits = [*p.types]
         if p.enum:
             bits.append("one of " + "|".join(p.enum))
         if p.minimum is not None or p.maximum is not None:
             bits.append(f"{'' if p.minimum is None else p.minimum}..{'' if p.maximum is None else p.maximum}")
         if not p.required and p.default is not None:
-            bits.append(f"default {json.dumps(_copy_default(p.default))}")
+            bits.append(f"default {json.dumps(json_copy(p.default))}")
         return f"    {p.name} ({', '.join(bits)}): {p.description}"
 
     required = [line(p) for p in spec.params if p.required] or ["    (none)"]
@@ -132,18 +108,9 @@ def parse_json(text: str, spec: ToolSpec | None) -> dict[str, Any]:
     return value
 
 
-def _copy_default(value: Any) -> Any:
-    # Defaults live in frozen specs as tuples; callers get fresh JSON-shaped copies.
-    if isinstance(value, tuple | list):
-        return [_copy_default(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _copy_default(v) for k, v in value.items()}
-    return value
-
-
 def _coerce(param: Param, value: Any) -> Any:
     """The value in the declared type (lenient with the strings agents often send), or None if impossible."""
-    kind = param.type
+    kind = param.types[0]  # the gateway admits one type per debug argument
     if kind == "string":
         return str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
     if kind == "integer":
@@ -169,13 +136,14 @@ def _check_value(spec: ToolSpec, param: Param, value: Any) -> Any:
     coerced = _coerce(param, value)
     problem = ""
     if coerced is None:
-        problem = f"must be {'an' if param.type[0] in 'aeiou' else 'a'} {param.type}"
+        kind = param.types[0]
+        problem = f"must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}"
     elif param.enum:
         match = next((e for e in param.enum if e.lower() == str(coerced).lower()), None)
         if match is None:
             problem = f"must be one of {', '.join(param.enum)}"
         coerced = match
-    elif param.type in ("integer", "number"):
+    elif param.types[0] in ("integer", "number"):
         if param.minimum is not None and coerced < param.minimum:
             problem = f"must be at least {param.minimum}"
         elif param.maximum is not None and coerced > param.maximum:
@@ -210,7 +178,7 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, A
         value = arguments.get(param.name)
         if value is None:
             if param.default is not None:
-                checked[param.name] = _copy_default(param.default)
+                checked[param.name] = json_copy(param.default)
             continue
         checked[param.name] = _check_value(spec, param, value)
     return checked

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jarvis.common.errors import Internal, JarvisError, NotFound
-from jarvis.debug.backends.base import PARAM_TYPES, Backend, ToolSpec
+from jarvis.common.params import PARAM_TYPES
+from jarvis.debug.backends.base import Backend, ToolSpec
 from jarvis.debug.domain.arguments import check_arguments, describe_tool, parse_json
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ class Gateway:
             for spec in backend.tools():
                 if spec.name in index:
                     raise ValueError(f"debug tool {spec.name} is defined by two backends")
-                bad = [p.name for p in spec.params if p.type not in PARAM_TYPES]
+                # One JSON type per debug argument: the gateway coerces what agents send to exactly that type.
+                bad = [p.name for p in spec.params if not isinstance(p.type, str) or p.type not in PARAM_TYPES]
                 if bad:
                     raise ValueError(f"debug tool {spec.name}: parameters {bad} have unknown types")
                 index[spec.name] = (backend, spec)

@@ -10,8 +10,9 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
-from jarvis.aggregator.service_client import ServiceClient
-from jarvis.api.registry.v1 import project_pb2_grpc, registry_pb2_grpc
+from jarvis.aggregator.gateways.client import ServiceClient
+from jarvis.aggregator.views.registry import ProfileDeleted, ProfileSuggestion, ProfileSuggestions, ProfileView
+from jarvis.api.registry.v1 import project_pb2_grpc, registry_pb2, registry_pb2_grpc
 from jarvis.common.internal_plane import InternalPlane
 
 REGISTRY_SERVICE = "jarvis.api.registry.v1.RegistryService"
@@ -74,7 +75,7 @@ _KEEPS_CACHE = frozenset(
 )
 
 
-class RegistryClient(ServiceClient):
+class RegistryGateway(ServiceClient):
     """Calls the registry; answers hot reads (the server list every agent asks for) from a short cache.
 
     A write made through this client drops the cache at once; a write made elsewhere (the CLI,
@@ -126,6 +127,64 @@ class RegistryClient(ServiceClient):
         response = await self.call(method, request)
         self._cache[key] = (now + self._ttl, response)
         return response
+
+    # Profiles
+
+    async def list_profiles(self) -> list[ProfileView]:
+        response = await self.call(self.registry.ListProfiles, registry_pb2.ListProfilesRequest())
+        return [profile_view(p) for p in response.profiles]
+
+    async def get_profile(self, name: str) -> ProfileView:
+        return profile_view(await self.call(self.registry.GetProfile, registry_pb2.GetProfileRequest(name=name)))
+
+    async def create_profile(self, name: str, description: str, servers: list[str]) -> ProfileView:
+        request = registry_pb2.CreateProfileRequest(name=name, description=description, servers=servers)
+        return profile_view(await self.call(self.registry.CreateProfile, request))
+
+    async def edit_profile(
+        self,
+        name: str,
+        *,
+        add: list[str],
+        remove: list[str],
+        new_name: str | None = None,
+        description: str | None = None,
+    ) -> ProfileView:
+        request = registry_pb2.EditProfileRequest(
+            name=name, add_servers=add, remove_servers=remove, new_name=new_name, description=description
+        )
+        return profile_view(await self.call(self.registry.EditProfile, request))
+
+    async def delete_profile(self, name: str) -> ProfileDeleted:
+        response = await self.call(self.registry.DeleteProfile, registry_pb2.DeleteProfileRequest(name=name))
+        return ProfileDeleted(name=response.name, removed_from_clients=list(response.removed_from_clients))
+
+    async def suggest_profiles(self, project_dir: str) -> ProfileSuggestions:
+        request = registry_pb2.SuggestProfilesRequest(project_dir=project_dir)
+        response = await self.call(self.registry.SuggestProfiles, request)
+        return ProfileSuggestions(
+            suggestions=[
+                ProfileSuggestion(name=s.name, servers=list(s.servers), reasons=list(s.reasons), exists=s.exists)
+                for s in response.suggestions
+            ],
+            detected=list(response.detected),
+            clients_detected=list(response.clients_detected),
+        )
+
+
+def timestamp(message: Message, name: str) -> str | None:
+    """A Timestamp field in RFC 3339, or None when unset (the view then leaves it out)."""
+    return getattr(message, name).ToJsonString() if message.HasField(name) else None
+
+
+def profile_view(profile: registry_pb2.Profile) -> ProfileView:
+    return ProfileView(
+        name=profile.name,
+        description=profile.description,
+        servers=list(profile.servers),
+        created_at=timestamp(profile, "created_at"),
+        updated_at=timestamp(profile, "updated_at"),
+    )
 
 
 _64_BIT = frozenset(

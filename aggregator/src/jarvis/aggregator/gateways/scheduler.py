@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from jarvis.aggregator.service_client import ServiceClient
+from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc
 from jarvis.common.internal_plane import InternalPlane
 
@@ -24,7 +24,7 @@ IDEMPOTENT = {
 }
 
 
-class SchedulerClient(ServiceClient):
+class SchedulerGateway(ServiceClient):
     """Calls the scheduler; its errors come back as the domain errors they stand for."""
 
     service = "scheduler"

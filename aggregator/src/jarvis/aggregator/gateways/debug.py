@@ -1,9 +1,12 @@
-"""The aggregator's client of the debug service: deadlines, retries for reads, domain errors."""
+"""The aggregator's gateway to the debug service: one call, Invoke, whose answer is the backend's own JSON."""
 
 from __future__ import annotations
 
-from jarvis.aggregator.service_client import ServiceClient
-from jarvis.api.debug.v1 import debug_pb2_grpc
+import json
+from typing import Any
+
+from jarvis.aggregator.gateways.client import ServiceClient
+from jarvis.api.debug.v1 import debug_pb2, debug_pb2_grpc
 from jarvis.common.internal_plane import InternalPlane
 
 DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
@@ -15,7 +18,7 @@ DEBUG_SERVICE = "jarvis.api.debug.v1.DebugService"
 INVOKE_TIMEOUT = 400.0
 
 
-class DebugClient(ServiceClient):
+class DebugGateway(ServiceClient):
     """Calls the debug service; its errors come back as the domain errors they stand for."""
 
     service = "debug"
@@ -23,3 +26,9 @@ class DebugClient(ServiceClient):
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         super().__init__(target, {}, plane)
         self.debug = debug_pb2_grpc.DebugServiceStub(self.channel)
+
+    async def invoke(self, tool: str, arguments_json: str, timeout: float = INVOKE_TIMEOUT) -> Any:
+        """Run a debug tool (or a `list`/`list:<category>` discovery call); its result as the service built it."""
+        request = debug_pb2.InvokeRequest(tool=tool, arguments_json=arguments_json)
+        response = await self.call(self.debug.Invoke, request, timeout=timeout)
+        return json.loads(response.result_json)

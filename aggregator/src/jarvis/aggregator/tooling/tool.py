@@ -9,12 +9,14 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 
-from jarvis.aggregator.principal import Principal
+from jarvis.aggregator.tooling.principal import Principal
+from jarvis.common import params as params_rules
 from jarvis.common import scopes as scope_rules
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 
 JsonObject = dict[str, Any]
-Handler = Callable[[JsonObject, Principal], Awaitable[Any]]
+# A handler gets its action's parameters (an instance of the action's `params` dataclass) and the caller.
+Handler = Callable[[Any, Principal], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -26,16 +28,24 @@ class Action:
     `admin` marks writes that define a command or image (they need the admin scope);
     `admin_if` marks the calls of an otherwise ordinary action that need it too, judged on the
     arguments (a custom client config path, a setting that flows into other people's configs).
+    `params` is the dataclass of the action's parameters: its part of the tool's input schema, and what the
+    handler receives; its fields without a default are the action's required arguments.
     """
 
     name: str
     handler: Handler
+    params: type[Any] | None = None
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
     required: tuple[str, ...] = ()
     admin: bool = False
     admin_if: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.params is not None and not self.required:
+            declared = tuple(p.name for p in params_rules.params_of(self.params) if p.required)
+            object.__setattr__(self, "required", declared)
 
     def needs_admin(self, args: Mapping[str, Any]) -> bool:
         return self.admin or (self.admin_if is not None and self.admin_if(args))
@@ -51,6 +61,7 @@ class Tool:
     properties: Mapping[str, JsonObject] = field(default_factory=dict)
     actions: Sequence[Action] = ()
     handler: Handler | None = None
+    params: type[Any] | None = None  # a single-purpose tool's parameters, as for an action
     read_only: bool = False
     idempotent: bool = False
     admin: bool = False  # single-purpose tools that define an image or command (e.g. image_rebuild)
@@ -61,6 +72,7 @@ class Tool:
         if bool(self.actions) == (self.handler is not None):
             raise ValueError(f"{self.name} needs either actions or a handler")
         self._by_action = {a.name: a for a in self.actions}
+        self._required = tuple(p.name for p in params_rules.params_of(self.params) if p.required) if self.params else ()
         self.input_schema = self._build_schema()
         self._validator = jsonschema.Draft202012Validator(self.input_schema)
 
@@ -73,9 +85,23 @@ class Tool:
         if self.actions:
             properties["action"] = {"type": "string", "enum": self.action_names}
         properties.update(self.properties)
+        properties.update(self._declared_properties())
         # `action` is checked by dispatch (spec 001's exact texts), so it is not "required" here:
         # a schema-level rejection would answer a missing action with a different message.
         return {"type": "object", "properties": properties, "additionalProperties": False}
+
+    def _declared_properties(self) -> JsonObject:
+        """The union of the actions' parameter dataclasses; a name two actions share must mean the same there."""
+        declared: JsonObject = {}
+        declarations = [self.params, *(a.params for a in self.actions)]
+        for params in declarations:
+            if params is None:
+                continue
+            for param in params_rules.params_of(params):
+                schema = params_rules.property_schema(param)
+                if declared.setdefault(param.name, schema) != schema:
+                    raise ValueError(f"{self.name}: parameter {param.name!r} is declared differently by two actions")
+        return declared
 
     def annotations(self) -> types.ToolAnnotations:
         if self.actions:
@@ -114,12 +140,11 @@ class Tool:
         errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
         if errors:
             raise InvalidArgument(_describe_schema_error(self.name, errors[0]))
-        if action is not None:
-            missing = [p for p in action.required if args.get(p) in (None, "", [])]
-            if missing:
-                raise InvalidArgument(
-                    f"{self.name} action={action.name} requires {', '.join(repr(m) for m in missing)}"
-                )
+        required = action.required if action else self._required
+        missing = [p for p in required if args.get(p) in (None, "", [])]
+        if missing:
+            what = f"{self.name} action={action.name}" if action else self.name
+            raise InvalidArgument(f"{what} requires {', '.join(repr(m) for m in missing)}")
         return action, args
 
     def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
@@ -152,8 +177,9 @@ class Tool:
             what = f"{self.name} action={action.name}" if action else self.name
             raise PermissionDenied(f"your token's scopes do not allow {what} on the {surface} surface")
         handler = action.handler if action else self.handler
+        params = action.params if action else self.params
         assert handler is not None
-        return await handler(args, principal)
+        return await handler(args if params is None else params_rules.build(params, args), principal)
 
 
 def _describe_schema_error(tool: str, error: jsonschema.ValidationError) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from jarvis.aggregator.service_client import ServiceClient
+from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.api.runtime.v1 import runtime_pb2_grpc
 from jarvis.common.grpc_client import aio_channel
 from jarvis.common.internal_plane import InternalPlane
@@ -31,7 +31,7 @@ IDEMPOTENT = {
 }
 
 
-class RuntimeClient(ServiceClient):
+class RuntimeGateway(ServiceClient):
     """Calls the runtime; its errors come back as the domain errors they stand for."""
 
     service = "runtime"

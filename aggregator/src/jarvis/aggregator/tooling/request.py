@@ -1,0 +1,29 @@
+"""What a tool call carries besides its arguments: the caller the HTTP gate resolved, the JSON-RPC messages
+it read, both kept in the ASGI scope; and the text result every tool answers with."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal
+from jarvis.aggregator.tooling.results import jsonable
+
+PRINCIPAL_SCOPE_KEY = "jarvis.principal"
+MESSAGES_SCOPE_KEY = "jarvis.messages"  # the JSON-RPC messages of the body the gate read and replays
+
+
+def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
+    """The caller, as the HTTP auth middleware resolved it; stdio callers are the local user."""
+    request = ctx.request
+    scope = getattr(request, "scope", None)
+    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, dict) else None
+    return principal if isinstance(principal, Principal) else LOCAL_ADMIN
+
+
+def text_result(payload: Any, *, is_error: bool = False) -> types.CallToolResult:
+    text = payload if isinstance(payload, str) else json.dumps(jsonable(payload), separators=(",", ":"), default=str)
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
