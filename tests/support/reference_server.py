@@ -3,6 +3,9 @@ require, built on the mcp SDK, so one server speaks both 2025-11-25 and 2026-07-
 
 Run: `python tests/support/reference_server.py PORT [legacy]` serves streamable HTTP at http://127.0.0.1:PORT/mcp;
 with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would.
+For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
+each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
+so a test can tell exactly what reached which server.
 The fixtures' names, texts and shapes are the ones `conformance server --help`/the scenarios' descriptions ask
 for; what the SDK does itself (request-state sealing, `_meta` validation, header checks) is left to it, since
 that is what a real downstream does. REFERENCE_EXPECTED_FAILURES in tests/e2e/test_downstream_conformance.py
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import secrets
 import sys
 from collections.abc import Callable
@@ -65,7 +69,9 @@ from pydantic import BaseModel, Field
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 # Cacheable results carry freshness hints (SEP-2549); private so a proxy never shares them across tokens.
-HINT = CacheHint(ttl_ms=60_000, scope="private")
+_TTL, _, _SCOPE = os.environ.get("REFERENCE_CACHE", "60000:private").partition(":")
+HINT = CacheHint(ttl_ms=int(_TTL), scope="public" if _SCOPE == "public" else "private")
+RECORD = os.environ.get("REFERENCE_RECORD")
 
 
 async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
@@ -265,6 +271,16 @@ def running_task() -> Task:
 tasks = TasksExtension()
 
 
+async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """With REFERENCE_RECORD: what reached this server, before anything (its requestState check) can refuse it."""
+    params = dict(ctx.params or {})
+    entry = {"method": ctx.method, "version": ctx.protocol_version}
+    entry.update({key: params[key] for key in ("name", "uri", "ref", "requestState") if key in params})
+    with open(str(RECORD), "a") as record:
+        record.write(json.dumps(entry) + "\n")
+    return await call_next(ctx)
+
+
 LEGACY = sys.argv[2:] == ["legacy"]
 server = MCPServer(
     name="jarvis-reference-server",
@@ -276,7 +292,7 @@ server = MCPServer(
         for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
     },
 )
-subscriptions: set[str] = set()
+subscribers: dict[str, dict[str, Any]] = {}  # URI -> the sessions subscribed to it, by session id
 
 
 # --- tools: content shapes -----------------------------------------------------------------------------------
@@ -691,14 +707,30 @@ async def _set_level(ctx: ServerRequestContext[Any], params: SetLevelRequestPara
     return EmptyResult()
 
 
+def _session_id(ctx: ServerRequestContext[Any]) -> str:
+    return str(getattr(ctx.request, "headers", {}).get("mcp-session-id", ""))
+
+
 async def _subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
-    subscriptions.add(str(params.uri))
+    subscribers.setdefault(str(params.uri), {})[_session_id(ctx)] = ctx.session
     return EmptyResult()
 
 
 async def _unsubscribe(ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
-    subscriptions.discard(str(params.uri))
+    subscribers.get(str(params.uri), {}).pop(_session_id(ctx), None)
     return EmptyResult()
+
+
+@server.tool(description="Tells the sessions subscribed to a resource that it changed")
+async def test_touch_resource(uri: str) -> str:
+    notified = 0
+    for session_id, session in list(subscribers.get(uri, {}).items()):
+        try:
+            await session.send_resource_updated(uri)
+            notified += 1
+        except Exception:  # that session is gone: it subscribes no more
+            subscribers[uri].pop(session_id, None)
+    return f"notified {notified} subscriber(s) of {uri}"
 
 
 _lowlevel: Annotated[Any, "the SDK exposes no public hook for these 2025-era handlers"] = server._lowlevel_server
@@ -707,6 +739,8 @@ _lowlevel.add_request_handler("completion/complete", CompleteRequestParams, _com
 _lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
 _lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
 _lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _unsubscribe)
+if RECORD:
+    _lowlevel.middleware.insert(0, _record)  # outermost: it sees what the SDK's own checks then refuse
 
 
 def main() -> None:

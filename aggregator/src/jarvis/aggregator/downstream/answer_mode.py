@@ -39,7 +39,7 @@ def answer_as_json(method: str, messages: list[Any]) -> bool:
 def _wants_stream(message: Any) -> bool:
     if not isinstance(message, dict):
         return True
-    if message.get("method") == "initialize":
+    if message.get("method") in ("initialize", "subscriptions/listen"):  # a listen answer is its stream
         return True
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None

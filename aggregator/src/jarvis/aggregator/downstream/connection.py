@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION
@@ -129,12 +130,15 @@ async def connect(
     init_timeout: float,
     on_notification: Callable[[str], Awaitable[None]],
     relay: CallerRelay | None = None,
+    on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Connection]:
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
     With a `relay` the server is offered sampling and elicitation, and its requests and log messages go to the relay.
+    `on_resource_updated` hears the URI of each `notifications/resources/updated` (subscriptions are Jarvis's).
     """
     async with contextlib.AsyncExitStack() as stack:
+        holder: list[Connection] = []
         child: ChildProcess | None = None
         read: ReadStream[SessionMessage | Exception]
         write: WriteStream[SessionMessage]
@@ -144,14 +148,19 @@ async def connect(
             read, write, child = await stack.enter_async_context(container_transport(plan.container))
         else:
             await refuse_forbidden_address(plan.url)
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=plan.headers, timeout=init_timeout))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(
+                    headers=plan.headers, timeout=init_timeout, event_hooks={"request": [_standalone_stream(holder)]}
+                )
+            )
             read, write = await stack.enter_async_context(streamable_http_client(plan.url, http_client=http))
         dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
-        holder: list[Connection] = []
 
         async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, types.LoggingMessageNotification) and relay is not None:
                 await relay.log(message.params)
+            elif isinstance(message, types.ResourceUpdatedNotification) and on_resource_updated is not None:
+                await on_resource_updated(message.params.uri)
             elif isinstance(message, types.ServerNotification):
                 await on_notification(message.method)
             elif isinstance(message, Exception) and holder:
@@ -179,6 +188,26 @@ async def connect(
             ) from None
         connection.modern_versions = await _modern_versions(connection, init_timeout)
         yield connection
+
+
+def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], Awaitable[None]]:
+    """Keeps the standalone GET stream, where the server's notifications outside a call arrive (`resources/updated`,
+    `list_changed`), open and in the session's version.
+
+    The SDK's transport gives the GET the client's read timeout, so a quiet server's stream ends after that long
+    and, after a few retries, is never reopened. And it stamps each HTTP request with the version of the last
+    message sent, while callers' 2026-07-28 requests go on this session too: a GET reopened after one would ask
+    in 2026-07-28, which has no standalone stream.
+    """
+
+    async def stamp(request: httpx2.Request) -> None:
+        if request.method != "GET":
+            return
+        request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": None}
+        if holder and holder[0].protocol_version:
+            request.headers[MCP_PROTOCOL_VERSION_HEADER] = holder[0].protocol_version
+
+    return stamp
 
 
 async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 log = logging.getLogger(__name__)
 
 Listener = Callable[[set[str], set[str]], None]
+ResourceListener = Callable[[str, str], None]
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
 OTHER_SERVER = "other"
 NO_RUNTIME = (
@@ -93,6 +94,7 @@ class DownstreamHost:
         # Per (servers, prefixed): the ServedTools it was built from (kept alive, compared by identity) and the result.
         self._exposed: dict[tuple[tuple[str, ...], bool], _ExposedEntry] = {}
         self._listeners: list[Listener] = []
+        self._resource_listeners: list[ResourceListener] = []
         self._task: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
         self.synced = False
@@ -120,6 +122,17 @@ class DownstreamHost:
     def subscribe(self, listener: Listener) -> None:
         """`listener(profiles, servers)` runs when the tool lists of those profiles and servers may have changed."""
         self._listeners.append(listener)
+
+    def on_resource_updated(self, listener: ResourceListener) -> None:
+        """`listener(server, uri)` runs when a server says one of its resources changed (it was subscribed)."""
+        self._resource_listeners.append(listener)
+
+    def _resource_updated(self, server: str, uri: str) -> None:
+        for listener in self._resource_listeners:
+            try:
+                listener(server, uri)
+            except Exception:
+                log.exception("resource-update listener failed")
 
     async def _watch(self) -> None:
         while True:
@@ -199,6 +212,7 @@ class DownstreamHost:
             self._load_tools,
             self._tools_changed,
             interactive=interactive,
+            on_resource_updated=self._resource_updated,
         )
         if host is not None and host.eager:
             self.hosts[server.name].eager = True

@@ -1,4 +1,5 @@
-"""Stable names for downstream tools: `<server>__<tool>`, at most 64 characters, never shadowing."""
+"""Stable names on a surface that mixes servers: `<server>__<tool>` (tools, prompts), at most 64 characters, never
+shadowing, and `jarvis://<server>/<uri>` for resources and resource templates (docs/decisions.md, issue 13)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,23 @@ def namespaced(server: str, tool: str) -> str:
     digest = hashlib.sha256(raw.encode()).hexdigest()[:_HASH_LENGTH]
     head = _UNSAFE.sub("_", raw)[: MAX_TOOL_NAME - _HASH_LENGTH - 1]
     return f"{head}_{digest}"
+
+
+URI_PREFIX = "jarvis://"
+
+
+def namespaced_uri(server: str, uri: str) -> str:
+    """`uri` (or URI template) of `server` as a surface that mixes servers shows it.
+
+    The server's URI follows verbatim, whatever its scheme: a template's expressions stay expandable by the
+    client, and the server part (registry names hold no `/`) ends at the first `/`, so the mapping reverses.
+    """
+    return f"{URI_PREFIX}{server}/{uri}"
+
+
+def split_uri(uri: str) -> tuple[str, str] | None:
+    """(server, the server's own URI) of a namespaced URI; None when `uri` is not one."""
+    if not uri.startswith(URI_PREFIX):
+        return None
+    server, slash, rest = uri[len(URI_PREFIX) :].partition("/")
+    return (server, rest) if slash and server else None

@@ -1,9 +1,10 @@
 """Profile and share surfaces: MCP servers whose tools are downstream servers' tools, proxied.
 
 `/mcp/profile/<name>` serves exactly the tools of the profile's servers (`<server>__<tool>`, or
-the tools' own names for an unprefixed one-server profile); `/share/<server>/mcp` serves one
-server's tools under their own names. One low-level MCP server per kind serves every name: the
-name comes from the request path, so a new profile needs no restart.
+the tools' own names for an unprefixed one-server profile), and their resources, prompts and
+completions (transparent.py, aggregate.py); `/share/<server>/mcp` serves one server under its own
+names. One low-level MCP server per kind serves every name: the name comes from the request path,
+so a new profile needs no restart.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import ValidationError
 
 from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
+from jarvis.aggregator.downstream.aggregate import Aggregate
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
 from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
@@ -36,6 +38,7 @@ from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
 from jarvis.aggregator.downstream.tasks import SurfaceTasks, TaskHandles, is_task
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
+from jarvis.aggregator.downstream.watches import ResourceWatches
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
@@ -92,8 +95,13 @@ class ProxySurface:
             cache_hints=CACHE_HINTS,
         )
         host.subscribe(self._changed)
+        self.watches = ResourceWatches(host)
+        self.aggregate = Aggregate(self, transparent.server_params)
         transparent.install(self)
         self.tasks = SurfaceTasks(self, task_handles or TaskHandles.for_plane(InternalPlane()))
+        self.server.add_request_handler(
+            "subscriptions/listen", types.SubscriptionsListenRequestParams, self.aggregate.listen
+        )
 
     # ------------------------------------------------------------ targets and permissions
 
@@ -126,6 +134,17 @@ class ProxySurface:
         return self.kind == PROFILE and principal.may(
             SERVERS, exposed.server, exposed.tool.lower(), read_only=False, admin=False
         )
+
+    def servers_granted(self, principal: Principal, target: str) -> tuple[str, ...]:
+        """The servers of `target` whose resources, prompts and completions `principal` may use: all of them with a
+        grant of the whole surface (`profile[:<name>]`), else those granted whole (`servers[:<server>]`). A grant
+        of single tools covers those tools only."""
+        servers = self.servers_of(target)
+        if principal.may(self.kind, target, None, read_only=False, admin=False):
+            return servers
+        if self.kind != PROFILE:
+            return ()
+        return tuple(s for s in servers if principal.may(SERVERS, s, None, read_only=False, admin=False))
 
     def granting(self, target: str, exposed: ExposedTool) -> list[str]:
         """The scopes `may_call` accepts for this tool, narrowest first, for a refusal to name."""
@@ -315,6 +334,7 @@ class ProxySurface:
             sessions.popitem(last=False)
 
     def _changed(self, profiles: set[str], servers: set[str]) -> None:
+        self.watches.tools_changed(profiles if self.kind == PROFILE else servers)
         for target in profiles if self.kind == PROFILE else servers:
             for session_id, session in list(self._sessions.get(target, {}).items()):
                 asyncio.get_running_loop().create_task(self._tell(target, session_id, session))

@@ -73,6 +73,7 @@ class ServerHost:
         on_tools_changed: Callable[[str], None],
         *,
         interactive: bool = False,
+        on_resource_updated: Callable[[str, str], None] | None = None,
     ) -> None:
         self.name = name
         # An interactive server may ask its caller (sampling, elicitation): its tool calls take turns.
@@ -82,6 +83,7 @@ class ServerHost:
         self.options = options
         self._load_tools = load_tools
         self._on_tools_changed = on_tools_changed
+        self._on_resource_updated = on_resource_updated
         self.state = STOPPED
         self.tools = ServedTools()
         self.connection: Connection | None = None
@@ -241,6 +243,7 @@ class ServerHost:
                     init_timeout=self.options.init_timeout,
                     on_notification=self._on_notification,
                     relay=self.relay,
+                    on_resource_updated=self._resource_updated,
                 ) as connection:
                     opened = connection
                     self.tools = await self._load_tools(self, connection)
@@ -307,6 +310,10 @@ class ServerHost:
     async def _on_notification(self, method: str) -> None:
         if method == "notifications/tools/list_changed":
             self.reload_tools()  # the server changed its tools: list them again and re-check their pins
+
+    async def _resource_updated(self, uri: str) -> None:
+        if self._on_resource_updated is not None:
+            self._on_resource_updated(self.name, uri)
 
     def reload_tools(self) -> None:
         """List the tools again in the background (after a change notice or an approval)."""
