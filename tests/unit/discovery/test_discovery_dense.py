@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jarvis.aggregator.discovery.dense import DenseIndex, dense_text
-from jarvis.aggregator.discovery.embedding import Embedder, ModelUnavailable, Vectors
+from jarvis.aggregator.discovery.embedding import MAX_TOKENS, Embedder, ModelUnavailable, Vectors
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
@@ -36,10 +36,10 @@ class Counting:
         self.release = threading.Event()
         self.release.set()
 
-    def embed(self, texts: list[str], batch: int = 32) -> Vectors:
+    def embed(self, texts: list[str], batch: int = 32, max_tokens: int = MAX_TOKENS) -> Vectors:
         self.release.wait(10)
         self.texts += texts
-        return self.model.embed(texts, batch)
+        return self.model.embed(texts, batch, max_tokens)
 
 
 def entry(name: str, description: str, **kw: object) -> ToolEntry:

@@ -231,12 +231,16 @@ class Embedder:
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
-    def embed(self, texts: list[str], batch: int = 32) -> Vectors:
-        """One unit vector per text, in order. Texts are batched by length so padding stays small."""
+    def embed(self, texts: list[str], batch: int = 32, max_tokens: int = MAX_TOKENS) -> Vectors:
+        """One unit vector per text, in order, reading at most `max_tokens` tokens of each. Texts are
+        batched by length so padding stays small."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        if max_tokens < MAX_TOKENS:
+            # Cut as the tokenizer's own truncation does: the closing [SEP] stays.
+            ids = [i[: max_tokens - 1] + i[-1:] if len(i) > max_tokens else i for i in ids]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch):
             chunk = order[start : start + batch]
