@@ -62,7 +62,8 @@ TOOLS = [
 
 @pytest.fixture
 def dense(tmp_path: Path, embedder: Embedder) -> Iterator[DenseIndex]:
-    index = DenseIndex(tmp_path, loader=lambda: embedder)
+    # At normal priority: at nice 19 a test on a loaded machine measures the machine, not the index.
+    index = DenseIndex(tmp_path, loader=lambda: embedder, lowest_priority=False)
     yield index
     index.stop()
 
@@ -75,6 +76,17 @@ def test_embeddings_are_unit_vectors_that_put_paraphrases_together(embedder: Emb
     assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > 0.6 > vectors[0] @ vectors[2]
     assert embedder.embed([]).shape == (0, 384)
+
+
+def test_the_graph_written_without_onnx_computes_what_the_cached_one_does(tmp_path: Path, embedder: Embedder) -> None:
+    """A graph written now (graph.py, in a new model cache) against the one the shared cache holds (on
+    a machine that built it with onnx and ONNX Runtime's quantisation, that one)."""
+    fresh = Embedder(cache=tmp_path)
+    assert list(tmp_path.glob("*.onnx"))
+    assert fresh.model_id == embedder.model_id
+    texts = ["show the logs of a lambda function", "查询城市的天气预报", "x " * 300, ""]
+    cosine = (fresh.embed(texts) * embedder.embed(texts)).sum(axis=1)
+    assert cosine.min() > 0.9999, cosine
 
 
 def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder: Embedder) -> None:
