@@ -89,6 +89,38 @@ def test_the_graph_written_without_onnx_computes_what_the_cached_one_does(tmp_pa
     assert cosine.min() > 0.9999, cosine
 
 
+def test_a_query_is_read_up_to_its_token_cap(embedder: Embedder) -> None:
+    # One WordPiece token per word: [CLS] + 6 words + [SEP] is 8 tokens. (One text per call: int8
+    # activations are scaled per batch, so batch mates move a vector slightly.)
+    whole = embedder.embed(["red green blue cat dog fish tree rock sand"])[0]
+    first_words = embedder.embed(["red green blue cat dog fish"])[0]
+    capped = embedder.embed(["red green blue cat dog fish tree rock sand"], max_tokens=8)[0]
+    assert float(capped @ first_words) > 0.9999
+    assert float(whole @ first_words) < 0.99
+
+
+def test_hybrid_search_filters_by_the_callers_mask_and_follows_catalog_changes(dense: DenseIndex) -> None:
+    index = ToolIndex(TOOLS, dense=dense)
+    dense.start()
+    assert dense.wait_ready(60)
+    asked: list[str] = []
+
+    def only_cal(candidate: ToolEntry) -> bool:
+        asked.append(candidate.name)
+        return candidate.source == "cal"
+
+    # The best match by far is the logs tool, which this caller may not see.
+    assert [h.entry.name for h in index.search("cloudwatch log events", 5, only_cal)] == ["cal__create_event"]
+    assert [h.entry.name for h in index.search("read the latest logs", 5, only_cal)] == ["cal__create_event"]
+    assert sorted(asked) == sorted(t.name for t in TOOLS)  # each tool asked about once, not per search
+    index.upsert([entry("cal__list_log", "Show the calendar's change log", source="cal")])
+    assert dense.wait_ready(60)
+    found = [h.entry.name for h in index.search("cloudwatch log events", 5, only_cal)]
+    assert found[0] == "cal__list_log"
+    assert "logs__tail_log_events" not in found
+    assert index.search("cloudwatch log events", 5)[0].entry.name == "logs__tail_log_events"
+
+
 def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder: Embedder) -> None:
     index = ToolIndex(TOOLS, dense=dense)
     assert dense.scores("anything") is None
