@@ -16,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +28,17 @@ from jarvis.aggregator.discovery.text import words
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
 
 log = logging.getLogger(__name__)
-# Texts per model call: small enough that stop() never waits long for the call in flight.
+# Texts per model call: small enough that stop() never waits long for the call in flight. Texts are
+# sorted by length before batching, so a batch pads to its own longest text, not the catalog's.
 BATCH = 16
+# Texts taken from the pending set per round: enough that sorting by length leaves little padding.
+ROUND = 1024
+# Model calls in flight while embedding. Each runs on one core at the thread's priority (nice 19 unless
+# benchmarking), so a second one only uses a core the machine leaves idle.
+WORKERS = 2
+# Tokens of a query the model reads. The query's embedding is most of tool_find's time and grows with
+# its length; the long task questions that reach this say what they want in the first sentence.
+QUERY_TOKENS = 48
 # A description past this says nothing the model would read (it keeps 128 tokens); cut before tokenising.
 MAX_TEXT_CHARS = 1500
 QUERY_CACHE = 1024
@@ -171,7 +181,7 @@ class DenseIndex:
             if cached is not None:
                 self._queries.move_to_end(query)
                 return cached
-        vector: Vectors = model.embed([query[:MAX_TEXT_CHARS]])[0]
+        vector: Vectors = model.embed([query[:MAX_TEXT_CHARS]], max_tokens=QUERY_TOKENS)[0]
         with self._lock:
             self._queries[query] = vector
             while len(self._queries) > QUERY_CACHE:
@@ -180,13 +190,16 @@ class DenseIndex:
 
     # ------------------------------------------------------------ the worker
 
-    def _run(self) -> None:
+    def _lower_priority(self) -> None:
         # The lowest CPU priority for this thread only (Linux threads have their own nice value): embedding
         # a catalog must never slow requests, start-up, or the rest of the machine.
         # (The benchmark turns this off to time the embedding itself on a shared machine.)
         if self._lowest_priority:
             with contextlib.suppress(OSError, AttributeError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+    def _run(self) -> None:
+        self._lower_priority()
         try:
             started = time.perf_counter()
             model = self._loader()
@@ -202,35 +215,40 @@ class DenseIndex:
         with self._lock:
             self._model, self._store, self._state = model, store, "ready"
             self._lock.notify_all()
-        while True:
-            with self._lock:
-                while not self._pending and not self._stopped:
-                    self._lock.wait()
-                if self._stopped:
+        with ThreadPoolExecutor(WORKERS, "discovery-embedding", initializer=self._lower_priority) as pool:
+            while True:
+                with self._lock:
+                    while not self._pending and not self._stopped:
+                        self._lock.wait()
+                    if self._stopped:
+                        pool.shutdown(cancel_futures=True)
+                        return
+                    work = {name: self._texts[name] for name in list(self._pending)[:ROUND]}
+                try:
+                    self._embed(model, store, work, pool)
+                except Exception as exc:
+                    log.exception("discovery embedding failed")
+                    self._give_up(f"embedding tools failed ({type(exc).__name__}: {exc})")
                     return
-                work = {name: self._texts[name] for name in list(self._pending)[: BATCH * 8]}
-            try:
-                self._embed(model, store, work)
-            except Exception as exc:
-                log.exception("discovery embedding failed")
-                self._give_up(f"embedding tools failed ({type(exc).__name__}: {exc})")
-                return
 
-    def _embed(self, model: Embedder, store: VectorStore, work: dict[str, str]) -> None:
+    def _embed(self, model: Embedder, store: VectorStore, work: dict[str, str], pool: ThreadPoolExecutor) -> None:
         texts = list(dict.fromkeys(work.values()))
         keys = {text: vector_key(model.model_id, text) for text in texts}
         stored = store.get(list(keys.values()))
         found = {text: stored[key] for text, key in keys.items() if key in stored}
-        missing = [text for text in texts if text not in found]
-        for start in range(0, len(missing), BATCH):
+        # Shortest first: characters track tokens closely enough that each batch pads very little.
+        missing = sorted((text for text in texts if text not in found), key=len)
+        chunks = [missing[start : start + BATCH] for start in range(0, len(missing), BATCH)]
+        for start in range(0, len(chunks), WORKERS):
             if self._stopped:
                 return
-            chunk = missing[start : start + BATCH]
             began = time.perf_counter()
-            vectors = model.embed(chunk)
+            calls = [(chunk, pool.submit(model.embed, chunk)) for chunk in chunks[start : start + WORKERS]]
+            for chunk, call in calls:
+                vectors = call.result()
+                store.put((keys[text], vector) for text, vector in zip(chunk, vectors, strict=True))
+                found.update(zip(chunk, vectors, strict=True))
             self.last_batch_seconds = time.perf_counter() - began
-            store.put((keys[text], vector) for text, vector in zip(chunk, vectors, strict=True))
-            found.update(zip(chunk, vectors, strict=True))
         with self._lock:
             self._by_text.update(found)
             for name, text in work.items():
