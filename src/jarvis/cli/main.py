@@ -19,8 +19,8 @@ import click.shell_completion
 import grpc
 from pydantic import ValidationError
 
-from jarvis.aggregator import audit as audit_log
-from jarvis.aggregator.gateways.registry import IDEMPOTENT, to_dict
+from jarvis.aggregator.gateways.registry import IDEMPOTENT, audit_entry_view, to_dict
+from jarvis.aggregator.tooling.results import jsonable
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc
 from jarvis.cli.datadir import DataDirLock, Holder
@@ -413,7 +413,7 @@ def audit_export(ctx: click.Context, since: datetime | None, tool: str, token: s
                 request.since.FromDatetime(since if since.tzinfo else since.replace(tzinfo=UTC))
             entries = stub.ListAudit(request, timeout=60).entries
             for entry in entries:
-                click.echo(json.dumps(audit_log.entry_json(entry), separators=(",", ":"), ensure_ascii=False))
+                click.echo(json.dumps(jsonable(audit_entry_view(entry)), separators=(",", ":"), ensure_ascii=False))
             if len(entries) < page:
                 return
             before = entries[-1].id

@@ -17,9 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis.aggregator.gateways.registry import to_dict
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.api.registry.v1 import registry_pb2 as pb
 
 SECRET_NAME = re.compile(r"secret|token|passw|key|env|credential|auth|cookie|private|signature", re.IGNORECASE)
 _MAX_TEXT = 200
@@ -86,10 +84,3 @@ def fields(
         outcome,
         json.dumps(kept, separators=(",", ":"), ensure_ascii=False, default=str),
     )
-
-
-def entry_json(entry: pb.AuditEntry) -> dict[str, Any]:
-    """One audit log entry as JSON (for `jarvis_server action=usage audit=true` and `jarvis audit export`)."""
-    event = to_dict(entry.event)
-    kept = event.pop("arguments_json", "")
-    return {"id": entry.id, **event, "arguments": json.loads(kept) if kept else {}}

@@ -40,7 +40,6 @@ from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principa
 from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import JarvisError, Unauthenticated
 
 REALM = 'Bearer realm="jarvis"'
@@ -72,11 +71,11 @@ class TokenVerifier:
                 raise Unauthenticated("invalid token")
             return hit[1]
         try:
-            token = await self._registry.call(self._registry.registry.VerifyToken, pb.VerifyTokenRequest(secret=secret))
+            token = await self._registry.verify_token(secret)
         except Unauthenticated:
             self._remember(key, now, None)
             raise
-        principal = principal_from_token(token.id, token.name, list(token.scopes))
+        principal = principal_from_token(token.id, token.name, token.scopes)
         self._remember(key, now, principal)
         return principal
 

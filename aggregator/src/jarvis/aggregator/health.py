@@ -12,12 +12,17 @@ from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
 from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE
 from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
-from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
+from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE, SchedulerGateway
+from jarvis.common.errors import JarvisError
 
 # Without the registry no token verifies and no jarvis tool answers: this aggregator cannot serve. The
 # others take out one surface each; they are reported, but do not pull every replica out of the balancer.
 REQUIRED = frozenset({"registry"})
 READY_TIMEOUT = probes.PROBE_TIMEOUT
+QUEUE_DOWN = (
+    "its queue (Redis) is unreachable: triggered and due runs are kept and sent when it is back; "
+    "check Redis and JARVIS_SCHEDULER_REDIS_URL"
+)
 
 
 def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceClient | None, str]]:
@@ -54,6 +59,20 @@ async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
         probes.within(bound, "Redis", probes.redis_ping(ctx.redis_url)),
     )
     return {"docker": docker, "redis": redis, "celery": celery}
+
+
+async def scheduler_queue(scheduler: SchedulerGateway) -> dict[str, Any]:
+    """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
+    # The scheduler's gateway has no typed status read yet; its protobuf stays inside this function, as in probes.
+    from jarvis.api.scheduler.v1 import scheduler_pb2
+
+    try:
+        status = await scheduler.call(scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest())
+    except JarvisError as exc:
+        return {"ok": False, "detail": str(exc)}
+    if status.mode == "celery" and status.queue_depth < 0:
+        return {"ok": False, "detail": f"the scheduler serves, but {QUEUE_DOWN}", "queue_depth": -1}
+    return {"queue_depth": status.queue_depth}
 
 
 async def readiness(ctx: ToolContext) -> tuple[bool, dict[str, Any]]:

@@ -11,10 +11,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from jarvis.aggregator.audit import AuditFields
-from jarvis.api.registry.v1 import registry_pb2
+from jarvis.aggregator.views.registry import UsageEventRecord
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
@@ -27,15 +25,23 @@ log = logging.getLogger(__name__)
 _Event = tuple[str, str, bool, float, int, AuditFields | None]
 
 
-def _message(event: _Event) -> registry_pb2.UsageEvent:
+def _record(event: _Event) -> UsageEventRecord:
     tool, action, ok, latency_ms, at_ns, audit = event
-    at = Timestamp()
-    at.FromNanoseconds(at_ns)
-    message = registry_pb2.UsageEvent(tool=tool, action=action, ok=ok, latency_ms=latency_ms, at=at)
-    if audit is not None:
-        message.token_id, message.token_name, message.surface = audit.token_id, audit.token_name, audit.surface
-        message.target, message.outcome, message.arguments_json = audit.target, audit.outcome, audit.arguments_json
-    return message
+    if audit is None:
+        return UsageEventRecord(tool, action, ok, latency_ms, at_ns)
+    return UsageEventRecord(
+        tool,
+        action,
+        ok,
+        latency_ms,
+        at_ns,
+        token_id=audit.token_id,
+        token_name=audit.token_name,
+        surface=audit.surface,
+        target=audit.target,
+        outcome=audit.outcome,
+        arguments_json=audit.arguments_json,
+    )
 
 
 class UsageRecorder:
@@ -45,7 +51,7 @@ class UsageRecorder:
         self._registry = registry
         self._interval = flush_interval
         self._max = max_buffer
-        # Plain tuples on the request path; the protobuf messages are built at flush time, off it.
+        # Plain tuples on the request path; the records are built at flush time, off it.
         self._events: list[_Event] = []
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -64,9 +70,7 @@ class UsageRecorder:
                 return
             batch, self._events = self._events, []
             try:
-                await self._registry.call(
-                    self._registry.registry.RecordUsage, registry_pb2.RecordUsageRequest(events=map(_message, batch))
-                )
+                await self._registry.record_usage(map(_record, batch))
             except JarvisError as exc:
                 log.warning("usage not recorded yet; will retry", extra={"events": len(batch), "error": str(exc)})
                 self._events[:0] = batch[: max(0, self._max - len(self._events))]

@@ -10,8 +10,8 @@ from typing import Any
 
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.naming import namespaced
-from jarvis.aggregator.gateways.registry import RegistryGateway, to_dict
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.views.registry import ToolPinView
 from jarvis.common.errors import JarvisError
 
 NOT_HOSTED = "not hosted by this process (only a running aggregator hosts downstream servers)"
@@ -41,7 +41,7 @@ async def detail(host: DownstreamHost | None, registry: RegistryGateway, name: s
     known = host.tools_of(name)
     snap["served_tools"] = [namespaced(name, t) for t in known.tools] if known is not None else None
     try:
-        pins = (await registry.call(registry.registry.ListToolPins, pb.ListToolPinsRequest(server=name))).pins
+        pins = await registry.list_tool_pins(name)
     except JarvisError as exc:
         snap["pins"] = f"unavailable: {exc}"
         return snap
@@ -50,14 +50,13 @@ async def detail(host: DownstreamHost | None, registry: RegistryGateway, name: s
     return snap
 
 
-def _changed(server: str, pin: pb.ToolPin) -> dict[str, Any]:
+def _changed(server: str, pin: ToolPinView) -> dict[str, Any]:
     before, after = json.loads(pin.pinned_json or "{}"), json.loads(pin.seen_json or "{}")
     fields = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    pin_dict = to_dict(pin)
     return {
         "tool": pin.tool,
         "changed_fields": fields,
-        "changed_at": pin_dict.get("changed_at"),
+        "changed_at": pin.changed_at,
         "pinned": {k: before.get(k) for k in fields},
         "now": {k: after.get(k) for k in fields},
         "approve": f"jarvis server approve {server} --tool {pin.tool}",

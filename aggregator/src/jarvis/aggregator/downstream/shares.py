@@ -15,7 +15,6 @@ listener cannot be reached from outside: see `jarvis.aggregator.tunnel`. The tok
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +24,6 @@ from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tunnel.manager import Tunnels
 from jarvis.aggregator.tunnel.spec import check_remote_port, parse_target
 from jarvis.aggregator.usage import UsageRecorder
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
 PREFIX = "share:"
@@ -49,8 +47,8 @@ class Share:
         return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
 
 
-def _time(stamp: Any, present: bool) -> datetime | None:
-    return stamp.ToDatetime(tzinfo=UTC) if present else None
+def _time(stamp: str | None) -> datetime | None:
+    return datetime.fromisoformat(stamp) if stamp is not None else None
 
 
 class Shares:
@@ -69,17 +67,17 @@ class Shares:
         """Where clients reach this aggregator: `aggregator_url` when configured, else the bind address."""
         reg = self.registry
         try:
-            entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="aggregator_url"))
+            entry = await reg.get_config("aggregator_url", cached=True)
         except JarvisError:
             return self.fallback_base_url
-        return str(json.loads(entry.value_json)) if not entry.is_default else self.fallback_base_url
+        return str(entry.value) if not entry.default else self.fallback_base_url
 
     async def refresh(self, force: bool = False) -> None:
         """Read the active shares from the registry's tokens (so other replicas' shares count too)."""
         if not force and time.monotonic() - self._refreshed < _REFRESH_SECONDS:
             return
         reg = self.registry
-        tokens = (await reg.call(reg.registry.ListTokens, pb.ListTokensRequest())).tokens
+        tokens = await reg.list_tokens()
         active: dict[str, Share] = {}
         for token in tokens:
             server = token.name.removeprefix(PREFIX)
@@ -88,8 +86,8 @@ class Shares:
             share = Share(
                 server,
                 token.id,
-                _time(token.created_at, token.HasField("created_at")),
-                _time(token.expires_at, token.HasField("expires_at")),
+                _time(token.created_at),
+                _time(token.expires_at),
             )
             if not share.expired():
                 active[server] = share
@@ -118,7 +116,7 @@ class Shares:
         reg = self.registry
         uses: dict[str, dict[str, int]] = {}
         for share in shares:
-            stats = (await reg.call(reg.registry.GetUsage, pb.GetUsageRequest(tool=share.usage_key))).stats
+            stats = await reg.usage(share.usage_key)
             calls = {stat.action: stat.calls for stat in stats}
             uses[share.token_id] = {"requests": calls.get(REQUEST, 0), "tool_calls": calls.get(TOOL_CALL, 0)}
         return uses
@@ -133,7 +131,7 @@ class Shares:
     ) -> dict[str, Any]:
         target, port = parse_target(tunnel), check_remote_port(remote_port)
         reg = self.registry
-        await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=server))  # a typo gets "not installed"
+        await reg.get_server(server)  # a typo gets "not installed"
         await self.refresh(force=True)
         if server in self._active:
             raise FailedPrecondition(
@@ -143,18 +141,11 @@ class Shares:
         if target is not None:
             await self.tunnels.check_trust(target, host_key)  # before any token exists
         if expires_in is None:
-            entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="share.default_expiry_seconds"))
-            expires_in = int(json.loads(entry.value_json))
-        created = await reg.call(
-            reg.registry.CreateToken,
-            pb.CreateTokenRequest(
-                name=f"{PREFIX}{server}", scopes=[f"{PREFIX}{server}"], expires_in_seconds=expires_in
-            ),
-        )
+            entry = await reg.get_config("share.default_expiry_seconds", cached=True)
+            expires_in = int(entry.value)
+        created = await reg.create_token(f"{PREFIX}{server}", [f"{PREFIX}{server}"], expires_in)
         token = created.token
-        self._active[server] = Share(
-            server, token.id, _time(token.created_at, True), _time(token.expires_at, token.HasField("expires_at"))
-        )
+        self._active[server] = Share(server, token.id, _time(token.created_at), _time(token.expires_at))
         share = self._active[server]
         started = {
             "url": self.url(server, await self.base_url()),
@@ -179,7 +170,7 @@ class Shares:
             raise NotFound(f"'{server}' is not shared; jarvis_share action=list shows the active shares")
         closed = await self.tunnels.close(server)
         reg = self.registry
-        await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=share.token_id))
+        await reg.revoke_token(share.token_id)
         return {
             "stopped": server,
             "revoked_token": share.token_id,

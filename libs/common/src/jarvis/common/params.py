@@ -59,7 +59,8 @@ def _json_type(kind: str | tuple[str, ...]) -> str | list[str]:
 
 def property_schema(param: Param) -> JsonObject:
     """The JSON Schema of one argument, as terse as its declaration."""
-    schema: JsonObject = {"type": _json_type(param.type)}
+    # No type at all (an `Any` field) is JSON Schema's "any value", and the shortest way to say it.
+    schema: JsonObject = {"type": _json_type(param.type)} if param.type else {}
     if not param.required and param.default is not None:
         schema["default"] = json_copy(param.default)
     if param.items:
@@ -139,7 +140,7 @@ def _kind(
             values = (value_kind, "null") if nullable else value_kind
         return "object", None, values, ()
     if hint is Any:
-        return ("string", "integer", "number", "boolean", "array", "object"), None, None, ()
+        return (), None, None, ()
     if origin in (Union, types.UnionType):
         kinds: list[str] = []
         items = None

@@ -3,17 +3,55 @@ Gemini CLI, Goose, Continue, Cline, Roo Code, OpenCode, Zed)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.registry import to_dict
-from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.gateways.registry import ClientEdit
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import ClientConfigPath, ClientEdited, ClientView
 from jarvis.common.errors import InvalidArgument, JarvisError, PermissionDenied
+from jarvis.common.params import Arg
 
 PROFILE_PREFIX = "profile:"
+Path = Annotated[str | None, Arg("config file")]
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    name: str
+    add: Annotated[list[str], Arg("server or profile:<name>")] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    path: Path = None  # this edit only; the same path rules as action=config
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    path: Path = None  # "" goes back to the client's default location
+
+
+@dataclass(frozen=True)
+class ClientList:
+    clients: list[ClientView]
+
+
+@dataclass(frozen=True)
+class Imported:
+    client: str
+    imported: list[str]
+    skipped: list[str]
 
 
 def _split(names: list[str]) -> tuple[list[str], list[str]]:
@@ -35,80 +73,57 @@ async def _authorization(ctx: ToolContext, client: str, profiles: list[str], pri
     if ctx.auth_mode != "token required" or not profiles:
         return "", ""
     # Stdio entries need it too: their `jarvis mcp` relays to this instance, which checks it (JARVIS_TOKEN).
-    reg = ctx.registry
     missing = [p for p in profiles if not principal.may("profile", p, "", read_only=False, admin=False)]
     if missing:
         raise PermissionDenied(
             f"your token does not reach profile {', '.join(missing)}, so Jarvis will not write a client entry "
             f"with a token for it; ask an admin for a token with scope profile:{missing[0]}"
         )
-    resp = await reg.call(
-        reg.registry.CreateToken,
-        pb.CreateTokenRequest(
-            name=f"client:{client}:{','.join(profiles)}"[:200], scopes=[f"profile:{p}" for p in profiles]
-        ),
+    created = await ctx.registry.create_token(
+        f"client:{client}:{','.join(profiles)}"[:200], [f"profile:{p}" for p in profiles]
     )
-    return f"Bearer {resp.secret}", resp.token.id
+    return f"Bearer {created.secret}", created.token.id
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+    registry = ctx.registry
 
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        resp = await reg.call(reg.registry.ListClients, pb.ListClientsRequest())
-        return {"clients": [to_dict(c) for c in resp.clients]}
+    async def list_(_: NoParams, __: Principal) -> ClientList:
+        return ClientList(await registry.list_clients())
 
-    async def edit(a: dict[str, Any], principal: Principal) -> Any:
-        if not a.get("add") and not a.get("remove"):
+    async def edit(p: Edit, principal: Principal) -> ClientEdited:
+        if not p.add and not p.remove:
             raise InvalidArgument(
                 "jarvis_client action=edit needs add or remove: server names, or profile:<name> for profiles"
             )
-        add_servers, add_profiles = _split(a.get("add", []))
-        remove_servers, remove_profiles = _split(a.get("remove", []))
-        authorization, token_id = await _authorization(ctx, a["name"], add_profiles, principal)
-        req = pb.EditClientRequest(
-            name=a["name"],
-            add_servers=add_servers,
-            add_profiles=add_profiles,
-            remove_servers=remove_servers,
-            remove_profiles=remove_profiles,
-            authorization=authorization,
-        )
-        if "path" in a:  # this edit only; the same path rules as action=config
-            req.path = a["path"]
+        add_servers, add_profiles = _split(p.add)
+        remove_servers, remove_profiles = _split(p.remove)
+        authorization, token_id = await _authorization(ctx, p.name, add_profiles, principal)
+        change = ClientEdit(p.name, add_servers, add_profiles, remove_servers, remove_profiles, authorization, p.path)
         try:
-            return to_dict(await reg.call(reg.registry.EditClient, req))
+            return await registry.edit_client(change)
         except JarvisError:
             if token_id:  # the entry was not written: its token must not outlive the refusal
-                await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=token_id))
+                await registry.revoke_token(token_id)
             raise
 
-    async def import_(a: dict[str, Any], _: Principal) -> Any:
-        resp = await reg.call(reg.registry.ImportClient, pb.ImportClientRequest(name=a["name"]))
+    async def import_(p: Named, _: Principal) -> Imported:
+        imported = await registry.import_client(p.name)
         await ctx.events.catalog_changed.emit(None)
-        return {"client": a["name"], **to_dict(resp)}
+        return Imported(p.name, imported.imported, imported.skipped)
 
-    async def config(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.ClientConfigPathRequest(name=a["name"])
-        if "path" in a:  # "" goes back to the client's default location
-            req.path = a["path"]
-        return to_dict(await reg.call(reg.registry.ClientConfigPath, req))
+    async def config(p: Config, _: Principal) -> ClientConfigPath:
+        return await registry.client_config_path(p.name, p.path)
 
     return Tool(
         name="jarvis_client",
         description="MCP clients: list|edit|import|config",
-        properties={
-            "name": s.string(),
-            "add": s.strings("server or profile:<name>"),
-            "remove": s.strings(),
-            "path": s.string("config file"),
-        },
         actions=[
-            Action("list", list_, read_only=True, idempotent=True),
+            Action("list", list_, NoParams, read_only=True, idempotent=True),
             # A path of the caller's choosing is a write target: admin only, as for config.
-            Action("edit", edit, required=("name",), admin_if=lambda a: bool(a.get("path"))),
-            Action("import", import_, required=("name",), admin=True),
+            Action("edit", edit, Edit, admin_if=lambda a: bool(a.get("path"))),
+            Action("import", import_, Named, admin=True),
             # Any path but the default one is a write target of the caller's choosing: admin only.
-            Action("config", config, idempotent=True, required=("name",), admin_if=lambda a: bool(a.get("path"))),
+            Action("config", config, Config, idempotent=True, admin_if=lambda a: bool(a.get("path"))),
         ],
     )

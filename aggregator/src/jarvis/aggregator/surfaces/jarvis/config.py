@@ -2,62 +2,70 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.gateways.registry import to_dict
-from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import ConfigEntryView, ConfigListing, ConfigMigrated
+from jarvis.common.params import Arg
 from jarvis.common.scopes import ADMIN_CONFIG_KEYS
 
 
-def _entry(entry: pb.ConfigEntry) -> dict[str, Any]:
-    return {
-        "key": entry.key,
-        "value": json.loads(entry.value_json) if entry.value_json else None,
-        "default": entry.is_default,
-        "description": entry.description,
-    }
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Get:
+    key: str
+
+
+@dataclass(frozen=True)
+class Set:
+    key: str
+    value: Annotated[Any, Arg("any JSON value")]
+
+
+@dataclass(frozen=True)
+class ConfigSet:
+    set: ConfigEntryView
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+    registry = ctx.registry
 
-    async def get(a: dict[str, Any], _: Principal) -> Any:
-        return _entry(await reg.call(reg.registry.GetConfig, pb.GetConfigRequest(key=a["key"])))
+    async def get(p: Get, _: Principal) -> ConfigEntryView:
+        return await registry.get_config(p.key)
 
-    async def set_(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.SetConfigRequest(key=a["key"], value_json=json.dumps(a["value"]))
-        entry = _entry(await reg.call(reg.registry.SetConfig, req))
-        if entry["key"].startswith("servers."):  # hosting settings apply here at once, not at the next sync
+    async def set_(p: Set, _: Principal) -> ConfigSet:
+        entry = await registry.set_config(p.key, p.value)
+        if entry.key.startswith("servers."):  # hosting settings apply here at once, not at the next sync
             await report.refresh(ctx.downstream)
-        return {"set": entry}
+        return ConfigSet(entry)
 
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        resp = await reg.call(reg.registry.ListConfig, pb.ListConfigRequest())
-        return {"version": resp.version, "path": resp.path, "config": [_entry(e) for e in resp.entries]}
+    async def list_(_: NoParams, __: Principal) -> ConfigListing:
+        return await registry.list_config()
 
-    async def migrate(_: dict[str, Any], __: Principal) -> Any:
-        return to_dict(await reg.call(reg.registry.MigrateConfig, pb.MigrateConfigRequest()))
+    async def migrate(_: NoParams, __: Principal) -> ConfigMigrated:
+        return await registry.migrate_config()
 
     return Tool(
         name="jarvis_config",
         description="Config: get|set|list|migrate",
-        properties={"key": s.string(), "value": {"description": "any JSON value"}},
         actions=[
-            Action("get", get, read_only=True, idempotent=True, required=("key",)),
+            Action("get", get, Get, read_only=True, idempotent=True),
             Action(
                 "set",
                 set_,
+                Set,
                 idempotent=True,
-                required=("key", "value"),
                 admin_if=lambda a: str(a.get("key", "")).strip() in ADMIN_CONFIG_KEYS,
             ),
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("migrate", migrate, idempotent=True),
+            Action("list", list_, NoParams, read_only=True, idempotent=True),
+            Action("migrate", migrate, NoParams, idempotent=True),
         ],
     )

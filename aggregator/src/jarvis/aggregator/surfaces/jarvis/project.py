@@ -2,50 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.registry import to_dict
-from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.registry.v1 import project_pb2 as pb
+from jarvis.aggregator.views.registry import DevopsApplied, ProjectAnalysis, ProjectDiff
+from jarvis.common.params import Arg
 
-STACKS = ["python", "node", "go", "rust"]
+ProjectDir = Annotated[str, Arg("project dir")]
+
+
+@dataclass(frozen=True)
+class Analyze:
+    path: ProjectDir = ""  # "": this aggregator's project root
+
+
+@dataclass(frozen=True)
+class Diff:
+    path: ProjectDir = ""
+    staged: bool = False
+
+
+@dataclass(frozen=True)
+class Devops:
+    path: ProjectDir = ""
+    type: Literal["python", "node", "go", "rust"] | None = None  # None: the registry detects the stack
+    force: bool = False
+    dry_run: bool = False
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+    registry = ctx.registry
 
-    def path_of(a: dict[str, Any]) -> str:
-        return str(a.get("path") or ctx.project_root)
+    def path_of(path: str) -> str:
+        return path or str(ctx.project_root)
 
-    async def analyze(a: dict[str, Any], _: Principal) -> Any:
-        return to_dict(await reg.call(reg.project.Analyze, pb.AnalyzeRequest(path=path_of(a))))
+    async def analyze(p: Analyze, _: Principal) -> ProjectAnalysis:
+        return await registry.analyze_project(path_of(p.path))
 
-    async def diff(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.DiffRequest(path=path_of(a), staged=bool(a.get("staged", False)))
-        return to_dict(await reg.call(reg.project.Diff, req))
+    async def diff(p: Diff, _: Principal) -> ProjectDiff:
+        return await registry.project_diff(path_of(p.path), p.staged)
 
-    async def devops(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.ApplyDevopsRequest(
-            path=path_of(a), stack=a.get("type", ""), force=bool(a.get("force")), dry_run=bool(a.get("dry_run"))
-        )
-        return to_dict(await reg.call(reg.project.ApplyDevops, req, timeout=60))
+    async def devops(p: Devops, _: Principal) -> DevopsApplied:
+        return await registry.apply_devops(path_of(p.path), p.type or "", force=p.force, dry_run=p.dry_run)
 
     return Tool(
         name="jarvis_project",
         description="Project: analyze|diff|devops",
-        properties={
-            "path": s.string("project dir"),
-            "staged": s.boolean(),
-            "type": s.string(enum=STACKS),
-            "force": s.boolean(),
-            "dry_run": s.boolean(),
-        },
         actions=[
-            Action("analyze", analyze, read_only=True, idempotent=True),
-            Action("diff", diff, read_only=True, idempotent=True),
-            Action("devops", devops),
+            Action("analyze", analyze, Analyze, read_only=True, idempotent=True),
+            Action("diff", diff, Diff, read_only=True, idempotent=True),
+            Action("devops", devops, Devops),
         ],
     )

@@ -2,40 +2,151 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from jarvis.aggregator import audit
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream import report
-from jarvis.aggregator.gateways.registry import to_dict
-from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.gateways.registry import ServerEdit
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import (
+    AuditEntryView,
+    LaunchView,
+    SearchHitView,
+    ServerUninstalled,
+    ServerView,
+    TransportName,
+    UsageStatView,
+)
 from jarvis.common.errors import InvalidArgument, PermissionDenied
+from jarvis.common.params import Arg
 
-TRANSPORTS = {
-    "stdio": pb.TRANSPORT_STDIO,
-    "streamable-http": pb.TRANSPORT_STREAMABLE_HTTP,
-    "container": pb.TRANSPORT_CONTAINER,
-}
+Limit = Annotated[int, Arg(minimum=1, maximum=100)]
+Env = Annotated[dict[str, str | None] | None, Arg("null unsets")]
+
+# Parameters
 
 
-def _summary(server: pb.Server) -> dict[str, Any]:
-    launch = server.launch
-    where = launch.url or launch.image or " ".join([launch.command, *launch.args]).strip()
-    return {
-        "name": server.name,
-        "transport": pb.Transport.Name(launch.transport).removeprefix("TRANSPORT_").lower().replace("_", "-"),
-        "status": server.status,
-        "tools": len(server.tools),
-        "profiles": list(server.profiles),
-        "launch": where,
-        "description": server.description,
-    }
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str
+
+
+@dataclass(frozen=True)
+class Install:
+    name: str
+    new_name: str = ""
+    env: Env = None
+
+
+@dataclass(frozen=True)
+class Search:
+    query: str
+    limit: Limit = 0  # 0: the registry's default
+
+
+@dataclass(frozen=True)
+class Create:
+    name: str
+    type: TransportName
+    command: str = ""
+    args: list[str] | None = None
+    env: Env = None
+    url: str = ""
+    image: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Edit:
+    name: str
+    new_name: str | None = None
+    description: str | None = None
+    command: str | None = None
+    args: list[str] | None = None
+    env: Env = None
+    url: str | None = None
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    name: str = ""
+    audit: bool = False
+    query: str = ""  # with audit: a token id or name
+    limit: Limit = 100
+
+
+# Results
+
+
+@dataclass(frozen=True)
+class ServerSummary:
+    name: str
+    transport: str
+    status: str
+    tools: int
+    profiles: list[str]
+    launch: str
+    description: str
+    # What this aggregator knows of the running server (downstream/report.py `brief`).
+    uptime_seconds: float | None = None
+    last_error: str | None = None
+    quarantined: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ServerList:
+    servers: list[ServerSummary]
+    count: int
+
+
+@dataclass(frozen=True)
+class ServerInfo(ServerView):
+    runtime: dict[str, Any] | None = None  # the hosting aggregator's report (downstream/report.py `detail`)
+
+
+@dataclass(frozen=True)
+class Installed:
+    installed: ServerView
+
+
+@dataclass(frozen=True)
+class Uninstalled:
+    uninstalled: ServerUninstalled
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    results: list[SearchHitView]
+
+
+@dataclass(frozen=True)
+class Created:
+    created: ServerView
+
+
+@dataclass(frozen=True)
+class Edited:
+    edited: ServerView
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """Either the usage counts or, with audit=true, the audit log."""
+
+    usage: list[UsageStatView] | None = None
+    audit: list[AuditEntryView] | None = None
 
 
 # What a launch env or header value shows instead of itself: secrets live there.
@@ -49,130 +160,143 @@ def masked(values: Mapping[str, str]) -> dict[str, str]:
     return {name: value if _REFERENCE.match(value) else (SET if value else EMPTY) for name, value in values.items()}
 
 
-def _detail(server: pb.Server) -> dict[str, Any]:
-    detail = to_dict(server)
-    launch = detail.get("launch", {})
-    for field in ("env", "headers"):  # masked for every caller, admin included: results end up in transcripts
-        if field in launch:
-            launch[field] = masked(launch[field])
-    for tool in detail.get("tools", []):
-        raw = tool.pop("input_schema_json", "")
-        tool["input_schema"] = json.loads(raw) if raw else {}
-    return detail
+def _masked(server: ServerView) -> ServerView:
+    """Env and header values masked for every caller, admin included: results end up in transcripts."""
+    launch = server.launch
+    if launch is None:
+        return server
+    return dataclasses.replace(
+        server, launch=dataclasses.replace(launch, env=masked(launch.env), headers=masked(launch.headers))
+    )
 
 
-def _set_values(env: dict[str, str | None]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if v is not None}
+def _where(launch: LaunchView | None) -> tuple[str, str]:
+    """A launch's transport as agents name it, and where it runs (URL, image or command line)."""
+    if launch is None:
+        return "unspecified", ""
+    transport = launch.transport.removeprefix("TRANSPORT_").lower().replace("_", "-")
+    return transport, launch.url or launch.image or " ".join([launch.command, *launch.args]).strip()
 
 
-def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
+def _summary(server: ServerView, running: Mapping[str, Any]) -> ServerSummary:
+    """The registry knows what is installed; `running` (this aggregator's `report.brief`) what runs."""
+    transport, where = _where(server.launch)
+    return ServerSummary(
+        name=server.name,
+        transport=transport,
+        status=running.get("status", server.status),
+        tools=running.get("tools", len(server.tools)),
+        profiles=server.profiles,
+        launch=where,
+        description=server.description,
+        uptime_seconds=running.get("uptime_seconds"),
+        last_error=running.get("last_error"),
+        quarantined=running.get("quarantined"),
+    )
 
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        resp = await reg.cached(reg.registry.ListServers, pb.ListServersRequest())
-        # The registry knows what is installed; this aggregator knows what runs.
-        servers = [{**_summary(x), **report.brief(ctx.downstream, x.name)} for x in resp.servers]
-        return {"servers": servers, "count": len(resp.servers)}
 
-    async def info(a: dict[str, Any], _: Principal) -> Any:
-        server = await reg.call(reg.registry.GetServer, pb.GetServerRequest(name=a["name"]))
-        runtime = await report.detail(ctx.downstream, reg, server.name)
-        return {**_detail(server), "status": runtime["state"], "runtime": runtime}
+def _set_values(env: Mapping[str, str | None] | None) -> dict[str, str]:
+    return {k: v for k, v in (env or {}).items() if v is not None}
 
-    async def install(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.InstallServerRequest(catalog_name=a["name"], name=a.get("new_name", ""), env=a.get("env", {}))
-        installed = _detail(await reg.call(reg.registry.InstallServer, req))
-        await report.refresh(ctx.downstream)
-        await ctx.events.catalog_changed.emit(None)
-        return {"installed": installed}
 
-    async def uninstall(a: dict[str, Any], _: Principal) -> Any:
-        resp = await reg.call(reg.registry.UninstallServer, pb.UninstallServerRequest(name=a["name"]))
-        await report.refresh(ctx.downstream)  # stops it
-        await ctx.events.catalog_changed.emit(None)
-        return {"uninstalled": to_dict(resp)}
+@dataclass(frozen=True)
+class Servers:
+    """The handlers, over the context they reach."""
 
-    async def search(a: dict[str, Any], _: Principal) -> Any:
-        req = pb.SearchServersRequest(query=a["query"], limit=a.get("limit", 0))
-        resp = await reg.call(reg.registry.SearchServers, req)
-        return {"query": a["query"], "results": [to_dict(h) for h in resp.hits]}
+    ctx: ToolContext
 
-    async def create(a: dict[str, Any], _: Principal) -> Any:
-        launch = pb.LaunchSpec(
-            transport=TRANSPORTS[a["type"]],
-            command=a.get("command", ""),
-            args=a.get("args", []),
-            env=_set_values(a.get("env", {})),
-            url=a.get("url", ""),
-            image=a.get("image", ""),
+    async def _changed(self) -> None:
+        """The hosted servers follow the registry now; discovery re-reads the catalog."""
+        await report.refresh(self.ctx.downstream)
+        await self.ctx.events.catalog_changed.emit(None)
+
+    async def list_(self, _: NoParams, __: Principal) -> ServerList:
+        servers = await self.ctx.registry.list_servers()
+        summaries = [_summary(s, report.brief(self.ctx.downstream, s.name)) for s in servers]
+        return ServerList(servers=summaries, count=len(servers))
+
+    async def info(self, p: Named, _: Principal) -> ServerInfo:
+        server = _masked(await self.ctx.registry.get_server(p.name))
+        runtime = await report.detail(self.ctx.downstream, self.ctx.registry, server.name)
+        fields = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)}
+        return ServerInfo(**{**fields, "status": runtime["state"]}, runtime=runtime)
+
+    async def install(self, p: Install, _: Principal) -> Installed:
+        installed = await self.ctx.registry.install_server(p.name, p.new_name, _set_values(p.env))
+        await self._changed()
+        return Installed(_masked(installed))
+
+    async def uninstall(self, p: Named, _: Principal) -> Uninstalled:
+        uninstalled = await self.ctx.registry.uninstall_server(p.name)
+        await self._changed()  # stops it
+        return Uninstalled(uninstalled)
+
+    async def search(self, p: Search, _: Principal) -> SearchResults:
+        return SearchResults(query=p.query, results=await self.ctx.registry.search_servers(p.query, p.limit))
+
+    async def create(self, p: Create, _: Principal) -> Created:
+        created = await self.ctx.registry.create_server(
+            p.name,
+            p.description,
+            p.type,
+            command=p.command,
+            args=p.args or [],
+            env=_set_values(p.env),
+            url=p.url,
+            image=p.image,
         )
-        req = pb.CreateServerRequest(name=a["name"], description=a.get("description", ""), launch=launch)
-        created = _detail(await reg.call(reg.registry.CreateServer, req))
-        await report.refresh(ctx.downstream)
-        await ctx.events.catalog_changed.emit(None)
-        return {"created": created}
+        await self._changed()
+        return Created(_masked(created))
 
-    async def edit(a: dict[str, Any], _: Principal) -> Any:
-        fields = {k: a[k] for k in ("new_name", "description", "command", "url", "image") if k in a}
-        if not fields and not any(k in a for k in ("args", "env")):
+    async def edit(self, p: Edit, _: Principal) -> Edited:
+        changes = (p.new_name, p.description, p.command, p.url, p.image, p.args, p.env)
+        if all(c is None for c in changes):
             raise InvalidArgument(
                 "jarvis_server action=edit needs something to change: new_name, description, command, "
                 "args, env (a null value removes a variable), url or image"
             )
-        env = a.get("env", {})
-        req = pb.EditServerRequest(
-            name=a["name"],
-            args=a.get("args", []),
-            replace_args="args" in a,
+        env = p.env or {}
+        edit = ServerEdit(
+            name=p.name,
+            new_name=p.new_name,
+            description=p.description,
+            command=p.command,
+            url=p.url,
+            image=p.image,
+            args=p.args,
             set_env=_set_values(env),
             unset_env=[k for k, v in env.items() if v is None],
-            **fields,
         )
-        edited = _detail(await reg.call(reg.registry.EditServer, req))
-        await report.refresh(ctx.downstream)  # a changed launch spec restarts it
-        await ctx.events.catalog_changed.emit(None)
-        return {"edited": edited}
+        edited = await self.ctx.registry.edit_server(edit)
+        await self._changed()  # a changed launch spec restarts it
+        return Edited(_masked(edited))
 
-    async def usage(a: dict[str, Any], principal: Principal) -> Any:
-        await ctx.usage.flush()
-        if a.get("audit"):
-            return await audit_log(a, principal)
-        resp = await reg.call(reg.registry.GetUsage, pb.GetUsageRequest(tool=a.get("name", "")))
-        return {"usage": [to_dict(x) for x in resp.stats]}
+    async def usage(self, p: Usage, principal: Principal) -> UsageReport:
+        await self.ctx.usage.flush()
+        if p.audit:
+            return await self.audit_log(p, principal)
+        return UsageReport(usage=await self.ctx.registry.usage(p.name))
 
-    async def audit_log(a: dict[str, Any], principal: Principal) -> Any:
+    async def audit_log(self, p: Usage, principal: Principal) -> UsageReport:
         # Who called what is everyone's business only with admin, though `usage` itself is a read.
         if not principal.may("jarvis", "jarvis_server", "usage", read_only=False, admin=True):
             raise PermissionDenied("jarvis_server action=usage audit=true needs a token with the admin scope")
-        request = pb.ListAuditRequest(tool=a.get("name", ""), token=a.get("query", ""), limit=a.get("limit", 100))
-        entries = (await reg.call(reg.registry.ListAudit, request)).entries
-        return {"audit": [audit.entry_json(e) for e in entries]}
+        return UsageReport(audit=await self.ctx.registry.audit(p.name, p.query, p.limit))
 
+
+def build(ctx: ToolContext) -> Tool:
+    h = Servers(ctx)
     return Tool(
         name="jarvis_server",
         description="Servers list|info|install|uninstall|search|edit|create|usage",
-        properties={
-            "name": s.string(),
-            "query": s.string(),
-            "type": s.string(enum=list(TRANSPORTS)),
-            "command": s.string(),
-            "args": s.strings(),
-            "env": s.string_map("null unsets", nullable=True),
-            "url": s.string(),
-            "image": s.string(),
-            "description": s.string(),
-            "new_name": s.string(),
-            "limit": s.integer(minimum=1, maximum=100),
-            "audit": s.boolean(),
-        },
         actions=[
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("info", info, read_only=True, idempotent=True, required=("name",)),
-            Action("install", install, required=("name",), admin=True),
-            Action("uninstall", uninstall, destructive=True, required=("name",)),
-            Action("search", search, read_only=True, idempotent=True, required=("query",)),
-            Action("edit", edit, required=("name",), admin=True),
-            Action("create", create, required=("name", "type"), admin=True),
-            Action("usage", usage, read_only=True, idempotent=True),
+            Action("list", h.list_, NoParams, read_only=True, idempotent=True),
+            Action("info", h.info, Named, read_only=True, idempotent=True),
+            Action("install", h.install, Install, admin=True),
+            Action("uninstall", h.uninstall, Named, destructive=True),
+            Action("search", h.search, Search, read_only=True, idempotent=True),
+            Action("edit", h.edit, Edit, admin=True),
+            Action("create", h.create, Create, admin=True),
+            Action("usage", h.usage, Usage, read_only=True, idempotent=True),
         ],
     )

@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream.shares import Shares
-from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common.errors import FailedPrecondition
+from jarvis.common.params import Arg
+
+# What the share keeper (downstream/shares.py) reports: the share's URL, token, expiry, uses and its tunnel's
+# own fields, which depend on the tunnel kind.
+ShareReport = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str
+
+
+@dataclass(frozen=True)
+class Start:
+    name: str
+    expires_in: Annotated[int | None, Arg("seconds", minimum=60)] = None  # None: share.default_expiry_seconds
+    tunnel: str = ""
+    port: int | None = None  # the tunnel's port on the far host
+    host_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Started:
+    started: ShareReport
+
+
+@dataclass(frozen=True)
+class ShareList:
+    shares: list[ShareReport]
+
+
+def _name(name: str) -> str:
+    return name.strip().lower()
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -21,36 +59,21 @@ def build(ctx: ToolContext) -> Tool:
             )
         return ctx.shares
 
-    async def start(a: dict[str, Any], _: Principal) -> Any:
-        return {
-            "started": await shares().start(
-                a["name"].strip().lower(),
-                a.get("expires_in"),
-                a.get("tunnel") or "none",
-                a.get("port"),
-                a.get("host_key"),
-            )
-        }
+    async def start(p: Start, _: Principal) -> Started:
+        return Started(await shares().start(_name(p.name), p.expires_in, p.tunnel or "none", p.port, p.host_key))
 
-    async def stop(a: dict[str, Any], _: Principal) -> Any:
-        return await shares().stop(a["name"].strip().lower())
+    async def stop(p: Named, _: Principal) -> ShareReport:
+        return await shares().stop(_name(p.name))
 
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        return {"shares": await shares().listing()}
+    async def list_(_: NoParams, __: Principal) -> ShareList:
+        return ShareList(await shares().listing())
 
     return Tool(
         name="jarvis_share",
         description="Share a server: start|stop|list",
-        properties={
-            "name": s.string(),
-            "expires_in": s.integer("seconds", minimum=60),
-            "tunnel": s.string(),
-            "port": s.integer(),  # the tunnel's port on the far host
-            "host_key": s.string(),
-        },
         actions=[
-            Action("start", start, required=("name",), admin=True),
-            Action("stop", stop, destructive=True, required=("name",)),
-            Action("list", list_, read_only=True, idempotent=True),
+            Action("start", start, Start, admin=True),
+            Action("stop", stop, Named, destructive=True),
+            Action("list", list_, NoParams, read_only=True, idempotent=True),
         ],
     )

@@ -2,31 +2,44 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 
+# What the process running this aggregator reports (the CLI's embedded stack or a standalone aggregator):
+# its steps and outcomes differ by how Jarvis runs.
+SystemReport = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    restore: bool = False
+
 
 def build(ctx: ToolContext) -> Tool:
-    async def bootstrap(a: dict[str, Any], _: Principal) -> Any:
-        return await ctx.system.bootstrap(bool(a.get("restore", False)))
+    async def bootstrap(p: Bootstrap, _: Principal) -> SystemReport:
+        return await ctx.system.bootstrap(p.restore)
 
-    async def restart(_: dict[str, Any], __: Principal) -> Any:
+    async def restart(_: NoParams, __: Principal) -> SystemReport:
         return await ctx.system.request_restart()
 
-    async def restart_infra(_: dict[str, Any], __: Principal) -> Any:
+    async def restart_infra(_: NoParams, __: Principal) -> SystemReport:
         return await ctx.system.restart_infra()
 
     return Tool(
         name="jarvis_system",
         description="System: bootstrap|restart|restart_infra",
-        properties={"restore": s.boolean()},
         actions=[
-            Action("bootstrap", bootstrap, idempotent=True, admin=True),
-            Action("restart", restart, admin=True),
-            Action("restart_infra", restart_infra, admin=True),
+            Action("bootstrap", bootstrap, Bootstrap, idempotent=True, admin=True),
+            Action("restart", restart, NoParams, admin=True),
+            Action("restart_infra", restart_infra, NoParams, admin=True),
         ],
     )
