@@ -11,7 +11,14 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from jarvis.aggregator.gateways.client import ServiceClient
-from jarvis.aggregator.views.registry import ProfileDeleted, ProfileSuggestion, ProfileSuggestions, ProfileView
+from jarvis.aggregator.views.registry import (
+    ProfileDeleted,
+    ProfileSuggestion,
+    ProfileSuggestions,
+    ProfileView,
+    TokenCreated,
+    TokenView,
+)
 from jarvis.api.registry.v1 import project_pb2_grpc, registry_pb2, registry_pb2_grpc
 from jarvis.common.internal_plane import InternalPlane
 
@@ -170,6 +177,33 @@ class RegistryGateway(ServiceClient):
             detected=list(response.detected),
             clients_detected=list(response.clients_detected),
         )
+
+    # Tokens (the orchestrator's `token` tool)
+
+    async def create_token(self, name: str, scopes: list[str], expires_in_seconds: int) -> TokenCreated:
+        request = registry_pb2.CreateTokenRequest(name=name, scopes=scopes, expires_in_seconds=expires_in_seconds)
+        response = await self.call(self.registry.CreateToken, request)
+        return TokenCreated(token=token_view(response.token), secret=response.secret)
+
+    async def list_tokens(self, include_revoked: bool) -> list[TokenView]:
+        request = registry_pb2.ListTokensRequest(include_revoked=include_revoked)
+        return [token_view(t) for t in (await self.call(self.registry.ListTokens, request)).tokens]
+
+    async def revoke_token(self, token_id: str) -> TokenView:
+        return token_view(await self.call(self.registry.RevokeToken, registry_pb2.RevokeTokenRequest(id=token_id)))
+
+
+def token_view(token: registry_pb2.Token) -> TokenView:
+    return TokenView(
+        id=token.id,
+        name=token.name,
+        prefix=token.prefix,
+        scopes=list(token.scopes),
+        created_at=timestamp(token, "created_at"),
+        expires_at=timestamp(token, "expires_at"),
+        revoked_at=timestamp(token, "revoked_at"),
+        last_used_at=timestamp(token, "last_used_at"),
+    )
 
 
 def timestamp(message: Message, name: str) -> str | None:

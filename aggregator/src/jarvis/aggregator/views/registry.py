@@ -33,3 +33,26 @@ class ProfileSuggestions:
     suggestions: list[ProfileSuggestion]
     detected: list[str]
     clients_detected: list[str]
+
+
+# Tokens (used by the orchestrator's `token` tool)
+
+
+@dataclass(frozen=True)
+class TokenView:
+    """A token as listed: never its secret, which only creation shows, once."""
+
+    id: str
+    name: str
+    prefix: str
+    scopes: list[str]
+    created_at: str | None = None  # RFC 3339
+    expires_at: str | None = None
+    revoked_at: str | None = None
+    last_used_at: str | None = None
+
+
+@dataclass(frozen=True)
+class TokenCreated:
+    token: TokenView
+    secret: str
