@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.surfaces.orchestrator.common import NoParams, ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.tool import Tool
+from jarvis.aggregator.tooling.tool import Handler, Tool
 from jarvis.aggregator.views.runtime import (
     ImageRebuilt,
     LimitsView,
@@ -76,52 +76,25 @@ class Standalone:
         return await runtime(self.ctx).get_limits()
 
 
+def _reader(name: str, description: str, handler: Handler, params: type[Any]) -> Tool:
+    return Tool(name, description, handler=handler, params=params, read_only=True, idempotent=True)
+
+
 def build(ctx: ToolContext) -> list[Tool]:
     t = Standalone(ctx)
     return [
+        _reader("project_options", "Defaults and choices for new projects", t.options, NoParams),
+        _reader("project_changes", "git status and diff of a session's workspace", t.changes, Changes),
+        _reader("project_tasks", "Tasks the project declares (make, npm, just…)", t.tasks, ProjectScoped),
         Tool(
-            name="project_options",
-            description="Defaults and choices for new projects",
-            handler=t.options,
-            params=NoParams,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="project_changes",
-            description="git status and diff of a session's workspace",
-            handler=t.changes,
-            params=Changes,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="project_tasks",
-            description="Tasks the project declares (make, npm, just…)",
-            handler=t.tasks,
-            params=ProjectScoped,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="image_rebuild",
-            description="Rebuild the project image from its Dockerfile",
+            "image_rebuild",
+            "Rebuild the project image from its Dockerfile",
             handler=t.rebuild,
             params=ProjectScoped,
             admin=True,
         ),
         Tool(
-            name="caller_tool_response",
-            description="Answer a session's tool request by request_id",
-            handler=t.respond,
-            params=Respond,
+            "caller_tool_response", "Answer a session's tool request by request_id", handler=t.respond, params=Respond
         ),
-        Tool(
-            name="config_limits",
-            description="Limits enforced on containers and sessions",
-            handler=t.limits,
-            params=NoParams,
-            read_only=True,
-            idempotent=True,
-        ),
+        _reader("config_limits", "Limits enforced on containers and sessions", t.limits, NoParams),
     ]
