@@ -100,12 +100,8 @@ async def docker_via_runtime(runtime: RuntimeGateway | None) -> dict[str, Any]:
     """The engine the runtime drives, as the runtime sees it: the aggregator has no engine of its own."""
     if runtime is None:
         return {"ok": None, "detail": "no runtime in this deployment (set JARVIS_AGGREGATOR_RUNTIME_TARGET)"}
-    from jarvis.api.runtime.v1 import runtime_pb2
-
     try:
-        options = await runtime.call(
-            runtime.runtime.ProjectOptions, runtime_pb2.ProjectOptionsRequest(), timeout=RELAYED_PROBE_TIMEOUT
-        )
+        options = await runtime.project_options(timeout=RELAYED_PROBE_TIMEOUT)
     except JarvisError as exc:
         return {"ok": False, "detail": f"cannot ask the runtime about its Docker engine: {exc}"}
     return {
@@ -120,12 +116,8 @@ async def celery_via_scheduler(scheduler: SchedulerGateway | None) -> dict[str, 
     """Celery workers as a ping through the scheduler's broker finds them (none are needed embedded)."""
     if scheduler is None:
         return {"ok": None, "detail": "no scheduler in this deployment (set JARVIS_AGGREGATOR_SCHEDULER_TARGET)"}
-    from jarvis.api.scheduler.v1 import scheduler_pb2
-
     try:
-        status = await scheduler.call(
-            scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest(), timeout=RELAYED_PROBE_TIMEOUT
-        )
+        status = await scheduler.get_status(timeout=RELAYED_PROBE_TIMEOUT)
     except JarvisError as exc:
         return {"ok": False, "detail": f"cannot ask the scheduler about its workers: {exc}"}
     if status.workers < 0:

@@ -365,9 +365,9 @@ class RegistryGateway(ServiceClient):
         response = await self.call(self.registry.CreateToken, request)
         return TokenCreated(token=token_view(response.token), secret=response.secret)
 
-    async def list_tokens(self) -> list[TokenView]:
-        response = await self.call(self.registry.ListTokens, registry_pb2.ListTokensRequest())
-        return [token_view(t) for t in response.tokens]
+    async def list_tokens(self, include_revoked: bool = False) -> list[TokenView]:
+        request = registry_pb2.ListTokensRequest(include_revoked=include_revoked)
+        return [token_view(t) for t in (await self.call(self.registry.ListTokens, request)).tokens]
 
     async def revoke_token(self, token_id: str) -> TokenView:
         return token_view(await self.call(self.registry.RevokeToken, registry_pb2.RevokeTokenRequest(id=token_id)))

@@ -194,11 +194,13 @@ class ConfigMigrated:
 
 @dataclass(frozen=True)
 class TokenView:
+    """A token as listed: never its secret, which only creation shows, once."""
+
     id: str
     name: str
     prefix: str
     scopes: list[str]
-    created_at: str | None = None
+    created_at: str | None = None  # RFC 3339
     expires_at: str | None = None
     revoked_at: str | None = None
     last_used_at: str | None = None

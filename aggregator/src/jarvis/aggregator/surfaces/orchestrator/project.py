@@ -2,84 +2,126 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator.common import PROJECT_ID, as_dict, runtime
-from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.surfaces.orchestrator.common import NoParams, ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.aggregator.views.runtime import ProjectDeleted, ProjectView, SecretView
+from jarvis.common.params import Arg
 
-CREATE_TIMEOUT = 400.0  # a clone may take the runtime's clone limit (300 s by default)
+AgentProtocol = Literal["stream-json", "codex-json", "gemini-json", "opencode-json", "text"]
+
+
+@dataclass(frozen=True)
+class Create:
+    name: str
+    agent: Annotated[str, Arg("claude|codex|gemini|opencode|aider")] = ""
+    source_url: Annotated[str, Arg("git repo to clone")] = ""
+    image: str = ""
+    agent_command: list[str] = field(default_factory=list)
+    agent_protocol: AgentProtocol | None = None
+    network: bool = False
+    egress_allow: Annotated[list[str], Arg("hosts agents may reach")] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SecretSet:
+    project_id: str
+    name: str
+    value: Annotated[str, Arg("write-only")]
+
+
+@dataclass(frozen=True)
+class SecretNamed:
+    project_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Created:
+    created: ProjectView
+
+
+@dataclass(frozen=True)
+class ProjectList:
+    projects: list[ProjectView]
+    count: int
+
+
+@dataclass(frozen=True)
+class Deleted:
+    deleted: ProjectDeleted
+
+
+@dataclass(frozen=True)
+class SecretStored:
+    stored: SecretView
+
+
+@dataclass(frozen=True)
+class SecretList:
+    secrets: list[SecretView]
+    count: int
+
+
+@dataclass(frozen=True)
+class SecretDeleted:
+    deleted: SecretView
+
+
+@dataclass(frozen=True)
+class ProjectActions:
+    ctx: ToolContext
+
+    async def create(self, p: Create, _: Principal) -> Created:
+        created = await runtime(self.ctx).create_project(
+            p.name,
+            source_url=p.source_url,
+            image=p.image,
+            agent_command=p.agent_command,
+            agent_protocol=p.agent_protocol or "",
+            network=p.network,
+            egress_allow=p.egress_allow,
+            agent=p.agent,
+        )
+        return Created(created)
+
+    async def list_(self, _: NoParams, __: Principal) -> ProjectList:
+        projects = await runtime(self.ctx).list_projects()
+        return ProjectList(projects, len(projects))
+
+    async def get(self, p: ProjectScoped, _: Principal) -> ProjectView:
+        return await runtime(self.ctx).get_project(p.project_id)
+
+    async def delete(self, p: ProjectScoped, _: Principal) -> Deleted:
+        return Deleted(await runtime(self.ctx).delete_project(p.project_id))
+
+    async def secret_set(self, p: SecretSet, _: Principal) -> SecretStored:
+        return SecretStored(await runtime(self.ctx).set_secret(p.project_id, p.name, p.value))
+
+    async def secret_list(self, p: ProjectScoped, _: Principal) -> SecretList:
+        secrets = await runtime(self.ctx).list_secrets(p.project_id)
+        return SecretList(secrets, len(secrets))
+
+    async def secret_delete(self, p: SecretNamed, _: Principal) -> SecretDeleted:
+        return SecretDeleted(await runtime(self.ctx).delete_secret(p.project_id, p.name))
 
 
 def build(ctx: ToolContext) -> Tool:
-    async def create(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        req = pb.CreateProjectRequest(
-            name=a["name"],
-            source_url=a.get("source_url", ""),
-            image=a.get("image", ""),
-            agent_command=a.get("agent_command", []),
-            agent_protocol=a.get("agent_protocol", ""),
-            network=a.get("network", False),
-            egress_allow=a.get("egress_allow", []),
-            agent=a.get("agent", ""),
-        )
-        return {"created": as_dict(await rt.call(rt.long.CreateProject, req, timeout=CREATE_TIMEOUT))}
-
-    async def list_(_: dict[str, Any], __: Principal) -> Any:
-        rt = runtime(ctx)
-        resp = await rt.call(rt.runtime.ListProjects, pb.ListProjectsRequest())
-        return {"projects": [as_dict(p) for p in resp.projects], "count": len(resp.projects)}
-
-    async def get(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        return as_dict(await rt.call(rt.runtime.GetProject, pb.ProjectRef(project_id=a["project_id"])))
-
-    async def delete(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        resp = await rt.call(rt.long.DeleteProject, pb.ProjectRef(project_id=a["project_id"]), timeout=120)
-        return {"deleted": as_dict(resp)}
-
-    async def secret_set(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        req = pb.SetSecretRequest(project_id=a["project_id"], name=a["name"], value=a["value"])
-        return {"stored": as_dict(await rt.call(rt.runtime.SetSecret, req))}
-
-    async def secret_list(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        resp = await rt.call(rt.runtime.ListSecrets, pb.ProjectRef(project_id=a["project_id"]))
-        return {"secrets": [as_dict(x) for x in resp.secrets], "count": len(resp.secrets)}
-
-    async def secret_delete(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        req = pb.SecretRef(project_id=a["project_id"], name=a["name"])
-        return {"deleted": as_dict(await rt.call(rt.runtime.DeleteSecret, req))}
-
+    a = ProjectActions(ctx)
     return Tool(
         name="project",
         description="create|list|get|delete|secret_set|secret_list|secret_delete",
-        properties={
-            "project_id": PROJECT_ID,
-            "name": s.string(),
-            "value": s.string("write-only"),
-            "agent": s.string("claude|codex|gemini|opencode|aider"),
-            "source_url": s.string("git repo to clone"),
-            "image": s.string(),
-            "agent_command": s.strings(),
-            "agent_protocol": s.string(enum=["stream-json", "codex-json", "gemini-json", "opencode-json", "text"]),
-            "network": s.boolean(),
-            "egress_allow": s.strings("hosts agents may reach"),
-        },
         actions=[
-            Action("create", create, required=("name",)),
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("get", get, read_only=True, idempotent=True, required=("project_id",)),
-            Action("delete", delete, destructive=True, idempotent=True, required=("project_id",)),
-            Action("secret_set", secret_set, idempotent=True, required=("project_id", "name", "value")),
-            Action("secret_list", secret_list, read_only=True, idempotent=True, required=("project_id",)),
-            Action("secret_delete", secret_delete, destructive=True, required=("project_id", "name")),
+            Action("create", a.create, Create),
+            Action("list", a.list_, NoParams, read_only=True, idempotent=True),
+            Action("get", a.get, ProjectScoped, read_only=True, idempotent=True),
+            Action("delete", a.delete, ProjectScoped, destructive=True, idempotent=True),
+            Action("secret_set", a.secret_set, SecretSet, idempotent=True),
+            Action("secret_list", a.secret_list, ProjectScoped, read_only=True, idempotent=True),
+            Action("secret_delete", a.secret_delete, SecretNamed, destructive=True),
         ],
     )

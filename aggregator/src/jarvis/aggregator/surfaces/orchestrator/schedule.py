@@ -8,16 +8,16 @@ target the token cannot see is listed nowhere and answered as not found.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, Literal
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.scheduler import SchedulerGateway
-from jarvis.aggregator.surfaces.orchestrator.common import as_dict
-from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.gateways.scheduler import ScheduleChanges, SchedulerGateway
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.scheduler.v1 import scheduler_pb2 as pb
+from jarvis.aggregator.views.scheduler import RunView, ScheduleDeleted, ScheduleDetail, ScheduleView
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from jarvis.common.params import Arg
 
 NAME = "schedule"
 SURFACE = "orchestrator"
@@ -26,8 +26,83 @@ NO_SCHEDULER = (
     "JARVIS_AGGREGATOR_SCHEDULER_TARGET to its host:port; nothing was created or changed"
 )
 READ_ONLY = ("list", "get")  # as their Actions below say; no action of this tool is admin
-# What update may change; everything it is not given stays as it is.
-CHANGEABLE = ("name", "cron", "timezone", "prompt", "targets", "enabled", "concurrency", "missed", "secret_overrides")
+
+# A parameter two actions share must read the same in both; `Annotated` must be outermost to be seen.
+CRON = Arg("five fields, e.g. '0 3 * * 1-5'")
+TIMEZONE = Arg("IANA, default UTC")
+TARGETS = Arg("project ids")
+OVERRIDES = Arg("env var -> project secret name")
+Concurrency = Literal["skip", "queue"]
+Missed = Literal["run_once", "record"]
+
+
+@dataclass(frozen=True)
+class Create:
+    cron: Annotated[str, CRON]
+    prompt: str
+    targets: Annotated[list[str], TARGETS]
+    name: str = ""
+    timezone: Annotated[str, TIMEZONE] = ""
+    enabled: bool | None = None
+    concurrency: Concurrency | None = None
+    missed: Missed | None = None
+    secret_overrides: Annotated[dict[str, str] | None, OVERRIDES] = None
+
+
+@dataclass(frozen=True)
+class ListSchedules:
+    targets: Annotated[list[str] | None, TARGETS] = None
+
+
+@dataclass(frozen=True)
+class ScheduleRef:
+    schedule_id: str
+
+
+@dataclass(frozen=True)
+class Update:
+    """What update may change; everything it is not given stays as it is."""
+
+    schedule_id: str
+    name: str | None = None
+    cron: Annotated[str | None, CRON] = None
+    timezone: Annotated[str | None, TIMEZONE] = None
+    prompt: str | None = None
+    targets: Annotated[list[str] | None, TARGETS] = None
+    enabled: bool | None = None
+    concurrency: Concurrency | None = None
+    missed: Missed | None = None
+    secret_overrides: Annotated[dict[str, str] | None, OVERRIDES] = None
+
+
+CHANGEABLE = tuple(f.name for f in fields(Update) if f.name != "schedule_id")
+
+
+@dataclass(frozen=True)
+class Created:
+    created: ScheduleDetail
+
+
+@dataclass(frozen=True)
+class ScheduleList:
+    schedules: list[ScheduleView]
+    count: int
+
+
+@dataclass(frozen=True)
+class Updated:
+    updated: ScheduleDetail
+
+
+@dataclass(frozen=True)
+class Deleted:
+    deleted: ScheduleDeleted
+
+
+@dataclass(frozen=True)
+class Triggered:
+    runs: list[RunView]
+    count: int
 
 
 class ScheduleTool(Tool):
@@ -48,17 +123,20 @@ class ScheduleTool(Tool):
         return action is not None and any(_may(principal, action.name, p) for p in projects)
 
 
-def build(ctx: ToolContext) -> Tool:
-    def scheduler(verb: str, a: dict[str, Any]) -> SchedulerGateway:
-        if ctx.scheduler is None:
-            what = f"schedule '{a['schedule_id']}'" if a.get("schedule_id") else "the schedule"
-            raise FailedPrecondition(f"cannot {verb} {what}: {NO_SCHEDULER}")
-        return ctx.scheduler
+@dataclass(frozen=True)
+class ScheduleActions:
+    ctx: ToolContext
 
-    async def reachable(sc: SchedulerGateway, schedule_id: str, principal: Principal, action: str) -> None:
+    def scheduler(self, verb: str, schedule_id: str = "") -> SchedulerGateway:
+        if self.ctx.scheduler is None:
+            what = f"schedule '{schedule_id}'" if schedule_id else "the schedule"
+            raise FailedPrecondition(f"cannot {verb} {what}: {NO_SCHEDULER}")
+        return self.ctx.scheduler
+
+    async def reachable(self, sc: SchedulerGateway, schedule_id: str, principal: Principal, action: str) -> None:
         """Raise unless `principal` may do `action` on every target of the schedule."""
-        detail = await sc.call(sc.scheduler.GetSchedule, pb.ScheduleRef(schedule_id=schedule_id))
-        targets: list[str | None] = [*detail.schedule.targets]
+        detail = await sc.get_schedule(schedule_id)
+        targets: list[str | None] = [*detail.schedule.targets] if detail.schedule else []
         targets = targets or [None]
         if not all(_may(principal, "get", t) or _may(principal, action, t) for t in targets):
             raise NotFound(f"schedule '{schedule_id}' not found; `schedule action=list` shows the ids")
@@ -69,95 +147,67 @@ def build(ctx: ToolContext) -> Tool:
                 f"{', '.join(denied)}, which this schedule runs on"
             )
 
-    async def create(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("create", a)
-        req = pb.CreateScheduleRequest(
-            name=a.get("name", ""),
-            cron=a["cron"],
-            timezone=a.get("timezone", ""),
-            prompt=a["prompt"],
-            targets=a["targets"],
-            concurrency=a.get("concurrency", ""),
-            missed=a.get("missed", ""),
+    async def create(self, p: Create, principal: Principal) -> Created:
+        created = await self.scheduler("create").create_schedule(
+            name=p.name,
+            cron=p.cron,
+            timezone=p.timezone,
+            prompt=p.prompt,
+            targets=p.targets,
+            enabled=p.enabled,
+            concurrency=p.concurrency or "",
+            missed=p.missed or "",
             created_by=_creator(principal),
-            secret_overrides=a.get("secret_overrides") or {},
+            secret_overrides=p.secret_overrides or {},
         )
-        if "enabled" in a:
-            req.enabled = a["enabled"]
-        return {"created": as_dict(await sc.call(sc.scheduler.CreateSchedule, req))}
+        return Created(created)
 
-    async def list_(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("list", a)
-        wanted = set(a.get("targets") or ())
-        req = pb.ListSchedulesRequest(target=next(iter(wanted)) if len(wanted) == 1 else "")
-        resp = await sc.call(sc.scheduler.ListSchedules, req)
+    async def list_(self, p: ListSchedules, principal: Principal) -> ScheduleList:
+        wanted = set(p.targets or ())
+        listed = await self.scheduler("list").list_schedules(next(iter(wanted)) if len(wanted) == 1 else "")
         shown = [
-            as_dict(x)
-            for x in resp.schedules
-            if (not wanted or wanted & set(x.targets)) and _may_all(principal, "list", x.targets)
+            x for x in listed if (not wanted or wanted & set(x.targets)) and _may_all(principal, "list", x.targets)
         ]
-        return {"schedules": shown, "count": len(shown)}
+        return ScheduleList(shown, len(shown))
 
-    async def get(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("read", a)
-        detail = await sc.call(sc.scheduler.GetSchedule, pb.ScheduleRef(schedule_id=a["schedule_id"]))
-        if not _may_all(principal, "get", detail.schedule.targets):
-            raise NotFound(f"schedule '{a['schedule_id']}' not found; `schedule action=list` shows the ids")
-        return as_dict(detail)
+    async def get(self, p: ScheduleRef, principal: Principal) -> ScheduleDetail:
+        detail = await self.scheduler("read", p.schedule_id).get_schedule(p.schedule_id)
+        if not _may_all(principal, "get", detail.schedule.targets if detail.schedule else []):
+            raise NotFound(f"schedule '{p.schedule_id}' not found; `schedule action=list` shows the ids")
+        return detail
 
-    async def update(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("update", a)
-        given = [f for f in CHANGEABLE if f in a]
-        if not given:
+    async def update(self, p: Update, principal: Principal) -> Updated:
+        sc = self.scheduler("update", p.schedule_id)
+        changes = ScheduleChanges(**{f: getattr(p, f) for f in CHANGEABLE})
+        if changes == ScheduleChanges():
             raise InvalidArgument(f"schedule action=update changes nothing; give any of {', '.join(CHANGEABLE)}")
-        await reachable(sc, a["schedule_id"], principal, "update")
-        req = pb.UpdateScheduleRequest(schedule_id=a["schedule_id"])
-        for field in given:
-            if field == "targets":  # replaces the list; an empty one is the scheduler's to refuse
-                req.targets.SetInParent()
-                req.targets.ids.extend(a["targets"])
-            elif field == "secret_overrides":  # replaces the map; an empty one clears it
-                req.secret_overrides.SetInParent()
-                req.secret_overrides.pairs.update(a["secret_overrides"] or {})
-            else:
-                setattr(req, field, a[field])
-        return {"updated": as_dict(await sc.call(sc.scheduler.UpdateSchedule, req))}
+        await self.reachable(sc, p.schedule_id, principal, "update")
+        return Updated(await sc.update_schedule(p.schedule_id, changes))
 
-    async def delete(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("delete", a)
-        await reachable(sc, a["schedule_id"], principal, "delete")
-        return {
-            "deleted": as_dict(await sc.call(sc.scheduler.DeleteSchedule, pb.ScheduleRef(schedule_id=a["schedule_id"])))
-        }
+    async def delete(self, p: ScheduleRef, principal: Principal) -> Deleted:
+        sc = self.scheduler("delete", p.schedule_id)
+        await self.reachable(sc, p.schedule_id, principal, "delete")
+        return Deleted(await sc.delete_schedule(p.schedule_id))
 
-    async def trigger(a: dict[str, Any], principal: Principal) -> Any:
-        sc = scheduler("trigger", a)
-        await reachable(sc, a["schedule_id"], principal, "trigger")
-        resp = await sc.call(sc.scheduler.TriggerSchedule, pb.ScheduleRef(schedule_id=a["schedule_id"]))
-        return {"runs": [as_dict(r) for r in resp.runs], "count": len(resp.runs)}
+    async def trigger(self, p: ScheduleRef, principal: Principal) -> Triggered:
+        sc = self.scheduler("trigger", p.schedule_id)
+        await self.reachable(sc, p.schedule_id, principal, "trigger")
+        runs = await sc.trigger_schedule(p.schedule_id)
+        return Triggered(runs, len(runs))
 
+
+def build(ctx: ToolContext) -> Tool:
+    a = ScheduleActions(ctx)
     return ScheduleTool(
         name=NAME,
         description="Cron prompts: create|list|get|update|delete|trigger",
-        properties={
-            "schedule_id": s.string(),
-            "name": s.string(),
-            "cron": s.string("five fields, e.g. '0 3 * * 1-5'"),
-            "timezone": s.string("IANA, default UTC"),
-            "prompt": s.string(),
-            "targets": s.strings("project ids"),
-            "enabled": s.boolean(),
-            "concurrency": s.string(enum=["skip", "queue"]),
-            "missed": s.string(enum=["run_once", "record"]),
-            "secret_overrides": s.string_map("env var -> project secret name"),
-        },
         actions=[
-            Action("create", create, required=("cron", "prompt", "targets")),
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("get", get, read_only=True, idempotent=True, required=("schedule_id",)),
-            Action("update", update, idempotent=True, required=("schedule_id",)),
-            Action("delete", delete, destructive=True, idempotent=True, required=("schedule_id",)),
-            Action("trigger", trigger, required=("schedule_id",)),
+            Action("create", a.create, Create),
+            Action("list", a.list_, ListSchedules, read_only=True, idempotent=True),
+            Action("get", a.get, ScheduleRef, read_only=True, idempotent=True),
+            Action("update", a.update, Update, idempotent=True),
+            Action("delete", a.delete, ScheduleRef, destructive=True, idempotent=True),
+            Action("trigger", a.trigger, ScheduleRef),
         ],
     )
 

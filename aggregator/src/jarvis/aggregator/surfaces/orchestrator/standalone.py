@@ -4,116 +4,97 @@ caller_tool_response, config_limits."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator.common import PROJECT_ID, SESSION_ID, WORKSPACE_ID, as_dict, need, runtime
-from jarvis.aggregator.tooling import schema as s
+from jarvis.aggregator.surfaces.orchestrator.common import NoParams, ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.tool import Tool
-from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.aggregator.tooling.tool import Handler, Tool
+from jarvis.aggregator.views.runtime import (
+    ImageRebuilt,
+    LimitsView,
+    ProjectChanges,
+    ProjectOptions,
+    ProjectTaskView,
+    ToolResponseDelivered,
+)
+from jarvis.common.params import Arg
 
-BUILD_TIMEOUT = 1900.0  # the runtime's build limit (1800 s) and a margin
+RUN_WITH = "container action=exec command=<command>"
+
+
+@dataclass(frozen=True)
+class Changes:
+    project_id: str
+    workspace_id: str = ""
+    session_id: str = ""
+    max_bytes: Annotated[int, Arg(minimum=1)] = 0
+
+
+@dataclass(frozen=True)
+class Respond:
+    project_id: str
+    session_id: str
+    request_id: str
+    result: Any = None  # the caller's own JSON, handed to the agent as is
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ProjectTasks:
+    tasks: list[ProjectTaskView]
+    run_with: str
+
+
+@dataclass(frozen=True)
+class Standalone:
+    ctx: ToolContext
+
+    async def options(self, _: NoParams, __: Principal) -> ProjectOptions:
+        return await runtime(self.ctx).project_options()
+
+    async def changes(self, p: Changes, _: Principal) -> ProjectChanges:
+        rt = runtime(self.ctx)
+        return await rt.project_changes(
+            p.project_id, workspace_id=p.workspace_id, session_id=p.session_id, max_bytes=p.max_bytes
+        )
+
+    async def tasks(self, p: ProjectScoped, _: Principal) -> ProjectTasks:
+        return ProjectTasks(await runtime(self.ctx).project_tasks(p.project_id), RUN_WITH)
+
+    async def rebuild(self, p: ProjectScoped, _: Principal) -> ImageRebuilt:
+        return await runtime(self.ctx).rebuild_image(p.project_id)
+
+    async def respond(self, p: Respond, _: Principal) -> ToolResponseDelivered:
+        rt = runtime(self.ctx)
+        return await rt.respond_tool_request(
+            p.project_id, p.session_id, p.request_id, result_json=json.dumps(p.result), is_error=p.is_error
+        )
+
+    async def limits(self, _: NoParams, __: Principal) -> LimitsView:
+        return await runtime(self.ctx).get_limits()
+
+
+def _reader(name: str, description: str, handler: Handler, params: type[Any]) -> Tool:
+    return Tool(name, description, handler=handler, params=params, read_only=True, idempotent=True)
 
 
 def build(ctx: ToolContext) -> list[Tool]:
-    async def options(_: dict[str, Any], __: Principal) -> Any:
-        rt = runtime(ctx)
-        return as_dict(await rt.call(rt.runtime.ProjectOptions, pb.ProjectOptionsRequest()))
-
-    async def changes(a: dict[str, Any], _: Principal) -> Any:
-        need(a, "project_id", tool="project_changes")
-        rt = runtime(ctx)
-        req = pb.ProjectChangesRequest(
-            project_id=a["project_id"],
-            workspace_id=a.get("workspace_id", ""),
-            session_id=a.get("session_id", ""),
-            max_bytes=a.get("max_bytes", 0),
-        )
-        return as_dict(await rt.call(rt.runtime.ProjectChanges, req))
-
-    async def tasks(a: dict[str, Any], _: Principal) -> Any:
-        need(a, "project_id", tool="project_tasks")
-        rt = runtime(ctx)
-        resp = await rt.call(rt.runtime.ProjectTasks, pb.ProjectRef(project_id=a["project_id"]))
-        return {"tasks": [as_dict(t) for t in resp.tasks], "run_with": "container action=exec command=<command>"}
-
-    async def rebuild(a: dict[str, Any], _: Principal) -> Any:
-        need(a, "project_id", tool="image_rebuild")
-        rt = runtime(ctx)
-        return as_dict(
-            await rt.call(rt.long.RebuildImage, pb.ProjectRef(project_id=a["project_id"]), timeout=BUILD_TIMEOUT)
-        )
-
-    async def respond(a: dict[str, Any], _: Principal) -> Any:
-        need(a, "project_id", "session_id", "request_id", tool="caller_tool_response")
-        rt = runtime(ctx)
-        req = pb.RespondToolRequestRequest(
-            project_id=a["project_id"],
-            session_id=a["session_id"],
-            request_id=a["request_id"],
-            result_json=json.dumps(a.get("result")),
-            is_error=a.get("is_error", False),
-        )
-        return as_dict(await rt.call(rt.long.RespondToolRequest, req))
-
-    async def limits(_: dict[str, Any], __: Principal) -> Any:
-        rt = runtime(ctx)
-        return as_dict(await rt.call(rt.runtime.GetLimits, pb.GetLimitsRequest()))
-
+    t = Standalone(ctx)
     return [
+        _reader("project_options", "Defaults and choices for new projects", t.options, NoParams),
+        _reader("project_changes", "git status and diff of a session's workspace", t.changes, Changes),
+        _reader("project_tasks", "Tasks the project declares (make, npm, just…)", t.tasks, ProjectScoped),
         Tool(
-            name="project_options",
-            description="Defaults and choices for new projects",
-            handler=options,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="project_changes",
-            description="git status and diff of a session's workspace",
-            properties={
-                "project_id": PROJECT_ID,
-                "workspace_id": WORKSPACE_ID,
-                "session_id": SESSION_ID,
-                "max_bytes": s.integer(minimum=1),
-            },
-            handler=changes,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="project_tasks",
-            description="Tasks the project declares (make, npm, just…)",
-            properties={"project_id": PROJECT_ID},
-            handler=tasks,
-            read_only=True,
-            idempotent=True,
-        ),
-        Tool(
-            name="image_rebuild",
-            description="Rebuild the project image from its Dockerfile",
-            properties={"project_id": PROJECT_ID},
-            handler=rebuild,
+            "image_rebuild",
+            "Rebuild the project image from its Dockerfile",
+            handler=t.rebuild,
+            params=ProjectScoped,
             admin=True,
         ),
         Tool(
-            name="caller_tool_response",
-            description="Answer a session's tool request by request_id",
-            properties={
-                "project_id": PROJECT_ID,
-                "session_id": SESSION_ID,
-                "request_id": s.string(),
-                "result": {},
-                "is_error": s.boolean(),
-            },
-            handler=respond,
+            "caller_tool_response", "Answer a session's tool request by request_id", handler=t.respond, params=Respond
         ),
-        Tool(
-            name="config_limits",
-            description="Limits enforced on containers and sessions",
-            handler=limits,
-            read_only=True,
-            idempotent=True,
-        ),
+        _reader("config_limits", "Limits enforced on containers and sessions", t.limits, NoParams),
     ]

@@ -3,52 +3,79 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.registry import to_dict
-from jarvis.aggregator.tooling import schema as s
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import TokenView
+from jarvis.common.params import Arg
+
+SHOWN_ONCE = "the secret is shown once; Jarvis keeps only its hash"
+
+
+@dataclass(frozen=True)
+class Create:
+    scope: Annotated[str, Arg("space-separated, e.g. orchestrator:session@<project_id>")]
+    name: str = ""
+    expires_in: Annotated[int, Arg("s", minimum=0)] = 0
+
+
+@dataclass(frozen=True)
+class ListTokens:
+    all: Annotated[bool, Arg("include revoked")] = False
+
+
+@dataclass(frozen=True)
+class Revoke:
+    token_id: str
+
+
+@dataclass(frozen=True)
+class Created:
+    token: TokenView
+    secret: str
+    note: str
+
+
+@dataclass(frozen=True)
+class TokenList:
+    tokens: list[TokenView]
+    count: int
+
+
+@dataclass(frozen=True)
+class Revoked:
+    revoked: TokenView
+
+
+@dataclass(frozen=True)
+class TokenActions:
+    ctx: ToolContext
+
+    async def create(self, p: Create, _: Principal) -> Created:
+        scopes = [x for x in re.split(r"[\s,]+", p.scope) if x]
+        created = await self.ctx.registry.create_token(p.name or "orchestrator", scopes, p.expires_in)
+        return Created(created.token, created.secret, SHOWN_ONCE)
+
+    async def list_(self, p: ListTokens, _: Principal) -> TokenList:
+        tokens = await self.ctx.registry.list_tokens(p.all)
+        return TokenList(tokens, len(tokens))
+
+    async def revoke(self, p: Revoke, _: Principal) -> Revoked:
+        return Revoked(await self.ctx.registry.revoke_token(p.token_id))
 
 
 def build(ctx: ToolContext) -> Tool:
-    reg = ctx.registry
-
-    async def create(a: dict[str, Any], _: Principal) -> Any:
-        scopes = [x for x in re.split(r"[\s,]+", a["scope"]) if x]
-        req = pb.CreateTokenRequest(
-            name=a.get("name") or "orchestrator", scopes=scopes, expires_in_seconds=a.get("expires_in", 0)
-        )
-        resp = await reg.call(reg.registry.CreateToken, req)
-        return {
-            "token": to_dict(resp.token),
-            "secret": resp.secret,
-            "note": "the secret is shown once; Jarvis keeps only its hash",
-        }
-
-    async def list_(a: dict[str, Any], _: Principal) -> Any:
-        resp = await reg.call(reg.registry.ListTokens, pb.ListTokensRequest(include_revoked=a.get("all", False)))
-        return {"tokens": [to_dict(t) for t in resp.tokens], "count": len(resp.tokens)}
-
-    async def revoke(a: dict[str, Any], _: Principal) -> Any:
-        return {"revoked": to_dict(await reg.call(reg.registry.RevokeToken, pb.RevokeTokenRequest(id=a["token_id"])))}
-
+    a = TokenActions(ctx)
     return Tool(
         name="token",
         description="Access tokens: create|list|revoke",
-        properties={
-            "scope": s.string("space-separated, e.g. orchestrator:session@<project_id>"),
-            "name": s.string(),
-            "expires_in": s.integer("s", minimum=0),
-            "token_id": s.string(),
-            "all": s.boolean("include revoked"),
-        },
         actions=[
             # Minting or revoking credentials is an administrator's act, whatever else a token may do.
-            Action("create", create, required=("scope",), admin=True),
-            Action("list", list_, read_only=True, idempotent=True),
-            Action("revoke", revoke, destructive=True, idempotent=True, required=("token_id",), admin=True),
+            Action("create", a.create, Create, admin=True),
+            Action("list", a.list_, ListTokens, read_only=True, idempotent=True),
+            Action("revoke", a.revoke, Revoke, destructive=True, idempotent=True, admin=True),
         ],
     )

@@ -2,32 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator.common import PROJECT_ID, WORKSPACE_ID, as_dict, runtime
+from jarvis.aggregator.surfaces.orchestrator.common import ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.api.runtime.v1 import runtime_pb2 as pb
+from jarvis.aggregator.views.runtime import WorkspaceDeleted, WorkspaceView
+
+
+@dataclass(frozen=True)
+class WorkspaceNamed:
+    project_id: str
+    workspace_id: str
+
+
+@dataclass(frozen=True)
+class WorkspaceList:
+    workspaces: list[WorkspaceView]
+    count: int
+
+
+@dataclass(frozen=True)
+class Deleted:
+    deleted: WorkspaceDeleted
+
+
+@dataclass(frozen=True)
+class WorkspaceActions:
+    ctx: ToolContext
+
+    async def list_(self, p: ProjectScoped, _: Principal) -> WorkspaceList:
+        workspaces = await runtime(self.ctx).list_workspaces(p.project_id)
+        return WorkspaceList(workspaces, len(workspaces))
+
+    async def delete(self, p: WorkspaceNamed, _: Principal) -> Deleted:
+        return Deleted(await runtime(self.ctx).delete_workspace(p.project_id, p.workspace_id))
 
 
 def build(ctx: ToolContext) -> Tool:
-    async def list_(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        resp = await rt.call(rt.runtime.ListWorkspaces, pb.ProjectRef(project_id=a["project_id"]))
-        return {"workspaces": [as_dict(w) for w in resp.workspaces], "count": len(resp.workspaces)}
-
-    async def delete(a: dict[str, Any], _: Principal) -> Any:
-        rt = runtime(ctx)
-        ref = pb.WorkspaceRef(project_id=a["project_id"], workspace_id=a["workspace_id"])
-        return {"deleted": as_dict(await rt.call(rt.long.DeleteWorkspace, ref, timeout=120))}
-
+    a = WorkspaceActions(ctx)
     return Tool(
         name="workspace",
         description="Workspaces: list|delete",
-        properties={"project_id": PROJECT_ID, "workspace_id": WORKSPACE_ID},
         actions=[
-            Action("list", list_, read_only=True, idempotent=True, required=("project_id",)),
-            Action("delete", delete, destructive=True, required=("project_id", "workspace_id")),
+            Action("list", a.list_, ProjectScoped, read_only=True, idempotent=True),
+            Action("delete", a.delete, WorkspaceNamed, destructive=True),
         ],
     )
