@@ -36,7 +36,11 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def workers(tmp_path_factory: pytest.TempPathFactory, redis: str) -> Iterator[RunningJarvis]:
     home = tmp_path_factory.mktemp("home")
     running = start_jarvis(
-        home / "data", "--workers", "2", env={"HOME": str(home), "JARVIS_REDIS_URL": redis, **WORKER_ENV}
+        home / "data",
+        "--workers",
+        "2",
+        env={"HOME": str(home), "JARVIS_REDIS_URL": redis, **WORKER_ENV},
+        timeout=180,
     )
     try:
         yield running

@@ -28,7 +28,9 @@ class RoundRobin:
         self.served: Counter[str] = Counter()  # requests each backend was given
         self.port = free_port()
         self._server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
+            uvicorn.Config(
+                self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", interface="asgi3"
+            )
         )
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
