@@ -50,9 +50,9 @@ async def discovery_client(
     if session_id:
         headers["Mcp-Session-Id"] = session_id
     recorder = recorder if recorder is not None else Recorder()
-    limits = {"limits": httpx2.Limits(max_keepalive_connections=0)} if fresh_connections else {}
+    options: dict[str, Any] = {"limits": httpx2.Limits(max_keepalive_connections=0)} if fresh_connections else {}
     async with httpx2.AsyncClient(
-        headers=headers, timeout=60, event_hooks={"response": [recorder.on_response]}, **limits
+        headers=headers, timeout=60, event_hooks={"response": [recorder.on_response]}, **options
     ) as http:
         transport = streamable_http_client(url, http_client=http, terminate_on_close=not keep_session)
         async with Client(transport, mode=mode, message_handler=recorder) as client:
