@@ -110,7 +110,7 @@ async def prepare(url: str, script: Path) -> None:
         await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["pinger"]})
 
 
-def main(calls: int, rounds: int, workers: int, client_processes: int, redis: str) -> None:
+def main(calls: int, rounds: int, workers: int, client_processes: int, redis: str, levels: list[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "stdio_ping.py"
         script.write_text(STDIO_PING)
@@ -140,7 +140,7 @@ def main(calls: int, rounds: int, workers: int, client_processes: int, redis: st
                 f"{workers} workers = one per core ({os.cpu_count()} cores); {calls} calls per client per round, "
                 f"{rounds} interleaved rounds, clients in {client_processes} processes"
             )
-            for clients in (1, 16):
+            for clients in levels:
                 results: dict[str, list[LoadResult]] = {label: [] for label, _, _ in cases}
                 for _ in range(rounds):
                     for label, url, kind in cases:
@@ -169,6 +169,14 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument("--clients", default="1,16", help="concurrency levels, comma-separated")
     parser.add_argument("--redis", default=os.environ.get("JARVIS_REDIS_URL") or "redis://127.0.0.1:6379/0")
     options = parser.parse_args()
-    main(options.calls, options.rounds, options.workers, options.client_processes, options.redis)
+    main(
+        options.calls,
+        options.rounds,
+        options.workers,
+        options.client_processes,
+        options.redis,
+        [int(c) for c in options.clients.split(",")],
+    )
