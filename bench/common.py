@@ -122,7 +122,7 @@ class temp_jarvis:
 
     def __enter__(self) -> RunningJarvis:
         self.tmp = tempfile.TemporaryDirectory()
-        self.running = start_jarvis(Path(self.tmp.name) / "data", *self.args, env={"HOME": self.tmp.name})
+        self.running = start_jarvis(Path(self.tmp.name) / "data", *self.args, env={"HOME": self.tmp.name}, timeout=180)
         return self.running
 
     def __exit__(self, *_: object) -> None:

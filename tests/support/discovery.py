@@ -41,15 +41,18 @@ async def discovery_client(
     session_id: str | None = None,
     recorder: Recorder | None = None,
     keep_session: bool = False,
+    fresh_connections: bool = False,
 ) -> AsyncIterator[Client]:
     """The SDK client over real HTTP. `session_id` reconnects to an existing session (sent on every
-    request); `keep_session` leaves the session open on exit instead of sending DELETE."""
+    request); `keep_session` leaves the session open on exit instead of sending DELETE;
+    `fresh_connections` opens a connection per request (workers sharing a port each take some)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if session_id:
         headers["Mcp-Session-Id"] = session_id
     recorder = recorder if recorder is not None else Recorder()
+    options: dict[str, Any] = {"limits": httpx2.Limits(max_keepalive_connections=0)} if fresh_connections else {}
     async with httpx2.AsyncClient(
-        headers=headers, timeout=60, event_hooks={"response": [recorder.on_response]}
+        headers=headers, timeout=60, event_hooks={"response": [recorder.on_response]}, **options
     ) as http:
         transport = streamable_http_client(url, http_client=http, terminate_on_close=not keep_session)
         async with Client(transport, mode=mode, message_handler=recorder) as client:

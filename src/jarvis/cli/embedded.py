@@ -49,6 +49,7 @@ class EmbeddedSettings(ProcessSettings):
     port: int = 8765
     registry_port: int = 0
     stateless: bool = False
+    workers: int = Field(default=1, ge=0)  # aggregator processes on the port (0: one per core)
     require_auth: bool | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
     database_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_DATABASE_URL", "DATABASE_URL"))
@@ -92,6 +93,9 @@ class EmbeddedSettings(ProcessSettings):
             port=self.port,
             registry_target=registry_target,
             stateless=self.stateless,
+            workers=self.workers,
+            log_level=self.log_level,  # worker processes log as the main one does
+            log_json=self.log_json,
             require_auth=self.require_auth,
             allowed_hosts=self.allowed_hosts,
             debug_target=debug_target,

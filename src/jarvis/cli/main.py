@@ -48,6 +48,10 @@ SURFACE_PATHS = {
     "orchestrator": "/mcp/orchestrator",
 }
 PROFILE_SURFACE = "profile/"
+WORKERS_HELP = (
+    "Aggregator processes sharing the port [1]; 0: one per core. More than one serves stateless HTTP and "
+    "needs JARVIS_REDIS_URL (a session's loaded tools live there)."
+)
 TOKEN_COLUMNS = (
     ("id", "id"),
     ("name", "name"),
@@ -111,14 +115,22 @@ def cli(ctx: click.Context, data_dir: str | None, registry_target: str | None) -
 @click.option("--port", type=int, default=None, help="Port to listen on [8765].")
 @click.option("--stateless", is_flag=True, default=None, help="Stateless streamable HTTP (for replicas).")
 @click.option("--require-auth/--no-require-auth", default=None, help="Require a token even on loopback.")
+@click.option("--workers", type=click.IntRange(min=0), default=None, help=WORKERS_HELP)
 @click.pass_context
 def up(
-    ctx: click.Context, host: str | None, port: int | None, stateless: bool | None, require_auth: bool | None
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    stateless: bool | None,
+    require_auth: bool | None,
+    workers: int | None,
 ) -> None:
     """Start Jarvis embedded: every service in one process, SQLite under the data dir."""
     from jarvis.cli.runner import run_embedded
 
-    settings = _settings(ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth)
+    settings = _settings(
+        ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth, workers=workers
+    )
     configure_logging(settings.log_level, settings.log_json)
     lock = DataDirLock(settings.resolved_data_dir)
     holder = lock.acquire("jarvis up")
@@ -148,6 +160,8 @@ def up(
 
     try:
         run_embedded(settings, banner, before_restart=lock.release)
+    except JarvisError as exc:  # a setting to fix (workers without Redis): no traceback
+        raise click.ClickException(str(exc)) from None
     finally:
         lock.release()
 
@@ -163,17 +177,20 @@ def _display_host(host: str) -> str:
         ["registry", "aggregator", "debug", "runtime", "scheduler", "scheduler-worker", "scheduler-beat"]
     ),
 )
-def serve(service: str) -> None:
+@click.option("--workers", type=click.IntRange(min=0), default=None, help=f"aggregator only: {WORKERS_HELP}")
+def serve(service: str, workers: int | None) -> None:
     """Serve one service (for containers); configured by environment variables."""
+    if workers is not None and service != "aggregator":
+        raise click.UsageError("--workers applies to the aggregator only")
     try:
-        _serve(service)
+        _serve(service, workers)
     except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
         raise click.ClickException(describe_invalid_settings(exc)) from None
     except JarvisError as exc:  # a setting to fix (a missing credential, an unreadable file): no traceback
         raise click.ClickException(str(exc)) from None
 
 
-def _serve(service: str) -> None:
+def _serve(service: str, workers: int | None = None) -> None:
     if service in ("registry", "debug", "runtime", "scheduler"):
         # Imported here, one service's modules only: what `python -m jarvis.<service>` runs.
         importlib.import_module(f"jarvis.{service}.__main__").main()
@@ -186,7 +203,7 @@ def _serve(service: str) -> None:
     from jarvis.aggregator.settings import AggregatorSettings
     from jarvis.cli.runner import run_distributed
 
-    settings = AggregatorSettings()
+    settings = AggregatorSettings() if workers is None else AggregatorSettings(workers=workers)
     configure_logging(settings.log_level, settings.log_json)
     run_distributed(settings)
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import signal
+import socket
 import sys
 from typing import Any
 
@@ -20,7 +23,10 @@ from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
+from jarvis.cli.workers import WorkerPool, multi_worker_settings, reuse_port_socket, worker_count
 from jarvis.common.errors import FailedPrecondition, NotFound
+
+log = logging.getLogger(__name__)
 
 
 class RemoteControl:
@@ -76,7 +82,15 @@ class RemoteControl:
         return {"restarted": [], "not_restarted": not_restarted}
 
 
-async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any, banner: Any = None) -> None:
+async def serve_http(
+    aggregator: Aggregator,
+    host: str,
+    port: int,
+    control: Any,
+    banner: Any = None,
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until stopped; on `sock` when given (a port shared by several workers), else on host:port."""
     config = uvicorn.Config(
         aggregator.app,
         host=host,
@@ -92,7 +106,7 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
         server.should_exit = True
 
     control.stop_serving = stop
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=None if sock is None else [sock]))
     # uvicorn has no "listening" callback; poll its flag so the banner only prints once connectable.
     while not server.started and not task.done():  # noqa: ASYNC110
         await asyncio.sleep(0.05)
@@ -105,26 +119,36 @@ async def serve_http(aggregator: Aggregator, host: str, port: int, control: Any,
 def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = None) -> None:
     """`jarvis up`: registry in-process, aggregator over HTTP; re-executes itself on restart.
 
+    With several workers this process is the first of them and runs the services once; the others reach
+    them over loopback with the internal plane's credential (see `jarvis.cli.workers`).
     `before_restart` runs just before the re-execution (the data dir's lock is released there: the new
     image takes it again).
     """
     metrics_registry = CollectorRegistry()
     stack = EmbeddedStack(settings, metrics_registry)
     target = stack.start()
+    pool: WorkerPool | None = None
 
     async def main() -> None:
+        nonlocal pool
         aggregator_settings = settings.aggregator_settings(
             target, stack.debug_target, stack.runtime_target, stack.scheduler_target
         )
         client = RegistryGateway(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
         stack.client = client
         await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
+        aggregator_settings, sock, pool = start_workers(aggregator_settings, WorkerControl.mode)
+        if pool is not None:  # another worker asks for the restart of the whole `jarvis up` with SIGHUP
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(stack.request_restart()))
         aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
-        await serve_http(aggregator, settings.host, settings.port, stack, lambda: banner(aggregator))
+        await serve_http(aggregator, settings.host, settings.port, stack, lambda: banner(aggregator), sock)
 
     try:
         asyncio.run(main())
     finally:
+        if pool is not None:
+            pool.stop()
         stack.stop()
     if stack.restart_requested:
         if before_restart is not None:
@@ -133,17 +157,67 @@ def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = 
         os.execv(sys.executable, [sys.executable, "-m", "jarvis.cli", *sys.argv[1:]])  # noqa: S606 - argv, no shell
 
 
+def start_workers(
+    settings: AggregatorSettings, mode: str
+) -> tuple[AggregatorSettings, socket.socket | None, WorkerPool | None]:
+    """For more than one worker: the settings all of them run with, this process's socket and the others."""
+    count = worker_count(settings.workers)
+    if count == 1:
+        return settings, None, None
+    settings = multi_worker_settings(settings, count)
+    sock = reuse_port_socket(settings.host, settings.port)
+    settings = settings.model_copy(update={"port": sock.getsockname()[1]})  # port 0: every worker on the one chosen
+    pool = WorkerPool(settings, mode, count - 1)
+    pool.start()
+    log.info("serving with %d aggregator workers on port %d", count, settings.port)
+    return settings, sock, pool
+
+
 def run_distributed(settings: AggregatorSettings) -> None:
     """`jarvis serve aggregator`: the registry is another process."""
-    control = RemoteControl(settings)
+    settings, sock, pool = start_workers(settings, RemoteControl.mode)
+    try:
+        serve_aggregator(settings, RemoteControl(settings), sock)
+    finally:
+        if pool is not None:
+            pool.stop()
+
+
+def serve_aggregator(settings: AggregatorSettings, control: RemoteControl, sock: socket.socket | None = None) -> None:
+    """One aggregator over HTTP whose backends all run elsewhere (their own processes, or a `jarvis up`)."""
 
     async def main() -> None:
         client = RegistryGateway(settings.registry_target, settings.read_cache_seconds, settings.internal_plane())
         control.client = client
         aggregator = Aggregator(settings, client, control, CollectorRegistry())
-        await serve_http(aggregator, settings.host, settings.port, control)
+        await serve_http(aggregator, settings.host, settings.port, control, sock=sock)
 
     asyncio.run(main())
+
+
+class WorkerControl(RemoteControl):
+    """System controls of a `jarvis up` worker that is not the main process: the services live there."""
+
+    mode = "embedded"
+
+    def __init__(self, settings: AggregatorSettings, main_pid: int) -> None:
+        super().__init__(settings)
+        self.main_pid = main_pid
+
+    async def request_restart(self) -> dict[str, Any]:
+        os.kill(self.main_pid, signal.SIGHUP)  # the main process restarts, and every worker with it
+        return {
+            "restarting": True,
+            "pid": self.main_pid,
+            "detail": "in-flight calls finish, then Jarvis re-executes itself on the same address",
+        }
+
+    async def restart_infra(self) -> dict[str, Any]:
+        raise FailedPrecondition(
+            f"this call reached aggregator worker {os.getpid()}; the embedded services run in the main `jarvis up` "
+            f"process ({self.main_pid}), which alone can restart them: ask again (each connection lands on any "
+            "worker), or restart Jarvis with jarvis_system action=restart"
+        )
 
 
 PROFILE_SURFACE = "profile/"

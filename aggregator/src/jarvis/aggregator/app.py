@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version
@@ -176,8 +177,12 @@ class Aggregator:
                 await client.close()
 
     async def _livez(self, _: Request) -> Response:
-        """Alive: this process answers HTTP. Asks nothing else, so a backend outage never restarts it."""
-        return JSONResponse({"status": "ok", "version": VERSION, "surfaces": [s.path for s in self.surfaces]})
+        """Alive: this process answers HTTP. Asks nothing else, so a backend outage never restarts it.
+
+        `pid` says which worker process answered, where several share the port."""
+        return JSONResponse(
+            {"status": "ok", "version": VERSION, "surfaces": [s.path for s in self.surfaces], "pid": os.getpid()}
+        )
 
     async def _readyz(self, _: Request) -> Response:
         """Ready to serve: the backends it needs answer, each asked within 2 s; 503 names the one that does not."""

@@ -40,6 +40,8 @@ class AggregatorSettings(ProcessSettings):
     scheduler_target: str = ""  # host:port of the scheduler service; empty: no scheduler in this deployment
     # Stateless streamable HTTP: no per-process session state, for replicas behind a plain balancer.
     stateless: bool = False
+    # Aggregator processes sharing the port (0: one per core); more than one implies `stateless`.
+    workers: int = Field(default=1, ge=0)
     # Plain JSON answers to POSTs: no Jarvis tool streams per-request notifications, and SSE framing
     # costs about a fifth of the request path. list_changed still flows on the GET stream.
     json_response: bool = True
