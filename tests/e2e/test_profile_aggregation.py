@@ -106,9 +106,11 @@ async def _install(jarvis: RunningJarvis, alpha: Downstream, beta: Downstream) -
                 )
             )
         await create_server(admin, "everything", everything_server())
+        await create_server(admin, "gamma", [sys.executable, str(REFERENCE), "stdio"])
         await create_profile(admin, "solo", "alpha")  # one server, prefixed: not listed as unprefixed
         await create_profile(admin, "pair", "alpha", "beta")
         await create_profile(admin, "trio", "alpha", "beta", "everything")
+        await create_profile(admin, "spawned", "alpha", "gamma")
 
 
 @contextlib.asynccontextmanager
@@ -185,6 +187,19 @@ async def test_every_server_is_listed_and_reached_under_its_names(stack: Stack, 
         assert stack.beta.requests("completion/complete")[-1]["ref"]["uri"] == "test://template/{id}/data"
         department = types.PromptReference(type="ref/prompt", name="everything__completable-prompt")
         assert (await trio.complete(department, {"name": "department", "value": "En"})).completion.values
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_spawned_server_that_speaks_both_eras_is_called_in_its_sessions_era(stack: Stack, mode: str) -> None:
+    """A stdio server that also speaks 2026-07-28 fixed its era at the handshake: a 2026 caller's call is bridged."""
+    async with client(stack.profile("spawned"), mode) as spawned:
+        assert {"alpha__test_simple_text", "gamma__test_simple_text"} <= {
+            t.name for t in (await spawned.list_tools()).tools
+        }
+        gamma = await spawned.call_tool("gamma__test_simple_text", {})
+        alpha = await spawned.call_tool("alpha__test_simple_text", {})
+        assert not gamma.is_error, text(gamma)
+        assert text(gamma) == text(alpha)
 
 
 # ------------------------------------------------------------------ caching hints

@@ -744,6 +744,9 @@ if RECORD:
 
 
 def main() -> None:
+    if sys.argv[1] == "stdio":  # a server Jarvis spawns: one stream, its era fixed by the handshake
+        server.run("stdio")
+        return
     port = int(sys.argv[1])
     # DNS-rebinding protection: only loopback Host/Origin values are served.
     security = TransportSecuritySettings(

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
-from mcp_types.version import LATEST_MODERN_VERSION
+from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
 from jarvis.aggregator.downstream.relay import CallerRelay
@@ -98,7 +98,10 @@ class Connection:
 
         `version` (default: the session's) sets the headers the SDK session would add; HTTP servers route on them.
         """
-        opts: CallOptions = {"headers": headers_for(version or self.protocol_version, method, params, input_schema)}
+        version = version or self.protocol_version
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            params = without_envelope(params)
+        opts: CallOptions = {"headers": headers_for(version, method, params, input_schema)}
         if timeout is not None:
             opts["timeout"] = timeout
         if progress is not None:
@@ -121,6 +124,21 @@ class Connection:
             if not cursor:
                 break
         return tools
+
+
+# What a 2026-07-28 request says of its caller in `_meta`; a server reads it as "this request is of the 2026 era".
+_ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+
+
+def without_envelope(params: JsonObject | None) -> JsonObject | None:
+    """`params` for a request bridged into a 2025-era session: the caller's 2026 envelope keys left out of `_meta`
+    (a server whose session made the 2025 handshake refuses a request that carries them)."""
+    meta = params.get("_meta") if params else None
+    if not isinstance(meta, dict) or not any(key.startswith(_ENVELOPE_PREFIX) for key in meta):
+        return params
+    kept = {key: value for key, value in meta.items() if not key.startswith(_ENVELOPE_PREFIX)}
+    stripped = {key: value for key, value in (params or {}).items() if key != "_meta"}
+    return {**stripped, "_meta": kept} if kept else stripped
 
 
 @contextlib.asynccontextmanager
@@ -186,7 +204,11 @@ async def connect(
             raise ConnectionError(
                 f"did not answer initialize within {init_timeout:g} s{child.context() if child else ''}"
             ) from None
-        connection.modern_versions = await _modern_versions(connection, init_timeout)
+        if plan.transport == "streamable-http":
+            # Over HTTP every request stands alone, so a 2026-07-28 request may follow the 2025 handshake. A stdio or
+            # container stream that made the handshake stays in that era (the server refuses 2026 envelopes on it),
+            # so for those Jarvis always bridges: the caller's request goes out in the session's version.
+            connection.modern_versions = await _modern_versions(connection, init_timeout)
         yield connection
 
 
