@@ -105,12 +105,22 @@ async def _mirror(jarvis: RunningJarvis, server: str, url: str) -> str:
     return jarvis.url(f"/mcp/profile/{server}")
 
 
+def _direct(url: str, requirements: str, workdir: Path) -> dict[str, tuple[int, int]]:
+    """The reference server's own results. `tools-call-sampling` has failed directly, rarely, inside a whole run of
+    the suite while passing alone every time: a second run decides, so a flake of the test's server is not
+    mistaken for a regression of it (a real one fails both runs)."""
+    first = conformance(url, requirements, workdir)
+    if failing(first) == set(REFERENCE_EXPECTED_FAILURES[requirements]):
+        return first
+    return conformance(url, requirements, workdir)
+
+
 async def test_conformance_through_a_transparent_profile_matches_the_server(
     transparent: RunningJarvis, reference_url: str, tmp_path: Path
 ) -> None:
     mirror = await _mirror(transparent, "reference", reference_url)
     results = {
-        requirements: (conformance(reference_url, requirements, tmp_path), conformance(mirror, requirements, tmp_path))
+        requirements: (_direct(reference_url, requirements, tmp_path), conformance(mirror, requirements, tmp_path))
         for requirements in REQUIREMENT_SETS
     }
     for requirements, (direct, through) in results.items():

@@ -30,8 +30,9 @@ def test_list_log_streams(gateway: Gateway) -> None:
 
 
 def test_filter_logs_by_pattern_and_time(gateway: Gateway) -> None:
+    # The fake is seeded once per session: a window of hours keeps its events in it however long the run takes.
     result = gateway.run(
-        "cloudwatch_filter_logs", json.dumps({"log_group": LOG_GROUP, "filter_pattern": "ERROR", "start": "15m"})
+        "cloudwatch_filter_logs", json.dumps({"log_group": LOG_GROUP, "filter_pattern": "ERROR", "start": "6h"})
     )
     assert result["count"] == 1
     assert result["events"][0]["message"] == "ERROR payment declined for order 42: card_expired"
