@@ -63,11 +63,8 @@ async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
 
 async def scheduler_queue(scheduler: SchedulerGateway) -> dict[str, Any]:
     """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
-    # The scheduler's gateway has no typed status read yet; its protobuf stays inside this function, as in probes.
-    from jarvis.api.scheduler.v1 import scheduler_pb2
-
     try:
-        status = await scheduler.call(scheduler.scheduler.GetStatus, scheduler_pb2.GetStatusRequest())
+        status = await scheduler.get_status()
     except JarvisError as exc:
         return {"ok": False, "detail": str(exc)}
     if status.mode == "celery" and status.queue_depth < 0:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -20,7 +19,6 @@ from jarvis.aggregator.surfaces.discovery.state import (
 )
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
 from jarvis.common.params import Arg
 
@@ -51,10 +49,8 @@ def _query(raw: str | None, d: Discovery) -> str:
 
 async def default_limit(d: Discovery) -> int:
     """`discovery.default_limit` from the registry's config (cached briefly); the built-in default without it."""
-    reg = d.ctx.registry
     try:
-        entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key="discovery.default_limit"))
-        value = json.loads(entry.value_json)
+        value = (await d.ctx.registry.get_config("discovery.default_limit", cached=True)).value
     except (JarvisError, ValueError):
         return DEFAULT_LIMIT
     return value if isinstance(value, int) and 1 <= value <= MAX_LIMIT else DEFAULT_LIMIT
