@@ -123,7 +123,10 @@ async def test_a_worker_that_dies_is_started_again(workers: RunningJarvis) -> No
     os.kill(other, signal.SIGKILL)
 
     async def replaced() -> set[int]:
-        pids = await serving_pids(workers)
+        try:
+            pids = await serving_pids(workers)
+        except httpx2.HTTPError:  # a connection the kernel had queued for the killed worker is reset with it
+            return set()
         return pids if len(pids) == 2 and other not in pids else set()
 
     await eventually(replaced, timeout=90, what="a new worker in place of the killed one")

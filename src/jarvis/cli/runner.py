@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -177,19 +178,27 @@ def run_distributed(settings: AggregatorSettings) -> None:
     """`jarvis serve aggregator`: the registry is another process."""
     settings, sock, pool = start_workers(settings, RemoteControl.mode)
     try:
-        serve_aggregator(settings, RemoteControl(settings), sock)
+        # The main process bound first (so port 0 resolves once for every worker); its socket is ready as it is.
+        serve_aggregator(settings, RemoteControl(settings), None if sock is None else lambda: sock)
     finally:
         if pool is not None:
             pool.stop()
 
 
-def serve_aggregator(settings: AggregatorSettings, control: RemoteControl, sock: socket.socket | None = None) -> None:
-    """One aggregator over HTTP whose backends all run elsewhere (their own processes, or a `jarvis up`)."""
+def serve_aggregator(
+    settings: AggregatorSettings, control: RemoteControl, listen: Callable[[], socket.socket] | None = None
+) -> None:
+    """One aggregator over HTTP whose backends all run elsewhere (their own processes, or a `jarvis up`).
+
+    `listen` opens a worker's shared-port socket; it is called once the aggregator is built, because the kernel
+    hands a listening socket its share of new connections at once, and a worker still building would hold them.
+    """
 
     async def main() -> None:
         client = RegistryGateway(settings.registry_target, settings.read_cache_seconds, settings.internal_plane())
         control.client = client
         aggregator = Aggregator(settings, client, control, CollectorRegistry())
+        sock = listen() if listen is not None else None
         await serve_http(aggregator, settings.host, settings.port, control, sock=sock)
 
     asyncio.run(main())

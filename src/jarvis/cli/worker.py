@@ -22,7 +22,7 @@ def main() -> None:
         if payload["mode"] == WorkerControl.mode
         else RemoteControl(settings)
     )
-    serve_aggregator(settings, control, reuse_port_socket(settings.host, settings.port))
+    serve_aggregator(settings, control, lambda: reuse_port_socket(settings.host, settings.port))
 
 
 if __name__ == "__main__":
