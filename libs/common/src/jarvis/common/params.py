@@ -194,10 +194,6 @@ def build(cls: type[ParamsT], arguments: Mapping[str, Any]) -> ParamsT:
     return cls(**{k: v for k, v in arguments.items() if k in names and v is not None})
 
 
-def is_params(cls: object) -> bool:
-    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
-
-
 __all__ = [
     "PARAM_TYPES",
     "Arg",
@@ -205,7 +201,6 @@ __all__ = [
     "Param",
     "build",
     "input_schema",
-    "is_params",
     "json_copy",
     "params_of",
     "property_schema",
