@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -23,10 +24,14 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from common import LoadResult, bare_server, mcp_client, temp_jarvis
+from replay import captured_call, replay
+
+from tests.support.stack import result_json
 
 STDIO_PING = """
 import anyio, mcp_types as types
@@ -55,8 +60,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-async def _clients(
-    url: str, clients: int, calls: int, call: Callable[[Any], Awaitable[Any]]
+async def _sdk_clients(
+    url: str, clients: int, calls: int, call: Callable[[Any], Awaitable[Any]], mode: str
 ) -> tuple[list[float], float, int]:
     latencies: list[float] = []
     errors = 0
@@ -64,7 +69,7 @@ async def _clients(
 
     async def one() -> None:
         nonlocal errors
-        async with mcp_client(url) as client:
+        async with mcp_client(url, mode=mode) as client:
             for _ in range(10):
                 await call(client)
             await barrier.wait()
@@ -81,24 +86,46 @@ async def _clients(
     return latencies, time.perf_counter() - started, errors
 
 
-def _load_process(url: str, clients: int, calls: int, kind: str) -> tuple[list[float], float, int]:
+async def _replayed(url: str, clients: int, calls: int, kind: str, mode: str) -> tuple[list[float], float, int]:
     tool, arguments = CALLS[kind]
-    return asyncio.run(_clients(url, clients, calls, lambda c: c.call_tool(tool, arguments)))
+    async with contextlib.AsyncExitStack() as sessions:
+        captured = [
+            await sessions.enter_async_context(captured_call(url, tool, arguments, mode)) for _ in range(clients)
+        ]
+        return await replay(captured, calls)
 
 
-def load(pool: ProcessPoolExecutor, size: int, label: str, url: str, clients: int, calls: int, kind: str) -> LoadResult:
-    """`clients` sessions spread over the pool's `size` processes; calls/s adds up each process's own rate."""
-    processes = min(clients, size)
-    shares = [clients // processes + (i < clients % processes) for i in range(processes)]
-    futures = [pool.submit(_load_process, url, n, calls, kind) for n in shares]
-    latencies: list[float] = []
-    rate = errors = 0.0
-    for future in futures:
-        lat, seconds, errs = future.result()
-        latencies += lat
-        rate += len(lat) / seconds
-        errors += errs
-    return LoadResult(label, len(latencies), int(errors), len(latencies) / rate, latencies)
+def _load_process(
+    url: str, clients: int, calls: int, kind: str, client: str, mode: str
+) -> tuple[list[float], float, int]:
+    if client == "replay":
+        return asyncio.run(_replayed(url, clients, calls, kind, mode))
+    tool, arguments = CALLS[kind]
+    return asyncio.run(_sdk_clients(url, clients, calls, lambda c: c.call_tool(tool, arguments), mode))
+
+
+@dataclass(frozen=True)
+class Load:
+    """How the clients drive a case: which client, which protocol, how many processes."""
+
+    pool: ProcessPoolExecutor
+    processes: int
+    client: str
+    mode: str
+
+    def run(self, label: str, url: str, clients: int, calls: int, kind: str) -> LoadResult:
+        """`clients` sessions spread over the processes; calls/s adds up each process's own rate."""
+        processes = min(clients, self.processes)
+        shares = [clients // processes + (i < clients % processes) for i in range(processes)]
+        futures = [self.pool.submit(_load_process, url, n, calls, kind, self.client, self.mode) for n in shares]
+        latencies: list[float] = []
+        rate = errors = 0.0
+        for future in futures:
+            lat, seconds, errs = future.result()
+            latencies += lat
+            rate += len(lat) / seconds
+            errors += errs
+        return LoadResult(label, len(latencies), int(errors), len(latencies) / rate, latencies)
 
 
 async def prepare(url: str, script: Path) -> None:
@@ -108,25 +135,50 @@ async def prepare(url: str, script: Path) -> None:
             {"action": "create", "name": "pinger", "type": "stdio", "command": sys.executable, "args": [str(script)]},
         )
         await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["pinger"]})
+    await steady(url)
 
 
-def main(calls: int, rounds: int, workers: int, client_processes: int, redis: str, levels: list[int]) -> None:
+async def steady(url: str, timeout: float = 600) -> None:
+    """Wait until every worker has embedded the catalog for discovery, so no round measures that first work.
+
+    Each worker embeds in its own background thread; a fresh connection lands on any of them, so the
+    state must read `hybrid` several times in a row.
+    """
+    deadline = time.monotonic() + timeout
+    in_a_row = 0
+    while in_a_row < 8:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"discovery at {url} still embedding after {timeout:.0f} s")
+        async with mcp_client(url) as client:
+            status = result_json(await client.call_tool("jarvis_check_status", {}))
+        in_a_row = in_a_row + 1 if status["discovery"]["search"] == "hybrid" else 0
+        if not in_a_row:
+            await asyncio.sleep(2)
+
+
+BARES = ("bare SDK server (SSE, its default): ping", "bare SDK server (JSON): ping")
+
+
+def main(options: argparse.Namespace) -> None:
+    workers, calls, rounds = options.workers, options.calls, options.rounds
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "stdio_ping.py"
         script.write_text(STDIO_PING)
-        env = ("--workers", str(workers))
-        os.environ["JARVIS_REDIS_URL"] = redis  # read by the jarvis processes started below
+        os.environ["JARVIS_REDIS_URL"] = options.redis  # read by the jarvis processes started below
         with (
-            bare_server("json") as bare_url,
+            bare_server("sse") as bare_sse,
+            bare_server("json") as bare_json,
             temp_jarvis("--workers", "1") as one,
-            temp_jarvis(*env) as many,
-            ProcessPoolExecutor(client_processes) as pool,
+            temp_jarvis("--workers", str(workers)) as many,
+            ProcessPoolExecutor(options.client_processes) as pool,
         ):
+            load = Load(pool, options.client_processes, options.client, options.protocol)
             for running in (one, many):
                 asyncio.run(prepare(running.url(), script))
             time.sleep(3)  # every worker sees the profile (they re-read the registry every 2 s)
             cases = [
-                ("bare SDK server: ping", bare_url, "ping"),
+                (BARES[0], bare_sse, "ping"),
+                (BARES[1], bare_json, "ping"),
                 *(
                     case
                     for n, running in ((1, one), (workers, many))
@@ -138,13 +190,14 @@ def main(calls: int, rounds: int, workers: int, client_processes: int, redis: st
             ]
             print(
                 f"{workers} workers = one per core ({os.cpu_count()} cores); {calls} calls per client per round, "
-                f"{rounds} interleaved rounds, clients in {client_processes} processes"
+                f"{rounds} interleaved rounds; {options.client} clients in {options.client_processes} processes, "
+                f"protocol {options.protocol}"
             )
-            for clients in levels:
+            for clients in options.clients:
                 results: dict[str, list[LoadResult]] = {label: [] for label, _, _ in cases}
                 for _ in range(rounds):
                     for label, url, kind in cases:
-                        results[label].append(load(pool, client_processes, label, url, clients, calls, kind))
+                        results[label].append(load.run(label, url, clients, calls, kind))
                 print(f"{clients} concurrent clients (median round by calls/s; p50/p99 over all rounds)")
                 merged = {}
                 for label, runs in results.items():
@@ -152,31 +205,32 @@ def main(calls: int, rounds: int, workers: int, client_processes: int, redis: st
                     lat = [x for r in runs for x in r.latencies_ms]
                     merged[label] = LoadResult(label, len(lat), sum(r.errors for r in runs), len(lat) / rate, lat)
                     print("  " + merged[label].line())
-                bare = merged["bare SDK server: ping"]
-                for n in (1, workers):
-                    listed, proxied = merged[f"jarvis {n}w: jarvis_server list"], merged[f"jarvis {n}w: proxied ping"]
-                    print(
-                        f"  {n}w: list calls/s / bare = {listed.per_second / bare.per_second:.2f}x; "
-                        f"proxied p50 - bare p50 = {proxied.percentile(0.5) - bare.percentile(0.5):+.2f} ms; "
-                        f"proxied p99 / bare p99 = {proxied.percentile(0.99) / bare.percentile(0.99):.2f}x; "
-                        f"list p99 / bare p99 = {listed.percentile(0.99) / bare.percentile(0.99):.2f}x"
-                    )
+                for bare_label in BARES:
+                    bare = merged[bare_label]
+                    print(f"  against the {bare_label.split(':')[0]}:")
+                    for n in (1, workers):
+                        listed = merged[f"jarvis {n}w: jarvis_server list"]
+                        proxied = merged[f"jarvis {n}w: proxied ping"]
+                        print(
+                            f"    {n}w: list calls/s / bare = {listed.per_second / bare.per_second:.2f}x; "
+                            f"proxied p50 - bare p50 = {proxied.percentile(0.5) - bare.percentile(0.5):+.2f} ms; "
+                            f"proxied p99 / bare p99 = {proxied.percentile(0.99) / bare.percentile(0.99):.2f}x; "
+                            f"list p99 / bare p99 = {listed.percentile(0.99) / bare.percentile(0.99):.2f}x"
+                        )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--client-processes", type=int, default=2)
-    parser.add_argument("--clients", default="1,16", help="concurrency levels, comma-separated")
-    parser.add_argument("--redis", default=os.environ.get("JARVIS_REDIS_URL") or "redis://127.0.0.1:6379/0")
-    options = parser.parse_args()
-    main(
-        options.calls,
-        options.rounds,
-        options.workers,
-        options.client_processes,
-        options.redis,
-        [int(c) for c in options.clients.split(",")],
+    parser.add_argument("--client-processes", type=int, default=1)
+    parser.add_argument(
+        "--client", choices=("replay", "sdk"), default="replay", help="raw replay of the SDK's request, or the SDK"
     )
+    parser.add_argument("--protocol", default="legacy", help="legacy (2025-11-25 sessions) or 2026-07-28")
+    parser.add_argument(
+        "--clients", type=lambda v: [int(c) for c in v.split(",")], default=[1, 16], help="concurrency levels"
+    )
+    parser.add_argument("--redis", default=os.environ.get("JARVIS_REDIS_URL") or "redis://127.0.0.1:6379/0")
+    main(parser.parse_args())

@@ -43,9 +43,9 @@ def _return_type(handler: Handler) -> Any:
     return get_type_hints(handler).get("return")
 
 
-async def _results() -> tuple[dict[str, dict[str, Any]], list[str]]:
-    registry = RegistryGateway(UNREACHABLE)
-    ctx = ToolContext(
+def offline_context(registry: RegistryGateway) -> ToolContext:
+    """A context whose backends are unreachable: enough to build every surface and read its tools."""
+    return ToolContext(
         registry=registry,
         usage=UsageRecorder(registry),
         system=_NoSystem(),
@@ -56,6 +56,11 @@ async def _results() -> tuple[dict[str, dict[str, Any]], list[str]]:
         scheduler=SchedulerGateway(UNREACHABLE),
         discovery_dense=False,
     )
+
+
+async def _results() -> tuple[dict[str, dict[str, Any]], list[str]]:
+    registry = RegistryGateway(UNREACHABLE)
+    ctx = offline_context(registry)
     pinned: dict[str, dict[str, Any]] = {}
     untyped: list[str] = []
     for surface in build_surfaces(ctx):

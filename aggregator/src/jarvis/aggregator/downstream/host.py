@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import time
@@ -246,8 +245,8 @@ class DownstreamHost:
             "servers.interactive",
         ):
             try:
-                entry = await reg.cached(reg.registry.GetConfig, pb.GetConfigRequest(key=key))
-                values[key] = json.loads(entry.value_json)
+                entry = await reg.get_config(key, cached=True)
+                values[key] = entry.value
             except (JarvisError, ValueError):
                 continue  # an older registry without the key: keep the default
         return HostConfig(

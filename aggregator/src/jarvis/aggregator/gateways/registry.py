@@ -80,6 +80,7 @@ IDEMPOTENT = {
 }
 
 ResponseT = TypeVar("ResponseT", bound=Message)
+ViewT = TypeVar("ViewT")
 
 # Requests that cannot change what cached reads return; any other request drops the cache.
 _KEEPS_CACHE = frozenset(
@@ -140,7 +141,7 @@ class RegistryGateway(ServiceClient):
         self.registry = registry_pb2_grpc.RegistryServiceStub(self.channel)
         self.project = project_pb2_grpc.ProjectServiceStub(self.channel)
         self._ttl = read_cache_seconds
-        self._cache: dict[bytes, tuple[float, Message]] = {}
+        self._cache: dict[bytes, tuple[float, Any]] = {}
 
     async def call(
         self, method: Callable[..., Awaitable[ResponseT]], request: Message, timeout: float | None = None
@@ -149,16 +150,24 @@ class RegistryGateway(ServiceClient):
             self._cache.clear()
         return await super().call(method, request, timeout)
 
-    async def cached(self, method: Callable[..., Awaitable[ResponseT]], request: Message) -> ResponseT:
-        """A read answered from the cache when fresh. Callers must not mutate the response."""
+    async def cached(
+        self,
+        method: Callable[..., Awaitable[ResponseT]],
+        request: Message,
+        convert: Callable[[ResponseT], ViewT],
+    ) -> ViewT:
+        """A read answered from the cache when fresh, kept converted: the hot reads come once per request.
+
+        Callers must not mutate what they get (views are frozen; collections are tuples).
+        """
         key = type(request).__name__.encode() + request.SerializeToString(deterministic=True)
         hit = self._cache.get(key)
         now = time.monotonic()
         if hit is not None and hit[0] > now:
-            return hit[1]  # type: ignore[return-value]
-        response = await self.call(method, request)
-        self._cache[key] = (now + self._ttl, response)
-        return response
+            return hit[1]  # type: ignore[no-any-return]
+        view = convert(await self.call(method, request))
+        self._cache[key] = (now + self._ttl, view)
+        return view
 
     # Profiles
 
@@ -207,8 +216,9 @@ class RegistryGateway(ServiceClient):
 
     async def list_servers(self) -> list[ServerView]:
         """The installed servers, from the read cache (every agent asks for them)."""
-        response = await self.cached(self.registry.ListServers, registry_pb2.ListServersRequest())
-        return [server_view(s) for s in response.servers]
+        request = registry_pb2.ListServersRequest()
+        views = await self.cached(self.registry.ListServers, request, lambda r: tuple(map(server_view, r.servers)))
+        return list(views)
 
     async def get_server(self, name: str) -> ServerView:
         return server_view(await self.call(self.registry.GetServer, registry_pb2.GetServerRequest(name=name)))
@@ -337,7 +347,9 @@ class RegistryGateway(ServiceClient):
     async def get_config(self, key: str, *, cached: bool = False) -> ConfigEntryView:
         request = registry_pb2.GetConfigRequest(key=key)
         method = self.registry.GetConfig
-        return config_view(await (self.cached(method, request) if cached else self.call(method, request)))
+        return (
+            await self.cached(method, request, config_view) if cached else config_view(await self.call(method, request))
+        )
 
     async def set_config(self, key: str, value: Any) -> ConfigEntryView:
         request = registry_pb2.SetConfigRequest(key=key, value_json=json.dumps(value))

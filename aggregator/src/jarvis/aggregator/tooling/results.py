@@ -4,6 +4,7 @@ protobuf field was), and the JSON Schema of a result type, which pins what agent
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,15 +25,23 @@ class ForeignJson:
 
 def jsonable(value: Any) -> Any:
     """`value` with every dataclass turned into a dict, ready for json.dumps."""
+    if value is None or isinstance(value, str | int | float):
+        return value
     if isinstance(value, ForeignJson):
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(v) for f in dataclasses.fields(value) if (v := getattr(value, f.name)) is not None}
+        return {name: jsonable(v) for name in _field_names(type(value)) if (v := getattr(value, name)) is not None}
     if isinstance(value, Mapping):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     return value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, looked up once per class (every tool result is made of a few)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}

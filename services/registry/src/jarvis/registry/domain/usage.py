@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, delete, or_, select
+from sqlalchemy import case, delete, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -68,7 +68,8 @@ class Usage:
             with self._db.write() as session:
                 for (tool, action), totals in sorted(batch.items()):
                     _add(session, tool, action, totals)
-                session.add_all(_audit_row(e) for e in audited)
+                if audited:  # one executemany: ORM objects cost ~10x more per row, on every call's path
+                    session.execute(insert(AuditRow), [_audit_row(e) for e in audited])
                 self._prune(session)
         return count
 
@@ -165,16 +166,17 @@ def _add(session: Session, tool: str, action: str, totals: _Totals) -> None:
     session.execute(stmt)
 
 
-def _audit_row(event: UsageEvent) -> AuditRow:
-    return AuditRow(
-        at=event.at or utcnow(),
-        token_id=event.token_id[:64],
-        token_name=event.token_name[:200],
-        surface=event.surface.strip()[:100],
-        tool=event.tool.strip()[:200],
-        action=event.action.strip()[:100],
-        target=event.target[:200],
-        outcome=(event.outcome or ("ok" if event.ok else "error"))[:32],
-        latency_ms=event.latency_ms,
-        arguments_json=event.arguments_json,
-    )
+def _audit_row(event: UsageEvent) -> dict[str, Any]:
+    """An audit_events row's values."""
+    return {
+        "at": event.at or utcnow(),
+        "token_id": event.token_id[:64],
+        "token_name": event.token_name[:200],
+        "surface": event.surface.strip()[:100],
+        "tool": event.tool.strip()[:200],
+        "action": event.action.strip()[:100],
+        "target": event.target[:200],
+        "outcome": (event.outcome or ("ok" if event.ok else "error"))[:32],
+        "latency_ms": event.latency_ms,
+        "arguments_json": event.arguments_json,
+    }
