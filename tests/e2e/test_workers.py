@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.discovery import call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_server, eventually, text_of, time_server
@@ -133,6 +134,35 @@ async def test_a_worker_that_dies_is_started_again(workers: RunningJarvis) -> No
     async with discovery_client(workers.url("/mcp/jarvis"), fresh_connections=True) as client:
         for _ in range(4):
             assert "servers" in result_json(await client.call_tool("jarvis_server", {"action": "list"}))
+
+
+async def scrape(running: RunningJarvis) -> dict[str, float]:
+    """One /metrics answer, on a connection of its own: `jarvis_config` calls counted, by worker."""
+    async with httpx2.AsyncClient(limits=httpx2.Limits(max_keepalive_connections=0)) as http:
+        text = (await http.get(running.base_url + "/metrics")).text
+    counted: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "jarvis_mcp_tool_calls_total" and sample.labels["tool"] == "jarvis_config":
+                worker = sample.labels["worker"]
+                counted[worker] = counted.get(worker, 0.0) + sample.value
+    return counted
+
+
+async def test_metrics_count_every_workers_calls_whichever_worker_is_scraped(workers: RunningJarvis) -> None:
+    await both_workers(workers)
+    before = sum((await scrape(workers)).values())
+    async with discovery_client(workers.url("/mcp/jarvis"), fresh_connections=True) as client:
+        for _ in range(12):
+            assert "config" in result_json(await client.call_tool("jarvis_config", {"action": "list"}))
+
+    async def all_counted() -> list[dict[str, float]]:
+        scrapes = [await scrape(workers) for _ in range(10)]  # fresh connections: either worker answers
+        return scrapes if all(sum(s.values()) - before == 12 for s in scrapes) else []
+
+    scrapes = await eventually(all_counted, timeout=30, what="12 calls counted in every worker's scrape")
+    # The calls went to both workers, and each scrape shows both workers' series, not only its own.
+    assert all(set(s) == {"0", "1"} for s in scrapes), scrapes
 
 
 def test_more_than_one_worker_needs_redis(tmp_path: Path) -> None:

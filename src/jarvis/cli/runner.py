@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -167,7 +168,10 @@ def start_workers(
         return settings, None, None
     settings = multi_worker_settings(settings, count)
     sock = reuse_port_socket(settings.host, settings.port)
-    settings = settings.model_copy(update={"port": sock.getsockname()[1]})  # port 0: every worker on the one chosen
+    # port 0: every worker on the one chosen; metrics_dir: made private (0700) by mkdtemp, removed by pool.stop
+    settings = settings.model_copy(
+        update={"port": sock.getsockname()[1], "metrics_dir": tempfile.mkdtemp(prefix="jarvis-metrics-")}
+    )
     pool = WorkerPool(settings, mode, count - 1)
     pool.start()
     log.info("serving with %d aggregator workers on port %d", count, settings.port)

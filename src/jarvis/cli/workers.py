@@ -13,6 +13,7 @@ import ctypes
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -99,6 +100,7 @@ class WorkerPool:
             }
         ).encode()
         self.count = count
+        self.metrics_dir = settings.metrics_dir
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -165,6 +167,7 @@ class WorkerPool:
                 process.wait()
         for thread in self._threads:
             thread.join(1.0)
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
 
 def read_payload() -> dict[str, Any]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
 from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -39,6 +41,7 @@ from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
+from jarvis.aggregator.worker_metrics import WorkerMetrics
 
 VERSION = package_version("jarvis-aggregator")
 
@@ -111,6 +114,11 @@ class Aggregator:
         self.downstream_routes = build_downstream(
             self.downstream, self.shares, self.usage, self.metrics, settings, VERSION, self.sessions
         )
+        self.worker_metrics = (
+            WorkerMetrics(metrics_registry, Path(settings.metrics_dir), settings.worker_slot)
+            if settings.metrics_dir
+            else None
+        )
         self.app = self._build_app()
         self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
@@ -162,9 +170,13 @@ class Aggregator:
             await stack.enter_async_context(self.downstream_routes.run())
             self.usage.start()
             await self.downstream.start()
+            publishing = asyncio.create_task(self.worker_metrics.run()) if self.worker_metrics else None
             try:
                 yield
             finally:
+                if publishing is not None:
+                    publishing.cancel()
+                    await asyncio.gather(publishing, return_exceptions=True)
                 await self.shares.tunnels.close_all()  # nor does a tunnel's ssh client
                 await self.downstream.stop()  # no downstream process outlives the aggregator
                 await self.usage.stop()
@@ -190,4 +202,9 @@ class Aggregator:
         return JSONResponse(body, status_code=200 if ready else 503)
 
     async def _metrics(self, _: Request) -> Response:
-        return Response(generate_latest(self.metrics_registry), media_type=CONTENT_TYPE_LATEST)
+        """This process's metrics; with several workers, every worker's, each series labelled by its worker."""
+        if self.worker_metrics is not None:
+            body = await asyncio.to_thread(self.worker_metrics.render)
+        else:
+            body = generate_latest(self.metrics_registry)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)

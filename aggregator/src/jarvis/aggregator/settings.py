@@ -42,6 +42,10 @@ class AggregatorSettings(ProcessSettings):
     stateless: bool = False
     # Aggregator processes sharing the port (0: one per core); more than one implies `stateless`.
     workers: int = Field(default=1, ge=0)
+    # Set by the main process when there are several workers: which one this is, and the private directory
+    # where each publishes its metrics so that any worker's /metrics answers for all (worker_metrics.py).
+    worker_slot: int = Field(default=0, ge=0)
+    metrics_dir: str = ""
     # Plain JSON answers to POSTs: no Jarvis tool streams per-request notifications, and SSE framing
     # costs about a fifth of the request path. list_changed still flows on the GET stream.
     json_response: bool = True

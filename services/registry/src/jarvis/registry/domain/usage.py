@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import case, delete, insert, or_, select
+from sqlalchemy import Table, case, delete, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -34,6 +34,8 @@ class _Totals:
 
 
 _PRUNE_EVERY_SECONDS = 60.0
+# The table itself, not the ORM class: a Core executemany skips the ORM's per-row bookkeeping.
+_AUDIT_TABLE = cast(Table, AuditRow.__table__)
 _MAX_PAGE = 1000
 
 
@@ -69,7 +71,7 @@ class Usage:
                 for (tool, action), totals in sorted(batch.items()):
                     _add(session, tool, action, totals)
                 if audited:  # one executemany: ORM objects cost ~10x more per row, on every call's path
-                    session.execute(insert(AuditRow), [_audit_row(e) for e in audited])
+                    session.execute(insert(_AUDIT_TABLE), [_audit_row(e) for e in audited])
                 self._prune(session)
         return count
 
