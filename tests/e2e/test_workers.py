@@ -111,12 +111,12 @@ async def test_profiles_proxy_through_every_worker_for_both_versions(workers: Ru
         for _ in range(6):
             answer = await client.call_tool("worker-clock__get_current_time", {"timezone": "UTC"})
             assert '"timezone": "UTC"' in text_of(answer)
-    # A 2026-07-28 call of this server's tools fails through a prefixed profile in one process as well
-    # (the server's SDK speaks both eras and refuses the envelope on Jarvis's 2025 session): list only.
     async with discovery_client(workers.url("/mcp/profile/workers"), mode="auto", fresh_connections=True) as client:
         assert client.protocol_version >= "2026"
         for _ in range(6):
             assert "worker-clock__get_current_time" in await names(client)
+            answer = await client.call_tool("worker-clock__get_current_time", {"timezone": "UTC"})
+            assert '"timezone": "UTC"' in text_of(answer)
 
 
 async def test_a_worker_that_dies_is_started_again(workers: RunningJarvis) -> None:
