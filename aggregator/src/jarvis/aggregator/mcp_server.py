@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
 
 from jarvis.aggregator import audit
 from jarvis.aggregator.aliases import Rename
@@ -22,6 +24,7 @@ from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, PermissionDenied
 
 log = logging.getLogger(__name__)
+ServerT = TypeVar("ServerT", bound=Server[Any])
 
 
 @dataclass(frozen=True)
@@ -110,10 +113,24 @@ def build_mcp_server(
             return binding.renamed(params.name, surface.name)
         return await binding.run(surface.get(params.name), params.arguments, principal_of(ctx), surface.name)
 
-    return Server(
-        f"jarvis-{surface.name}",
-        version=version,
-        instructions=surface.instructions or None,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
+    return untraced(
+        Server(
+            f"jarvis-{surface.name}",
+            version=version,
+            instructions=surface.instructions or None,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+        )
     )
+
+
+def untraced(server: ServerT) -> ServerT:
+    """`server` without the SDK's OpenTelemetry middleware when nothing could export its spans.
+
+    The SDK wraps every request in a span, a no-op without an OpenTelemetry SDK installed and
+    configured, yet about a twentieth of a proxied call's CPU. Jarvis installs no such SDK; where one
+    has set a tracer provider before the servers are built, the spans stay.
+    """
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    return server

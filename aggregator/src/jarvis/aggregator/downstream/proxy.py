@@ -39,6 +39,7 @@ from jarvis.aggregator.downstream.tasks import SurfaceTasks, TaskHandles, is_tas
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.downstream.watches import ResourceWatches
+from jarvis.aggregator.mcp_server import untraced
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
@@ -87,12 +88,14 @@ class ProxySurface:
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
         # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
         self.stdio_target: str | None = None
-        self.server = _ListChangingServer(
-            f"jarvis-{kind}",
-            version=version,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            cache_hints=CACHE_HINTS,
+        self.server = untraced(
+            _ListChangingServer(
+                f"jarvis-{kind}",
+                version=version,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                cache_hints=CACHE_HINTS,
+            )
         )
         host.subscribe(self._changed)
         self.watches = ResourceWatches(host)

@@ -21,7 +21,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.mcp_server import Binding, untraced
 from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, shown
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
@@ -125,11 +125,13 @@ def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any
         # Neither loaded, nor renamed, nor visible: an unknown tool, which MCP answers with -32602.
         raise MCPError(types.INVALID_PARAMS, f"unknown tool '{shown(params.name)}': {FIND_HINT}")
 
-    return ListChangingServer(
-        f"jarvis-{surface.name}",
-        version=binding.version,
-        instructions=surface.instructions or None,
-        lifespan=lifespan,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
+    return untraced(
+        ListChangingServer(
+            f"jarvis-{surface.name}",
+            version=binding.version,
+            instructions=surface.instructions or None,
+            lifespan=lifespan,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+        )
     )
