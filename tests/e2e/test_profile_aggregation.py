@@ -65,10 +65,11 @@ class Stack:
 
 
 @contextlib.contextmanager
-def _reference(workdir: Path, name: str) -> Iterator[Downstream]:
+def _reference(workdir: Path, name: str, **settings: str) -> Iterator[Downstream]:
+    """A reference server recording what reaches it; `settings` are more of its REFERENCE_* variables."""
     port = free_port()
     record = workdir / f"{name}.requests"
-    env = {"REFERENCE_CACHE": CACHE[name], "REFERENCE_RECORD": str(record)}
+    env = {"REFERENCE_CACHE": CACHE.get(name, "60000:private"), "REFERENCE_RECORD": str(record), **settings}
     with (workdir / f"{name}.log").open("w") as log:
         process = subprocess.Popen(
             [sys.executable, str(REFERENCE), str(port)],

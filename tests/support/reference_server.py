@@ -5,7 +5,11 @@ Run: `python tests/support/reference_server.py PORT [legacy]` serves streamable 
 with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would.
 For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
 each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
-so a test can tell exactly what reached which server.
+so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for).
+`REFERENCE_TASK_NOTICES=status` announces each task's status changes as the 2025-era `notifications/tasks/status`
+on the standalone stream of the session that made the task, instead of as `notifications/tasks` on the
+`subscriptions/listen` streams that asked for the task (SEP-2663, the default); `REFERENCE_SET_LEVEL=fail` makes it
+refuse `logging/setLevel`.
 The fixtures' names, texts and shapes are the ones `conformance server --help`/the scenarios' descriptions ask
 for; what the SDK does itself (request-state sealing, `_meta` validation, header checks) is left to it, since
 that is what a real downstream does. REFERENCE_EXPECTED_FAILURES in tests/e2e/test_downstream_conformance.py
@@ -24,20 +28,23 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, Extension, MCPServer, MethodBinding, require_client_extension
 from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp.server.session import ServerSession
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LOG_LEVEL_META_KEY,
     AudioContent,
     CallToolRequestParams,
     CompleteRequestParams,
@@ -55,9 +62,11 @@ from mcp_types import (
     InputRequiredResult,
     ListRootsRequest,
     RequestParams,
+    ResourceLink,
     SamplingMessage,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     TextContent,
     TextResourceContents,
     UnsubscribeRequestParams,
@@ -107,10 +116,21 @@ class Task:
     answers: dict[str, Any] = field(default_factory=dict)
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     work: asyncio.Task[None] | None = None
+    maker: ServerSession | None = None  # the 2025-era session the task was made under: its notices go there
+
+    def legacy_envelope(self) -> dict[str, Any]:
+        """The task as the 2025-era `notifications/tasks/status` states it (ttl and pollInterval, no result)."""
+        envelope = self.envelope()
+        return {
+            **{key: envelope[key] for key in ("taskId", "status", "createdAt", "lastUpdatedAt")},
+            "ttl": TASK_TTL_MS,
+            "pollInterval": POLL_INTERVAL_MS,
+        }
 
     def move(self, status: str) -> None:
         if self.status not in TERMINAL:  # a terminal status is final (a cancel wins over a late result)
             self.status, self.last_updated_at = status, _now()
+            notices.announce(self)
 
     def envelope(self) -> dict[str, Any]:
         return {
@@ -179,6 +199,10 @@ class TasksExtension(Extension):
         self.task_tools: dict[str, TaskTool] = {}
         self._tasks: dict[str, Task] = {}
 
+    @property
+    def known(self) -> set[str]:
+        return set(self._tasks)
+
     def methods(self) -> list[MethodBinding]:
         return [
             MethodBinding("tasks/get", TaskParams, self._get),
@@ -198,7 +222,7 @@ class TasksExtension(Extension):
             return await call_next(ctx)
         if not tool.ready(params):
             return await call_next(ctx)
-        task = Task(task_id=secrets.token_urlsafe(18))
+        task = Task(task_id=secrets.token_urlsafe(18), maker=handshake_sessions.get(_session_id(ctx)))
         self._tasks[task.task_id] = task  # stored before the answer: an immediate tasks/get finds it
         task.work = asyncio.get_running_loop().create_task(_run(task, ctx, call_next))
         return {"resultType": "task", **task.envelope()}
@@ -268,7 +292,68 @@ def running_task() -> Task:
     return task
 
 
+class _Notice(BaseModel):
+    """A notification the SDK has no model for (an extension's), sent as the wire has it."""
+
+    method: str
+    params: dict[str, Any]
+
+
+async def _send(ctx: ServerRequestContext[Any], method: str, params: dict[str, Any]) -> None:
+    """`method` on the stream of the request `ctx` serves."""
+    await ctx.session.send_notification(cast(Any, _Notice(method=method, params=params)), ctx.request_id)
+
+
+class TaskNotices:
+    """Task status notifications: `notifications/tasks` on the listen streams that asked for a task (SEP-2663), or,
+    with REFERENCE_TASK_NOTICES=status, the 2025-era `notifications/tasks/status` on the maker's session."""
+
+    def __init__(self, legacy: bool) -> None:
+        self.legacy = legacy
+        self._streams: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
+
+    def announce(self, task: Task) -> None:
+        if self.legacy:
+            if task.maker is not None:
+                notice = _Notice(method="notifications/tasks/status", params=task.legacy_envelope())
+                asyncio.get_running_loop().create_task(task.maker.send_notification(cast(Any, notice)))
+            return
+        for queue in self._streams.get(task.task_id, ()):
+            queue.put_nowait(task.detailed())
+
+    async def listen(self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams) -> Any:
+        """A listen stream whose filter names tasks: acknowledged with the tasks this server knows, then a
+        `notifications/tasks` frame per status change of each (other kinds go to the SDK's own handler)."""
+        wanted = (params.notifications.model_extra or {}).get("taskIds")
+        if wanted is None:
+            return await _sdk_listen(ctx, params)
+        require_client_extension(ctx, TASKS)
+        honored = [] if self.legacy else [task_id for task_id in wanted if task_id in tasks.known]
+        meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        for task_id in honored:
+            self._streams.setdefault(task_id, set()).add(queue)
+        try:
+            ack = {"notifications": {"taskIds": honored}, "_meta": meta}
+            await _send(ctx, "notifications/subscriptions/acknowledged", ack)
+            while True:
+                await _send(ctx, "notifications/tasks", {**(await queue.get()), "_meta": meta})
+        finally:
+            for task_id in honored:
+                self._streams.get(task_id, set()).discard(queue)
+
+
+async def _remember_session(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """A 2026-07-28 request that carries a session id was sent by that session's client: the 2025-era task status
+    notification of a task it makes goes out on that session's standalone stream."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and _session_id(ctx):
+        handshake_sessions[_session_id(ctx)] = ctx.session
+    return await call_next(ctx)
+
+
+handshake_sessions: dict[str, ServerSession] = {}
 tasks = TasksExtension()
+notices = TaskNotices(os.environ.get("REFERENCE_TASK_NOTICES") == "status")
 
 
 async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
@@ -276,6 +361,9 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     params = dict(ctx.params or {})
     entry = {"method": ctx.method, "version": ctx.protocol_version}
     entry.update({key: params[key] for key in ("name", "uri", "ref", "requestState") if key in params})
+    level = (params.get("_meta") or {}).get(LOG_LEVEL_META_KEY)
+    if level is not None:
+        entry["logLevel"] = level
     with open(str(RECORD), "a") as record:
         record.write(json.dumps(entry) + "\n")
     return await call_next(ctx)
@@ -285,7 +373,7 @@ LEGACY = sys.argv[2:] == ["legacy"]
 server = MCPServer(
     name="jarvis-reference-server",
     version="1.0.0",
-    middleware=[_handshake_only] if LEGACY else [],
+    middleware=[_handshake_only] if LEGACY else [_remember_session],
     extensions=[] if LEGACY else [tasks],
     cache_hints={
         method: HINT
@@ -327,6 +415,12 @@ def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedR
         ImageContent(type="image", data=IMAGE, mime_type="image/png"),
         _embedded("test://mixed-content-resource", '{"test": "data", "value": 123}', "application/json"),
     ]
+
+
+@server.tool(description="Links the static text resource and embeds the watched one")
+def test_resource_links() -> list[ResourceLink | EmbeddedResource]:
+    link = ResourceLink(type="resource_link", name="static-text", uri="test://static-text", mime_type="text/plain")
+    return [link, _embedded("test://watched-resource", "Watched resource content")]
 
 
 @server.tool(description="Always fails")
@@ -704,6 +798,8 @@ async def _complete(ctx: ServerRequestContext[Any], params: CompleteRequestParam
 
 # --- 2025-11-25 session features: log level, subscriptions ------------------------------------------------------
 async def _set_level(ctx: ServerRequestContext[Any], params: SetLevelRequestParams) -> EmptyResult:
+    if os.environ.get("REFERENCE_SET_LEVEL") == "fail":
+        raise MCPError(INTERNAL_ERROR, "this server refuses logging/setLevel")
     return EmptyResult()
 
 
@@ -739,6 +835,8 @@ _lowlevel.add_request_handler("completion/complete", CompleteRequestParams, _com
 _lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
 _lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
 _lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _unsubscribe)
+_sdk_listen = _lowlevel.get_request_handler("subscriptions/listen").handler
+_lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, notices.listen)
 if RECORD:
     _lowlevel.middleware.insert(0, _record)  # outermost: it sees what the SDK's own checks then refuse
 

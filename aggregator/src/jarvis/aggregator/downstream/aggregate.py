@@ -16,6 +16,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from jarvis.aggregator.downstream.content import namespaced_prompt
+from jarvis.aggregator.downstream.listen import ListenStream, honored
 from jarvis.aggregator.downstream.naming import SEPARATOR, namespaced, namespaced_uri, split_uri
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.aggregator.downstream.watches import Watcher
@@ -144,7 +146,8 @@ class Aggregate:
         params = self.params(ctx)
         server, params["name"] = await self._route_prompt(ctx, target, params.get("name"))
         # An input-required result is relayed untouched; the retry names the same prompt, so reaches the same server.
-        return await self.surface.host.forward(server, "prompts/get", params, ctx.protocol_version)
+        result = await self.surface.host.forward(server, "prompts/get", params, ctx.protocol_version)
+        return namespaced_prompt(server, result)
 
     async def _complete(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         params = self.params(ctx)
@@ -160,7 +163,9 @@ class Aggregate:
         )
 
     async def _set_level(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
-        # Log messages reach a caller during its calls to interactive servers only; the level is the servers'.
+        servers = self.surface.servers_granted(principal_of(ctx), target)
+        level = (ctx.params or {}).get("level")
+        await self.surface.server_logs.set_level(_session_id(ctx), ctx.session, servers, level)
         return {}
 
     def route_uri(self, ctx: ServerRequestContext[Any], target: str, uri: Any) -> tuple[str, str]:
@@ -201,15 +206,20 @@ class Aggregate:
     async def listen(
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        """`subscriptions/listen` (2026-07-28) on any surface: its resource URIs watched at their servers."""
+        """`subscriptions/listen` (2026-07-28) on any surface: its resource URIs watched at their servers, and the
+        status of its tasks (`taskIds`, the caller's own handles) relayed from theirs."""
         target = self.surface.target_of(ctx)
         uris = params.notifications.resource_subscriptions or []
-        if (single := self.surface.single_server(target)) is not None:
+        single = self.surface.single_server(target)
+        if single is not None:
             present: Callable[[str, str], str] = _own_uri
             routes = [(single, uri) for uri in uris]
         else:
             present, routes = namespaced_uri, [self.route_uri(ctx, target, uri) for uri in uris]
-        return await self.surface.watches.listen(ctx, params, target, present, routes)
+        handles = self.surface.tasks.watched(ctx, target, params.notifications)
+        stream = ListenStream(honored(params.notifications, list(handles.values())))
+        async with self.surface.task_notices.watching(stream, handles, namespaced=single is None):
+            return await self.surface.watches.listen(ctx, stream, target, present, routes)
 
     async def _subscribe(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         server, uri = self.route_uri(ctx, target, (ctx.params or {}).get("uri"))

@@ -19,15 +19,17 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 import mcp_types as types
+from mcp.client.extension import NotificationBinding
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
 from jarvis.aggregator.downstream.relay import CallerRelay
@@ -35,6 +37,9 @@ from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_tr
 from jarvis.aggregator.downstream.wire import headers_for
 
 JsonObject = dict[str, Any]
+Notice = Callable[[str, JsonObject], Awaitable[None]]  # (method, params)
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASK_NOTICES = ("notifications/tasks", "notifications/tasks/status")  # SEP-2663's, and the 2025-era tasks' own
 CLIENT_INFO = types.Implementation(name="jarvis", version="1")
 _AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
 _DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
@@ -108,6 +113,16 @@ class Connection:
             opts["on_progress"] = progress
         return await self._dispatcher.send_raw_request(method, params, opts)
 
+    async def listen(self, notifications: JsonObject) -> JsonObject:
+        """Hold a `subscriptions/listen` stream open (2026-07-28) until cancelled; its frames reach `on_notice`.
+
+        Jarvis declares the tasks extension on it: a stream that names tasks is refused without it (SEP-2663).
+        """
+        meta = {**_envelope(), types.CLIENT_CAPABILITIES_META_KEY: {"extensions": {TASKS_EXTENSION: {}}}}
+        return await self.request(
+            "subscriptions/listen", {"notifications": notifications, "_meta": meta}, None, version=LATEST_MODERN_VERSION
+        )
+
     async def list_tools(self, timeout: float) -> list[JsonObject]:
         """Every tool the server lists, across pages, as the raw dicts it sent."""
         tools: list[JsonObject] = []
@@ -149,11 +164,14 @@ async def connect(
     on_notification: Callable[[str], Awaitable[None]],
     relay: CallerRelay | None = None,
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
+    on_notice: Notice | None = None,
 ) -> AsyncIterator[Connection]:
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
-    With a `relay` the server is offered sampling and elicitation, and its requests and log messages go to the relay.
-    `on_resource_updated` hears the URI of each `notifications/resources/updated` (subscriptions are Jarvis's).
+    With a `relay` the server is offered sampling and elicitation, and its requests and log messages of a call under
+    way go to the relay. `on_resource_updated` hears the URI of each `notifications/resources/updated` (subscriptions
+    are Jarvis's). `on_notice` hears the rest Jarvis relays, as the wire had them: log messages no caller's call
+    took, and task status (`notifications/tasks` on a listen stream, the 2025-era `notifications/tasks/status`).
     """
     async with contextlib.AsyncExitStack() as stack:
         holder: list[Connection] = []
@@ -175,8 +193,9 @@ async def connect(
         dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
 
         async def on_message(message: IncomingMessage) -> None:
-            if isinstance(message, types.LoggingMessageNotification) and relay is not None:
-                await relay.log(message.params)
+            if isinstance(message, types.LoggingMessageNotification):
+                if (relay is None or not await relay.log(message.params)) and on_notice is not None:
+                    await on_notice(message.method, message.params.model_dump(by_alias=True, exclude_none=True))
             elif isinstance(message, types.ResourceUpdatedNotification) and on_resource_updated is not None:
                 await on_resource_updated(message.params.uri)
             elif isinstance(message, types.ServerNotification):
@@ -190,6 +209,7 @@ async def connect(
             client_info=CLIENT_INFO,
             sampling_callback=relay.sampling if relay else None,
             elicitation_callback=relay.elicitation if relay else None,
+            notification_bindings=_task_bindings(on_notice) if on_notice else None,
         )
         await stack.enter_async_context(session)
         connection = Connection(plan, dispatcher, session, child)
@@ -212,6 +232,24 @@ async def connect(
         yield connection
 
 
+class _Raw(BaseModel):
+    """An extension's notification params, kept as the wire had them."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _task_bindings(on_notice: Notice) -> list[NotificationBinding[Any]]:
+    """Task status notifications are the tasks extension's, not core MCP: the SDK hands them over through bindings."""
+
+    def binding(method: str) -> NotificationBinding[Any]:
+        async def heard(params: _Raw) -> None:
+            await on_notice(method, params.model_dump())
+
+        return NotificationBinding(method=method, params_type=_Raw, handler=heard)
+
+    return [binding(method) for method in TASK_NOTICES]
+
+
 def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], Awaitable[None]]:
     """Keeps the standalone GET stream, where the server's notifications outside a call arrive (`resources/updated`,
     `list_changed`), open and in the session's version.
@@ -223,6 +261,9 @@ def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], A
     """
 
     async def stamp(request: httpx2.Request) -> None:
+        # A listen stream is as quiet as the standalone one: it waits for what it was opened for.
+        if request.method == "POST" and request.headers.get(MCP_METHOD_HEADER) == "subscriptions/listen":
+            request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": None}
         if request.method != "GET":
             return
         request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": None}
@@ -232,16 +273,20 @@ def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], A
     return stamp
 
 
-async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:
-    """The 2026-era versions the server answers, from `server/discover`; a 2025-only server answers an error."""
-    meta = {
+def _envelope() -> JsonObject:
+    """What Jarvis's own 2026-07-28 requests say of their client in `_meta`."""
+    return {
         types.PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION,
         types.CLIENT_CAPABILITIES_META_KEY: {},
         types.CLIENT_INFO_META_KEY: CLIENT_INFO.model_dump(exclude_none=True),
     }
+
+
+async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:
+    """The 2026-era versions the server answers, from `server/discover`; a 2025-only server answers an error."""
     try:
         result = await connection.request(
-            "server/discover", {"_meta": meta}, min(timeout, _DISCOVER_TIMEOUT), version=LATEST_MODERN_VERSION
+            "server/discover", {"_meta": _envelope()}, min(timeout, _DISCOVER_TIMEOUT), version=LATEST_MODERN_VERSION
         )
     except (MCPError, TimeoutError):
         return ()

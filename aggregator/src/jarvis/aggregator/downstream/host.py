@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[set[str], set[str]], None]
 ResourceListener = Callable[[str, str], None]
+NoticeListener = Callable[[str, str, dict[str, Any]], None]  # (server, method, params)
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
 OTHER_SERVER = "other"
 NO_RUNTIME = (
@@ -94,6 +95,7 @@ class DownstreamHost:
         self._exposed: dict[tuple[tuple[str, ...], bool], _ExposedEntry] = {}
         self._listeners: list[Listener] = []
         self._resource_listeners: list[ResourceListener] = []
+        self._notice_listeners: list[NoticeListener] = []
         self._task: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
         self.synced = False
@@ -125,6 +127,18 @@ class DownstreamHost:
     def on_resource_updated(self, listener: ResourceListener) -> None:
         """`listener(server, uri)` runs when a server says one of its resources changed (it was subscribed)."""
         self._resource_listeners.append(listener)
+
+    def on_notice(self, listener: NoticeListener) -> None:
+        """`listener(server, method, params)` runs for each notification a server sends that Jarvis relays as the
+        wire had it (connection.py says which)."""
+        self._notice_listeners.append(listener)
+
+    def _notice(self, server: str, method: str, params: dict[str, Any]) -> None:
+        for listener in self._notice_listeners:
+            try:
+                listener(server, method, params)
+            except Exception:
+                log.exception("notice listener failed")
 
     def _resource_updated(self, server: str, uri: str) -> None:
         for listener in self._resource_listeners:
@@ -212,6 +226,7 @@ class DownstreamHost:
             self._tools_changed,
             interactive=interactive,
             on_resource_updated=self._resource_updated,
+            on_notice=self._notice,
         )
         if host is not None and host.eager:
             self.hosts[server.name].eager = True

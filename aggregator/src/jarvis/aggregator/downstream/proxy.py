@@ -29,12 +29,15 @@ from pydantic import ValidationError
 from jarvis.aggregator import audit
 from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.aggregate import Aggregate
+from jarvis.aggregator.downstream.content import namespaced_tool_result
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
+from jarvis.aggregator.downstream.logs import ServerLogs
 from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.downstream.supervisor import FAILING, RUNNING
+from jarvis.aggregator.downstream.task_notices import TaskNotices
 from jarvis.aggregator.downstream.tasks import SurfaceTasks, TaskHandles, is_task
 from jarvis.aggregator.downstream.tools import ServedTools, quarantine_message
 from jarvis.aggregator.downstream.versions import CACHE_HINTS, for_caller
@@ -99,6 +102,8 @@ class ProxySurface:
         )
         host.subscribe(self._changed)
         self.watches = ResourceWatches(host)
+        self.task_notices = TaskNotices(host)
+        self.server_logs = ServerLogs(host)
         self.aggregate = Aggregate(self, transparent.server_params)
         transparent.install(self)
         self.tasks = SurfaceTasks(self, task_handles or TaskHandles.for_plane(InternalPlane()))
@@ -219,7 +224,10 @@ class ProxySurface:
             )
         started, outcome = time.perf_counter(), "ok"
         try:
-            result = for_caller(await self._forward(ctx, exposed), ctx.protocol_version)
+            result = await self._forward(ctx, exposed)
+            if self.single_server(target) is None:  # a mixed surface: URIs in the content say whose they are
+                result = namespaced_tool_result(exposed.server, result)
+            result = for_caller(result, ctx.protocol_version)
             outcome = "error" if result.get("isError") else "ok"
             return result
         except MCPError:

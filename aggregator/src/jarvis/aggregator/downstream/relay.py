@@ -83,11 +83,11 @@ class CallerRelay:
             return caller
         return await _relay(caller, types.ElicitRequest(params=params), types.ElicitResult)
 
-    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """Relay a log message to the caller of the call under way; with none, nobody asked to hear it."""
+    async def log(self, params: types.LoggingMessageNotificationParams) -> bool:
+        """Relay a log message to the caller of the call under way; False with none (it is the server's own, then)."""
         caller = self._caller
         if caller is None:
-            return
+            return False
         # Deprecated for 2026-07-28, where the SDK sends it only to a caller that opted in on its request
         # (and at that level): exactly the filtering a relayed log line must go through.
         with warnings.catch_warnings():
@@ -95,6 +95,7 @@ class CallerRelay:
             await caller.session.send_log_message(
                 params.level, params.data, params.logger, related_request_id=caller.request_id
             )
+        return True
 
     def _caller_for(self, what: str, capability: str) -> Caller | types.ErrorData:
         caller = self._caller

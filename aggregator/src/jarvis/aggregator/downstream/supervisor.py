@@ -74,6 +74,7 @@ class ServerHost:
         *,
         interactive: bool = False,
         on_resource_updated: Callable[[str, str], None] | None = None,
+        on_notice: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.name = name
         # An interactive server may ask its caller (sampling, elicitation): its tool calls take turns.
@@ -84,6 +85,7 @@ class ServerHost:
         self._load_tools = load_tools
         self._on_tools_changed = on_tools_changed
         self._on_resource_updated = on_resource_updated
+        self._on_notice = on_notice
         self.state = STOPPED
         self.tools = ServedTools()
         self.connection: Connection | None = None
@@ -244,6 +246,7 @@ class ServerHost:
                     on_notification=self._on_notification,
                     relay=self.relay,
                     on_resource_updated=self._resource_updated,
+                    on_notice=self._notice,
                 ) as connection:
                     opened = connection
                     self.tools = await self._load_tools(self, connection)
@@ -314,6 +317,10 @@ class ServerHost:
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:
             self._on_resource_updated(self.name, uri)
+
+    async def _notice(self, method: str, params: dict[str, Any]) -> None:
+        if self._on_notice is not None:
+            self._on_notice(self.name, method, params)
 
     def reload_tools(self) -> None:
         """List the tools again in the background (after a change notice or an approval)."""

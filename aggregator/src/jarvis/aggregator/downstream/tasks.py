@@ -33,6 +33,7 @@ from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
+from jarvis.aggregator.downstream.content import namespaced_task
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.aggregator.downstream.wire import TASK_METHODS
 from jarvis.aggregator.tooling.request import principal_of
@@ -135,6 +136,26 @@ class SurfaceTasks:
         )
         return {**result, "taskId": handle}
 
+    def watched(
+        self, ctx: ServerRequestContext[Any], target: str, notifications: types.SubscriptionFilter
+    ) -> dict[TaskRef, str]:
+        """The tasks a listen stream asks to hear of (`taskIds`) that are the caller's on this surface, with the
+        handle it knows each by. A handle that does not open for it is left out of the acknowledgement, as a server
+        leaves out a task it does not know: it is not told whether the task exists."""
+        asked = (notifications.model_extra or {}).get("taskIds")
+        if asked is None:
+            return {}
+        require_client_extension(ctx, TASKS)  # SEP-2663: -32021 for a caller that did not declare the extension
+        if not isinstance(asked, list):
+            raise MCPError(types.INVALID_PARAMS, "taskIds must be a list of task ids")
+        caller = principal_of(ctx).token_id
+        watched: dict[TaskRef, str] = {}
+        for handle in asked:
+            ref = self.handles.open(handle, self.surface.kind, target, caller) if isinstance(handle, str) else None
+            if ref is not None and ref.server in self.surface.servers_of(target):
+                watched[ref] = handle
+        return watched
+
     def _forwarder(self, method: str) -> Callable[[ServerRequestContext[Any], Any], Awaitable[dict[str, Any]]]:
         async def forward(ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:
             # The spec's order: a caller that did not declare the extension is told so (-32021) whatever the id.
@@ -155,6 +176,8 @@ class SurfaceTasks:
                 raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
             if result.get("taskId") == ref.task_id:  # tasks/get states the task: by the caller's handle
                 result = {**result, "taskId": params.task_id}
+            if self.surface.single_server(target) is None:
+                result = namespaced_task(ref.server, result)
             return for_caller(result, ctx.protocol_version)
 
         return forward

@@ -5,8 +5,8 @@ passed on: a second caller's unsubscribe would end the first one's updates. A su
 the server is subscribed (on Jarvis's session, in its own version) when the first watcher comes and unsubscribed
 when the last goes, and each `notifications/resources/updated` it sends reaches every watcher of that URI in the
 form the watcher knows it (namespaced on a prefixed profile). A 2025-era caller watches with `resources/subscribe`
-and hears on its session; a 2026-07-28 caller watches with `subscriptions/listen`, whose stream the SDK's
-`ListenHandler` serves (acknowledgement first, subscription id on every frame) from a bus of its own.
+and hears on its session; a 2026-07-28 caller watches with `subscriptions/listen`, whose stream listen.py serves
+(acknowledgement first, subscription id on every frame).
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ToolsListChanged
+from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, SubscriptionsListenRequestParams, SubscriptionsListenResult
+from mcp_types import INTERNAL_ERROR, SubscriptionsListenResult
 
+from jarvis.aggregator.downstream.background import Background
 from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.listen import ListenStream
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)
@@ -44,8 +46,8 @@ class ResourceWatches:
     def __init__(self, host: DownstreamHost) -> None:
         self.host = host
         self._watchers: dict[tuple[str, str], set[Watcher]] = {}
-        self._streams: dict[str, set[InMemorySubscriptionBus]] = {}  # listen streams by target, for tools changes
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._streams: dict[str, set[ListenStream]] = {}  # listen streams by target, for tools changes
+        self._background = Background()
         # Per (server, URI), subscribes and unsubscribes take turns: a server never sees a last unsubscribe after a
         # new subscribe. (One small lock per URI ever watched; a slow server holds up its own URIs only.)
         self._turns: dict[tuple[str, str], asyncio.Lock] = {}
@@ -80,12 +82,12 @@ class ResourceWatches:
     def forget(self, watcher: Watcher) -> None:
         """Drop everything `watcher` watches, in the background (it may be called while being cancelled)."""
         for server, uri in list(watcher.watching):
-            self._spawn(self.unwatch(watcher, server, uri))
+            self._background.spawn(self.unwatch(watcher, server, uri))
 
     async def listen(
         self,
         ctx: ServerRequestContext[Any],
-        params: SubscriptionsListenRequestParams,
+        stream: ListenStream,
         target: str,
         present: Callable[[str, str], str],
         routes: list[tuple[str, str]],
@@ -94,26 +96,25 @@ class ResourceWatches:
         streams = self._streams.setdefault(target, set())
         if sum(len(s) for s in self._streams.values()) >= MAX_LISTEN_STREAMS:
             raise MCPError(INTERNAL_ERROR, "Subscription limit reached")
-        bus = InMemorySubscriptionBus()
 
         async def deliver(uri: str) -> None:
-            await bus.publish(ResourceUpdated(uri=uri))
+            stream.deliver(ResourceUpdated(uri=uri))
 
         watcher = Watcher(present, deliver)
-        streams.add(bus)
+        streams.add(stream)
         try:
             for server, uri in routes:
                 await self.watch(watcher, server, uri)
-            return await ListenHandler(bus)(ctx, params)
+            return await stream.serve(ctx)
         finally:
-            streams.discard(bus)
+            streams.discard(stream)
             self.forget(watcher)
 
     def tools_changed(self, targets: set[str]) -> None:
         """Tell the listen streams of `targets` that asked for it that their tools/list changed."""
         for target in targets:
-            for bus in list(self._streams.get(target, ())):
-                self._spawn(bus.publish(ToolsListChanged()))
+            for stream in list(self._streams.get(target, ())):
+                stream.deliver(ToolsListChanged())
 
     def _servers_changed(self, profiles: set[str], servers: set[str]) -> None:
         # A server that started again (a crash, a restart, a new launch spec) forgot Jarvis's subscriptions: renew
@@ -124,7 +125,7 @@ class ResourceWatches:
                 continue  # stopped: asking would start it; it renews when it starts
             for watched_server, uri in list(self._watchers):
                 if watched_server == server:
-                    self._spawn(self._renew(server, uri))
+                    self._background.spawn(self._renew(server, uri))
 
     async def _renew(self, server: str, uri: str) -> None:
         async with self._turns.setdefault((server, uri), asyncio.Lock()):
@@ -137,7 +138,7 @@ class ResourceWatches:
         for (watched_server, watched), watchers in list(self._watchers.items()):
             if watched_server == server and (uri == watched or uri.startswith(watched.rstrip("/") + "/")):
                 for watcher in list(watchers):
-                    self._spawn(self._deliver(watcher, server, uri))
+                    self._background.spawn(self._deliver(watcher, server, uri))
 
     async def _deliver(self, watcher: Watcher, server: str, uri: str) -> None:
         try:
@@ -145,12 +146,3 @@ class ResourceWatches:
         except Exception:  # the caller's session is gone: it watches nothing any more
             log.debug("resource update undeliverable; dropping the watcher", exc_info=True)
             self.forget(watcher)
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.get_running_loop().create_task(_run(work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-
-async def _run(work: Awaitable[None]) -> None:
-    await work
