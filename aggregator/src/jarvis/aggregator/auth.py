@@ -156,6 +156,7 @@ class McpGate:
         self.usage = usage
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = trimmed(scope)
         path = scope.get("path", "").rstrip("/")
         surface = self.surfaces.get(path) if scope["type"] == "http" else None
         dynamic = self.dynamic(path) if surface is None and self.dynamic and scope["type"] == "http" else None
@@ -445,3 +446,18 @@ async def _deny(
     metrics.auth_failures.labels(reason).inc()
     response: Response = JSONResponse({"error": error, "message": message}, status_code=status)
     await response(scope, receive, send)
+
+
+_OWS = b" \t"
+
+
+def trimmed(scope: Scope) -> Scope:
+    """`scope` with its header values stripped of surrounding whitespace, which is not part of a field value.
+
+    RFC 9110 5.5: a parser excludes leading and trailing whitespace from a field value. h11 does; the
+    httptools parser uvicorn prefers keeps it, so `Mcp-Name:  tools/call ` would not match the body's name.
+    """
+    headers = scope.get("headers") or []
+    if all(not value or (value[0] not in _OWS and value[-1] not in _OWS) for _, value in headers):
+        return scope
+    return {**scope, "headers": [(key, value.strip(_OWS)) for key, value in headers]}

@@ -118,6 +118,9 @@ def build_mcp_server(
             f"jarvis-{surface.name}",
             version=version,
             instructions=surface.instructions or None,
+            # Mcp-Param-* headers of a 2026-07-28 call are checked against the tool's schema; without this the
+            # SDK finds it by running a whole tools/list per call (a third of such a call's CPU).
+            get_tool_input_schema=lambda name: surface.get(name).input_schema if surface.has(name) else None,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
