@@ -10,9 +10,12 @@ so a new profile needs no restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any, cast
 
 import mcp_types as types
@@ -55,6 +58,7 @@ log = logging.getLogger(__name__)
 PROFILE, SHARE = "profile", "share"
 SERVERS = "servers"  # the scope surface that grants a downstream server's tools wherever they are served
 _MAX_SESSIONS = 10_000
+_SERVING: ContextVar[str | None] = ContextVar("jarvis_serving_target", default=None)
 
 
 class _ListChangingServer(Server[Any]):
@@ -97,6 +101,7 @@ class ProxySurface:
                 version=version,
                 on_list_tools=self._list_tools,
                 on_call_tool=self._call_tool,
+                get_tool_input_schema=self.input_schema,
                 cache_hints=CACHE_HINTS,
             )
         )
@@ -163,6 +168,25 @@ class ProxySurface:
 
     def reaches(self, principal: Principal) -> bool:
         return principal.may_use_surface(self.kind) or (self.kind == PROFILE and principal.may_use_surface(SERVERS))
+
+    @contextlib.contextmanager
+    def serving(self, target: str) -> Iterator[None]:
+        """Mark `target` as the profile or share the current request is for (see `input_schema`)."""
+        token = _SERVING.set(target)
+        try:
+            yield
+        finally:
+            _SERVING.reset(token)
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The input schema of tool `name` on the target being served, for the SDK's Mcp-Param-* header checks.
+
+        Without it the SDK runs a whole tools/list of the profile for every 2026-07-28 tools/call.
+        """
+        target = _SERVING.get()
+        exposed = self.tools(target).get(name) if target is not None and self.exists(target) else None
+        schema = exposed.definition.get("inputSchema") if exposed is not None else None
+        return schema if isinstance(schema, Mapping) else None
 
     def target_of(self, ctx: ServerRequestContext[Any]) -> str:
         request = ctx.request

@@ -95,7 +95,7 @@ class _Endpoint:
             and not self.surface.host.interactive(servers)
             and answer_as_json(scope.get("method", ""), scope.get(MESSAGES_SCOPE_KEY, []))
         )
-        with answer_mode(as_json):
+        with answer_mode(as_json), self.surface.serving(target):
             await self.app(scope, receive, send)
 
 
