@@ -166,6 +166,31 @@ class DenseIndex:
 
     def scores(self, query: str) -> DenseScores | None:
         """Every tool's cosine to `query`, or None while any tool lacks its vector, or without a model."""
+        ready = self._table()
+        if ready is None:
+            return None
+        table, model = ready
+        return DenseScores(table.names, table.rows, table.values @ self._query_vector(model, query))
+
+    def part_scores(self, parts: list[str]) -> tuple[DenseScores, list[DenseScores]] | None:
+        """Every tool's cosine to a request said in several parts, and to each part. Each part is embedded
+        alone and the request's vector is their sum, so a request costs what embedding it whole would
+        (the sum ranked as well as the whole request's own vector on the dev data)."""
+        ready = self._table()
+        if ready is None:
+            return None
+        table, model = ready
+        vectors = np.stack([self._query_vector(model, part) for part in parts])
+        whole = vectors.sum(axis=0)
+        whole /= max(float(np.linalg.norm(whole)), 1e-12)
+        cosines = table.values @ np.vstack([whole, vectors]).T
+        each = [
+            DenseScores(table.names, table.rows, np.ascontiguousarray(cosines[:, i])) for i in range(len(parts) + 1)
+        ]
+        return each[0], each[1:]
+
+    def _table(self) -> tuple[DenseScores, Embedder] | None:
+        """The matrix of every tool's vector and the model, once every tool has its vector."""
         with self._lock:
             if self._model is None or self._pending or not self._texts:
                 return None
@@ -173,8 +198,7 @@ class DenseIndex:
                 names = list(self._vectors)
                 matrix = np.stack([self._vectors[n] for n in names])
                 self._matrix = DenseScores(names, {n: i for i, n in enumerate(names)}, matrix)
-            table, model = self._matrix, self._model
-        return DenseScores(table.names, table.rows, table.values @ self._query_vector(model, query))
+            return self._matrix, self._model
 
     def _query_vector(self, model: Embedder, query: str) -> Vectors:
         with self._lock:
