@@ -37,10 +37,10 @@ class Counting:
         self.release = threading.Event()
         self.release.set()
 
-    def embed(self, texts: list[str], batch: int = 32, max_tokens: int = MAX_TOKENS) -> Vectors:
+    def embed(self, texts: list[str], max_tokens: int = MAX_TOKENS) -> Vectors:
         self.release.wait(10)
         self.texts += texts
-        return self.model.embed(texts, batch, max_tokens)
+        return self.model.embed(texts, max_tokens)
 
 
 def entry(name: str, description: str, **kw: object) -> ToolEntry:
@@ -90,9 +90,17 @@ def test_the_graph_written_without_onnx_computes_what_the_cached_one_does(tmp_pa
     assert cosine.min() > 0.9999, cosine
 
 
+def test_a_texts_vector_does_not_depend_on_the_texts_embedded_with_it(embedder: Embedder) -> None:
+    """int8 activations are scaled per call to the model: texts sharing a call would move each other."""
+    texts = ["show the logs of a lambda function", "x " * 300, "bake a chocolate cake with 3 eggs", "天气"]
+    together = embedder.embed(texts)
+    alone = np.stack([embedder.embed([text])[0] for text in texts])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(embedder.embed(texts[::-1])[::-1], together)
+
+
 def test_a_query_is_read_up_to_its_token_cap(embedder: Embedder) -> None:
-    # One WordPiece token per word: [CLS] + 6 words + [SEP] is 8 tokens. (One text per call: int8
-    # activations are scaled per batch, so batch mates move a vector slightly.)
+    # One WordPiece token per word: [CLS] + 6 words + [SEP] is 8 tokens.
     whole = embedder.embed(["red green blue cat dog fish tree rock sand"])[0]
     first_words = embedder.embed(["red green blue cat dog fish"])[0]
     capped = embedder.embed(["red green blue cat dog fish tree rock sand"], max_tokens=8)[0]
