@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.registry.domain.names import slugify
 
 REPO = Path(__file__).resolve().parents[2]
-DATASETS = REPO.parent / "shared" / "datasets"
+# Beside the repository (../shared/datasets), or where JARVIS_DATASETS says (a worktree kept elsewhere).
+DATASETS = Path(os.environ.get("JARVIS_DATASETS") or REPO.parent / "shared" / "datasets")
 TASKS = REPO / "bench" / "data" / "livemcpbench_tasks.json"
 _PLAIN = re.compile(r"\w+")
 

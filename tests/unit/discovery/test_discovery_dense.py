@@ -16,6 +16,7 @@ from jarvis.aggregator.discovery.dense import DenseIndex, dense_text
 from jarvis.aggregator.discovery.embedding import MAX_TOKENS, Embedder, ModelUnavailable, Vectors
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
+from jarvis.aggregator.discovery.text import clauses
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
 from tests.support.retrieval_data import Doc, PlainTfIdf, evaluate, metatool
 
@@ -36,10 +37,10 @@ class Counting:
         self.release = threading.Event()
         self.release.set()
 
-    def embed(self, texts: list[str], batch: int = 32, max_tokens: int = MAX_TOKENS) -> Vectors:
+    def embed(self, texts: list[str], max_tokens: int = MAX_TOKENS) -> Vectors:
         self.release.wait(10)
         self.texts += texts
-        return self.model.embed(texts, batch, max_tokens)
+        return self.model.embed(texts, max_tokens)
 
 
 def entry(name: str, description: str, **kw: object) -> ToolEntry:
@@ -89,9 +90,17 @@ def test_the_graph_written_without_onnx_computes_what_the_cached_one_does(tmp_pa
     assert cosine.min() > 0.9999, cosine
 
 
+def test_a_texts_vector_does_not_depend_on_the_texts_embedded_with_it(embedder: Embedder) -> None:
+    """int8 activations are scaled per call to the model: texts sharing a call would move each other."""
+    texts = ["show the logs of a lambda function", "x " * 300, "bake a chocolate cake with 3 eggs", "天气"]
+    together = embedder.embed(texts)
+    alone = np.stack([embedder.embed([text])[0] for text in texts])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(embedder.embed(texts[::-1])[::-1], together)
+
+
 def test_a_query_is_read_up_to_its_token_cap(embedder: Embedder) -> None:
-    # One WordPiece token per word: [CLS] + 6 words + [SEP] is 8 tokens. (One text per call: int8
-    # activations are scaled per batch, so batch mates move a vector slightly.)
+    # One WordPiece token per word: [CLS] + 6 words + [SEP] is 8 tokens.
     whole = embedder.embed(["red green blue cat dog fish tree rock sand"])[0]
     first_words = embedder.embed(["red green blue cat dog fish"])[0]
     capped = embedder.embed(["red green blue cat dog fish tree rock sand"], max_tokens=8)[0]
@@ -232,3 +241,30 @@ def test_a_gigantic_description_is_indexed_in_bounded_time() -> None:
     index = ToolIndex([entry("huge__blob", "tokens of text " * 500_000), *TOOLS])
     assert time.process_time() - started < 2.0
     assert index.search("calendar meeting", 1)[0].entry.name == "cal__create_event"
+
+
+def test_each_sentence_of_a_request_finds_its_own_tools(dense: DenseIndex) -> None:
+    """A request of two steps: the first says much and matches many tools, the second says little. Scored
+    whole, the first step's tools fill the first results; scored sentence by sentence as well, the second
+    step's tool is among them."""
+    logs = [
+        entry("logs__tail_log_events", "Read the latest log events of a CloudWatch log group", source="logs"),
+        entry("logs__search_log_groups", "Search CloudWatch log groups for a pattern", source="logs"),
+        entry("logs__list_log_streams", "List the log streams of a CloudWatch log group", source="logs"),
+        entry("logs__get_log_insights", "Run a CloudWatch Logs Insights query over log groups", source="logs"),
+        entry("lambda__get_function_logs", "Fetch the logs of an AWS Lambda function", source="lambda"),
+        entry("lambda__list_functions", "List the AWS Lambda functions of an account", source="lambda"),
+    ]
+    index = ToolIndex([*logs, *TOOLS[1:]], dense=dense)
+    dense.start()
+    assert dense.wait_ready(60)
+    request = (
+        "Read the latest CloudWatch log events of my Lambda function, search its log groups for errors and "
+        "list its log streams. Then add a meeting about it to my calendar."
+    )
+    assert "cal__create_event" in [h.entry.name for h in index.search(request, 3)]
+    # The whole request's vector is the sum of its sentences': one embedding per sentence, none for the whole.
+    whole, parts = dense.part_scores(clauses(request)) or (None, [])
+    assert whole is not None
+    assert len(parts) == 2
+    assert index.search(request, 1)[0].entry.name.startswith(("logs__", "lambda__"))

@@ -8,7 +8,7 @@ import pytest
 
 from jarvis.aggregator.discovery.entry import ToolEntry, schema_terms
 from jarvis.aggregator.discovery.index import ToolIndex
-from jarvis.aggregator.discovery.text import analyze, normalize_name, words
+from jarvis.aggregator.discovery.text import MAX_CLAUSES, analyze, clauses, normalize_name, words
 
 
 def entry(name: str, description: str = "", **kw: object) -> ToolEntry:
@@ -198,3 +198,20 @@ def test_early_stopping_keeps_the_callers_best_documents(monkeypatch: pytest.Mon
     exact = [h.entry.name for h in many.search(query, 10, visible)]
     assert len(fast) == 10
     assert fast == exact
+
+
+def test_a_request_of_several_sentences_is_split_into_them() -> None:
+    request = "Find a route from Beijing to Chengdu for my car. Then list the charging stations on it! Thanks a lot."
+    # "Thanks a lot." says too little to rank tools by: it joins the sentence before it.
+    assert clauses(request) == [
+        "Find a route from Beijing to Chengdu for my car.",
+        "Then list the charging stations on it! Thanks a lot.",
+    ]
+    # A file name or a domain is not the end of a sentence; one sentence stays whole.
+    assert clauses("Save the report to /root/pdf/report.pdf and mail it to www.example.com today") == [
+        "Save the report to /root/pdf/report.pdf and mail it to www.example.com today"
+    ]
+    assert clauses("  ") == [""]
+    many = " ".join(f"Look up the weather in city number {i}." for i in range(20))
+    assert len(clauses(many)) == MAX_CLAUSES
+    assert " ".join(clauses(many)) == many

@@ -1,7 +1,7 @@
 """Dense retrieval: each tool's embedding, computed off the request path, and cosine scores for a query.
 
 One background thread loads the model, then embeds whatever the catalog adds: first from the
-vector store (texts embedded by an earlier run), then with the model, in batches. Until every
+vector store (texts embedded by an earlier run), then with the model, one text at a time. Until every
 tool of the catalog has its vector, `scores` answers None and the index ranks lexically, so a
 start, or a refresh that brings thousands of new tools, never makes tool_find wait or stall.
 When the model cannot load, `status` says why and search stays lexical for good.
@@ -28,10 +28,10 @@ from jarvis.aggregator.discovery.text import words
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
 
 log = logging.getLogger(__name__)
-# Texts per model call: small enough that stop() never waits long for the call in flight. Texts are
-# sorted by length before batching, so a batch pads to its own longest text, not the catalog's.
+# Texts per task handed to a worker (the model reads each alone): few enough that stop() never waits long
+# for the task in flight.
 BATCH = 16
-# Texts taken from the pending set per round: enough that sorting by length leaves little padding.
+# Texts taken from the pending set per round (and per read of the vector store).
 ROUND = 1024
 # Model calls in flight while embedding. Each runs on one core at the thread's priority (nice 19 unless
 # benchmarking), so a second one only uses a core the machine leaves idle.
@@ -166,6 +166,31 @@ class DenseIndex:
 
     def scores(self, query: str) -> DenseScores | None:
         """Every tool's cosine to `query`, or None while any tool lacks its vector, or without a model."""
+        ready = self._table()
+        if ready is None:
+            return None
+        table, model = ready
+        return DenseScores(table.names, table.rows, table.values @ self._query_vector(model, query))
+
+    def part_scores(self, parts: list[str]) -> tuple[DenseScores, list[DenseScores]] | None:
+        """Every tool's cosine to a request said in several parts, and to each part. Each part is embedded
+        alone and the request's vector is their sum, so a request costs what embedding it whole would
+        (the sum ranked as well as the whole request's own vector on the dev data)."""
+        ready = self._table()
+        if ready is None:
+            return None
+        table, model = ready
+        vectors = np.stack([self._query_vector(model, part) for part in parts])
+        whole = vectors.sum(axis=0)
+        whole /= max(float(np.linalg.norm(whole)), 1e-12)
+        cosines = table.values @ np.vstack([whole, vectors]).T
+        each = [
+            DenseScores(table.names, table.rows, np.ascontiguousarray(cosines[:, i])) for i in range(len(parts) + 1)
+        ]
+        return each[0], each[1:]
+
+    def _table(self) -> tuple[DenseScores, Embedder] | None:
+        """The matrix of every tool's vector and the model, once every tool has its vector."""
         with self._lock:
             if self._model is None or self._pending or not self._texts:
                 return None
@@ -173,8 +198,7 @@ class DenseIndex:
                 names = list(self._vectors)
                 matrix = np.stack([self._vectors[n] for n in names])
                 self._matrix = DenseScores(names, {n: i for i, n in enumerate(names)}, matrix)
-            table, model = self._matrix, self._model
-        return DenseScores(table.names, table.rows, table.values @ self._query_vector(model, query))
+            return self._matrix, self._model
 
     def _query_vector(self, model: Embedder, query: str) -> Vectors:
         with self._lock:
@@ -237,9 +261,6 @@ class DenseIndex:
         keys = {text: vector_key(model.model_id, text) for text in texts}
         stored = store.get(list(keys.values()))
         found = {text: stored[key] for text, key in keys.items() if key in stored}
-        # In catalog order, each batch sorted by length inside the model: sorting the whole catalog by length
-        # first padded less but cost 0.012 recall@5 on the LiveMCPBench questions (int8 activations are scaled
-        # per batch, so a vector depends a little on its batch's neighbours).
         missing = [text for text in texts if text not in found]
         chunks = [missing[start : start + BATCH] for start in range(0, len(missing), BATCH)]
         for start in range(0, len(chunks), WORKERS):

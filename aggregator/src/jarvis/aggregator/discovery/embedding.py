@@ -7,8 +7,8 @@ checked against sentence-transformers' own output, cosine 1.0000; the int8 one i
 dynamic quantisation per channel makes of it, cosine 0.99 to the float model) and keeps it in the
 model cache (`JARVIS_MODEL_CACHE`, else ~/.cache/jarvis/models) under the weights'
 hash, so later starts only load it (~0.3 s). `tokenizers` splits text into WordPiece ids; pooling
-is the mean over real tokens, then L2 normalisation, as sentence-transformers computes the model's
-embeddings.
+is the mean over the tokens, then L2 normalisation, as sentence-transformers computes the model's
+embeddings. Each text is embedded alone (see `embed`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ Vectors = npt.NDArray[np.float32]
 # the graph with graph.py instead of onnx + quantize_dynamic kept it: the same int8 weights byte for
 # byte, the same function, vectors at cosine 1.0000, so stored vectors stay valid.)
 GRAPH_VERSION = "int8pc1"
+# Names how texts reach the graph; part of the id vectors are stored under. "alone": one text per call (a
+# vector no longer depends on the texts embedded with it), so vectors stored from batches are not reused.
+FEED_VERSION = "alone"
 
 
 class ModelUnavailable(Exception):
@@ -108,7 +111,7 @@ class Embedder:
         path = path or model_dir()
         graph = _quantised_graph(path, cache or model_cache())
         # Vectors are stored under this: other weights (or another model) never reuse them.
-        self.model_id = graph.stem
+        self.model_id = f"{graph.stem}.{FEED_VERSION}"
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()  # the shipped tokenizer pads to a fixed length; batches pad themselves
@@ -119,32 +122,28 @@ class Embedder:
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
-    def embed(self, texts: list[str], batch: int = 32, max_tokens: int = MAX_TOKENS) -> Vectors:
-        """One unit vector per text, in order, reading at most `max_tokens` tokens of each. Texts are
-        batched by length so padding stays small."""
+    def embed(self, texts: list[str], max_tokens: int = MAX_TOKENS) -> Vectors:
+        """One unit vector per text, in order, reading at most `max_tokens` tokens of each.
+
+        Each text is its own call to the model, so its vector is a function of the text alone: the graph
+        scales int8 activations per call, so texts embedded together moved each other's vectors (cosine
+        ~0.99, enough to move LiveMCPBench's recall@5 by 0.02 from one vector store to the next). Alone, no
+        text is padded to a longer one either: tools padded to batches of 16 cost ~75 % more tokens."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
-        if max_tokens < MAX_TOKENS:
-            # Cut as the tokenizer's own truncation does: the closing [SEP] stays.
-            ids = [i[: max_tokens - 1] + i[-1:] if len(i) > max_tokens else i for i in ids]
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            out[chunk] = self._encode([ids[i] for i in chunk])
+        for row, encoding in enumerate(self._tokenizer.encode_batch(texts)):
+            ids = encoding.ids
+            if len(ids) > max_tokens:
+                ids = ids[: max_tokens - 1] + ids[-1:]  # cut as the tokenizer's own truncation does: [SEP] stays
+            out[row] = self._encode(ids)
         return out
 
-    def _encode(self, batch_ids: list[list[int]]) -> Vectors:
-        n, length = len(batch_ids), max(len(ids) for ids in batch_ids)
-        tokens = np.zeros((n, length), dtype=np.int64)
-        mask = np.zeros((n, length), dtype=np.float32)
-        for i, ids in enumerate(batch_ids):
-            tokens[i, : len(ids)] = ids
-            mask[i, : len(ids)] = 1.0
+    def _encode(self, ids: list[int]) -> Vectors:
+        tokens = np.array([ids], dtype=np.int64)
+        mask = np.ones(tokens.shape, dtype=np.float32)
         hidden = self._session.run(
-            None, {"input_ids": tokens, "positions": np.arange(length, dtype=np.int64), "mask": mask}
-        )[0]
-        pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)  # type: ignore[no-any-return]
+            None, {"input_ids": tokens, "positions": np.arange(len(ids), dtype=np.int64), "mask": mask}
+        )[0][0]
+        pooled = hidden.mean(axis=0)
+        return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)  # type: ignore[no-any-return]

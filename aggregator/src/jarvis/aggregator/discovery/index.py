@@ -21,7 +21,9 @@ With a `DenseIndex` whose vectors are ready, a search is hybrid: both scores are
 over the catalog and added with the weights `LEXICAL_WEIGHT` and `DENSE_WEIGHT` (chosen on the
 MetaTool dev queries and the LiveMCPBench task questions: docs/decisions.md). Fusion and the
 caller's filter are numpy arrays indexed by document id, so every tool is fused, and a narrowly
-scoped caller costs no more than one who sees everything.
+scoped caller costs no more than one who sees everything. A request of several sentences ("Find the
+route. Then list the charging stations on it.") is also scored sentence by sentence, and each tool gets
+its best sentence's fused score added (`PART_WEIGHT`), so one step's many tools do not bury another's.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy.typing as npt
 
 from jarvis.aggregator.discovery.dense import DenseIndex, DenseScores
 from jarvis.aggregator.discovery.entry import Hit, ToolEntry, schema_terms
-from jarvis.aggregator.discovery.text import analyze, normalize_name
+from jarvis.aggregator.discovery.text import analyze, clauses, normalize_name
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ EXACT_NAME_BONUS = 100.0
 MAX_INDEXED_CHARS = 20_000
 LEXICAL_WEIGHT = 0.25
 DENSE_WEIGHT = 0.75
+# A request of several sentences adds, to each tool's score for the whole request, this times its best score
+# for any one sentence (tuned on MetaTool dev and the LiveMCPBench task questions: docs/decisions.md).
+PART_WEIGHT = 1.0
 # When no word of the query is in the catalog, a tool needs at least this cosine to be found by meaning
 # alone: below it MiniLM sees unrelated text, and "zzqxv" should find nothing rather than the least
 # unlike tools. (Applied to every tool, it cost 0.003 recall@5 on MetaTool.)
@@ -236,7 +241,7 @@ class ToolIndex:
     def search(self, query: str, limit: int = 10, allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
         """The best `limit` entries for `query` that `allowed` accepts, highest score first."""
         scores = self._scores(self._query_terms(query), allowed)
-        dense = self.dense.scores(query) if self.dense is not None and self._docs else None
+        dense, parts = self._dense_scores(query)
         exact = self.lookup(query.strip())
         if dense is None:
             if exact is not None:
@@ -244,11 +249,35 @@ class ToolIndex:
                 scores[doc] = scores.get(doc, 0.0) + EXACT_NAME_BONUS
             return self._top(scores, limit, allowed)
         fused = self._fuse(scores, dense)
+        if parts:
+            fused += PART_WEIGHT * self._best_part(parts, allowed)
         if exact is not None:
             fused[self._ids[exact.name]] += EXACT_NAME_BONUS
         if allowed is not None:
             fused[~self._mask(allowed)] = -np.inf
         return self._best(fused, limit)
+
+    def _dense_scores(self, query: str) -> tuple[DenseScores | None, list[tuple[str, DenseScores]]]:
+        """The dense side of a search: the query's cosines (None while the model or some tool's vector is
+        missing), and each sentence's with its text when the query has several."""
+        if self.dense is None or not self._docs:
+            return None, []
+        parts = clauses(query)
+        if len(parts) == 1:
+            return self.dense.scores(query), []
+        found = self.dense.part_scores(parts)
+        if found is None:
+            return None, []
+        return found[0], list(zip(parts, found[1], strict=True))
+
+    def _best_part(
+        self, parts: list[tuple[str, DenseScores]], allowed: Callable[[ToolEntry], bool] | None
+    ) -> npt.NDArray[np.float64]:
+        """Each document's best fused score for any one part of a request (0 where no part found it), so
+        the tools of a request's second and third steps are not outranked by more tools for its first."""
+        fused = [self._fuse(self._scores(self._query_terms(part), allowed), dense) for part, dense in parts]
+        best = np.max(fused, axis=0)
+        return np.where(np.isfinite(best), best, 0.0)
 
     def _fuse(self, lexical: dict[int, float], dense: DenseScores) -> npt.NDArray[np.float64]:
         """Every document's fused score, indexed by document id: min-max normalised dense and lexical

@@ -66,3 +66,29 @@ def analyze(text: str) -> list[str]:
 def normalize_name(name: str) -> str:
     """A tool name as people type it: case and separators ignored ("Jarvis-Server" == "jarvis_server")."""
     return "_".join(words(name))
+
+
+# Where a request moves on to its next step: the end of a sentence. A request for several things ("Find the
+# route. Then list the charging stations on it.") is scored sentence by sentence as well as whole (index.py).
+# Also splitting at ";", "then" and "and" scored no better (docs/decisions.md).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence with fewer index terms than this ("Thanks a lot.") joins the one before it: alone it says too
+# little to rank tools by.
+MIN_CLAUSE_TERMS = 3
+# A bound on the work of one query (each part is embedded and scored): the rest joins the last part.
+MAX_CLAUSES = 8
+
+
+def clauses(query: str) -> list[str]:
+    """The sentences of a request that says several things; one part when it says one."""
+    merged: list[str] = []
+    sizes: list[int] = []
+    for part in _SENTENCE_END.split(query.strip()):
+        size = len(analyze(part))
+        if merged and (size < MIN_CLAUSE_TERMS or sizes[-1] < MIN_CLAUSE_TERMS or len(merged) == MAX_CLAUSES):
+            merged[-1] += " " + part
+            sizes[-1] += size
+        else:
+            merged.append(part)
+            sizes.append(size)
+    return merged
