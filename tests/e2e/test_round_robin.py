@@ -115,6 +115,19 @@ async def test_a_share_serves_and_counts_across_both_processes(balanced: Balance
             await admin.call_tool("jarvis_share", {"action": "start", "name": "balanced-clock", "expires_in": 600})
         )["started"]
     token, path = started["token"], "/share/balanced-clock/mcp"
+
+    async def served_by_both() -> bool:
+        # The process that started the share knows it at once; the other reads shares every watch tick, and
+        # until then answers the share's path with 404.
+        try:
+            async with mcp_client(balanced.url(path), token) as probe:
+                for _ in range(4):
+                    await probe.list_tools()
+        except Exception:
+            return False
+        return True
+
+    await eventually(served_by_both, timeout=30, what="the new share served by both processes")
     before = dict(balanced.balancer.served)
     async with mcp_client(balanced.url(path), token) as guest:
         for zone in ("UTC", "Europe/Paris", "Asia/Tokyo", "UTC"):
