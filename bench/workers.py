@@ -2,14 +2,18 @@
 
 Same run, rounds interleaved (every server stays up, so the machine's background load hits all alike),
 1 and 16 concurrent MCP sessions over streamable HTTP on loopback, for:
-- the bare mcp-SDK server's trivial tool `ping` (one process, JSON answers as Jarvis gives);
+- the bare mcp-SDK server's trivial tool `ping`, one process, twice: as its `streamable_http_app()`
+  serves by default (SSE answers) and with JSON answers (as Jarvis gives);
 - the same tool proxied through Jarvis: a profile whose one stdio server is that SDK server;
 - `jarvis_server action=list`.
 Jarvis runs as `jarvis up --workers 1` and `--workers N` (N = cores; with Redis, which more than one
-worker needs). The clients run in `--client-processes` processes so that one Python process driving
-16 sessions is not what limits the figures. Targets (issue 13): N workers serve >= 1.8x the bare single
-process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP hop; p99 at
-16 clients no worse than the bare server's.
+worker needs). By default the SDK's client opens each session and makes one call, and that request is
+replayed on a raw keep-alive connection (bench/replay.py), so the clients' own CPU does not decide the
+figures on a machine whose cores they share; `--client sdk` drives every call with the SDK's client.
+`--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start
+once discovery has embedded the catalog in every worker. Targets (issue 13): N workers serve >= 1.8x the
+bare single process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP
+hop; p99 at 16 clients no worse than the bare server's.
 """
 
 from __future__ import annotations
