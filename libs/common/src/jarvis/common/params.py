@@ -205,3 +205,18 @@ __all__ = [
     "params_of",
     "property_schema",
 ]
+
+
+# Parameters many actions share
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """An action that takes no arguments."""
+
+
+@dataclass(frozen=True)
+class Named:
+    """An action on one thing, picked by its name."""
+
+    name: str

@@ -20,7 +20,7 @@ from jarvis.aggregator.surfaces.discovery.state import (
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Tool
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, NoParams
 
 MAX_QUERY_CHARS = 500
 MAX_LIMIT = 50
@@ -88,11 +88,6 @@ class Named:
 @dataclass(frozen=True)
 class Load:
     names: list[str] | None = None
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
 
 
 @dataclass(frozen=True)

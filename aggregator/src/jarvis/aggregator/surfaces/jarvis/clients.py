@@ -12,20 +12,10 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import ClientConfigPath, ClientEdited, ClientView
 from jarvis.common.errors import InvalidArgument, JarvisError, PermissionDenied
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, Named, NoParams
 
 PROFILE_PREFIX = "profile:"
 Path = Annotated[str | None, Arg("config file")]
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
-
-
-@dataclass(frozen=True)
-class Named:
-    name: str
 
 
 @dataclass(frozen=True)

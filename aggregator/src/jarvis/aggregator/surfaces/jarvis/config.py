@@ -10,13 +10,8 @@ from jarvis.aggregator.downstream import report
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import ConfigEntryView, ConfigListing, ConfigMigrated
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, NoParams
 from jarvis.common.scopes import ADMIN_CONFIG_KEYS
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,7 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import ProfileDeleted, ProfileSuggestion, ProfileView
 from jarvis.common.errors import InvalidArgument
-from jarvis.common.params import Arg
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
-
-
-@dataclass(frozen=True)
-class Named:
-    name: str
+from jarvis.common.params import Arg, Named, NoParams
 
 
 @dataclass(frozen=True)

@@ -23,22 +23,12 @@ from jarvis.aggregator.views.registry import (
     UsageStatView,
 )
 from jarvis.common.errors import InvalidArgument, PermissionDenied
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, Named, NoParams
 
 Limit = Annotated[int, Arg(minimum=1, maximum=100)]
 Env = Annotated[dict[str, str | None] | None, Arg("null unsets")]
 
 # Parameters
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
-
-
-@dataclass(frozen=True)
-class Named:
-    name: str
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,11 @@ from jarvis.aggregator.downstream.shares import Shares
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common.errors import FailedPrecondition
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, Named, NoParams
 
 # What the share keeper (downstream/shares.py) reports: the share's URL, token, expiry, uses and its tunnel's
 # own fields, which depend on the tunnel kind.
 ShareReport = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
-
-
-@dataclass(frozen=True)
-class Named:
-    name: str
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,10 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Tool
 from jarvis.aggregator.views.registry import DoctorCheckView
 from jarvis.common.errors import JarvisError
+from jarvis.common.params import NoParams
 
 # Probe results: {"ok": True | False | None, "detail": ..., and what the probe adds}.
 Checks = dict[str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,11 @@ from typing import Any
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
+from jarvis.common.params import NoParams
 
 # What the process running this aggregator reports (the CLI's embedded stack or a standalone aggregator):
 # its steps and outcomes differ by how Jarvis runs.
 SystemReport = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class NoParams:
-    pass
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,6 @@ def runtime(ctx: ToolContext) -> RuntimeGateway:
 
 
 @dataclass(frozen=True)
-class NoParams:
-    pass
-
-
-@dataclass(frozen=True)
 class ProjectScoped:
     project_id: str
 

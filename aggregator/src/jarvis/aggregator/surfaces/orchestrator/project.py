@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator.common import NoParams, ProjectScoped, runtime
+from jarvis.aggregator.surfaces.orchestrator.common import ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.runtime import ProjectDeleted, ProjectView, SecretView
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, NoParams
 
 AgentProtocol = Literal["stream-json", "codex-json", "gemini-json", "opencode-json", "text"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator.common import NoParams, ProjectScoped, runtime
+from jarvis.aggregator.surfaces.orchestrator.common import ProjectScoped, runtime
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Handler, Tool
 from jarvis.aggregator.views.runtime import (
@@ -19,7 +19,7 @@ from jarvis.aggregator.views.runtime import (
     ProjectTaskView,
     ToolResponseDelivered,
 )
-from jarvis.common.params import Arg
+from jarvis.common.params import Arg, NoParams
 
 RUN_WITH = "container action=exec command=<command>"
 
