@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LOG_MESSAGE = "notifications/message"
+MAX_LISTENERS = 10_000
 
 
 @dataclass(eq=False)
@@ -41,7 +43,9 @@ class _Listener:
 class ServerLogs:
     def __init__(self, host: DownstreamHost) -> None:
         self.host = host
-        self._listeners: dict[str, _Listener] = {}  # by the caller's MCP session id
+        # By the caller's MCP session id, oldest first: a session that ends says nothing, so the oldest go beyond
+        # the cap the proxy keeps for its sessions.
+        self._listeners: OrderedDict[str, _Listener] = OrderedDict()
         self._background = Background()
         host.on_notice(self._heard)
 
@@ -50,6 +54,9 @@ class ServerLogs:
         if level not in LEVELS:
             raise MCPError(types.INVALID_PARAMS, f"unknown log level {level!r}; one of {', '.join(LEVELS)}")
         self._listeners[session_id] = _Listener(session, servers, level)
+        self._listeners.move_to_end(session_id)
+        while len(self._listeners) > MAX_LISTENERS:
+            self._listeners.popitem(last=False)
         outcomes = await asyncio.gather(*(self._set(server) for server in servers), return_exceptions=True)
         for server, outcome in zip(servers, outcomes, strict=True):
             if isinstance(outcome, BaseException):
