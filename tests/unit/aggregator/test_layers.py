@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("audit", "probes"),
     ("usage", "sessions"),
     ("mcp_server",),  # binds a surface to an MCP server
+    ("direct_calls",),  # that server's tool calls, answered without the SDK's per-request machinery
     ("tunnel",),
     ("downstream",),  # the servers Jarvis hosts and proxies
     ("discovery",),  # the catalog and index over every tool

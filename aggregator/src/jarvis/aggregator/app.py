@@ -23,6 +23,7 @@ from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
+from jarvis.aggregator.direct_calls import DirectToolCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
 from jarvis.aggregator.downstream import metrics as downstream_metrics
 from jarvis.aggregator.downstream.routes import build_downstream, create_host
@@ -30,7 +31,7 @@ from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.gateways.scheduler import SchedulerGateway
-from jarvis.aggregator.mcp_server import build_mcp_server
+from jarvis.aggregator.mcp_server import Binding, ServesItself, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
@@ -94,9 +95,8 @@ class Aggregator:
         self.surfaces = build_surfaces(self.context)
         self.context.events.served.publish(tuple(self.surfaces))
         self.aliases = build_alias_table(self.surfaces)
-        self.mcp_servers = {
-            s.name: build_mcp_server(s, self.aliases, self.usage, self.metrics, VERSION) for s in self.surfaces
-        }
+        self.binding = Binding(self.aliases, self.usage, self.metrics, VERSION)
+        self.mcp_servers = {s.name: build_mcp_server(s, self.binding) for s in self.surfaces}
         # One ledger of session owners for every surface's manager: the per-token cap spans them all.
         self.sessions = SessionLedger(settings.max_sessions_per_token)
         self.managers = {
@@ -123,7 +123,7 @@ class Aggregator:
         self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
     def _build_app(self) -> Any:
-        routes = [Route(s.path, endpoint=StreamableHTTPASGIApp(self.managers[s.name])) for s in self.surfaces]
+        routes = [Route(s.path, endpoint=self._surface_app(s)) for s in self.surfaces]
         routes += self.downstream_routes.routes()
         # /healthz is the liveness answer under its older name.
         routes += [
@@ -160,6 +160,20 @@ class Aggregator:
             sessions=None if self.settings.stateless else self.sessions,
             limiter=limiter,
             usage=self.usage,
+        )
+
+    def _surface_app(self, surface: Surface) -> Any:
+        """The SDK's app for the surface's path; for a fixed tool list, with its tool calls answered directly."""
+        sdk = StreamableHTTPASGIApp(self.managers[surface.name])
+        if isinstance(surface, ServesItself) or not self.settings.direct_tool_calls:
+            return sdk
+        return DirectToolCalls(
+            sdk,
+            self.mcp_servers[surface.name],
+            surface,
+            self.binding,
+            stateless=self.settings.stateless,
+            json=self.settings.json_response,
         )
 
     @contextlib.asynccontextmanager

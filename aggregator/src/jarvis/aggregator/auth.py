@@ -37,7 +37,7 @@ from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.sessions import SessionLedger
 from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principal_from_token
-from jarvis.aggregator.tooling.request import MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
+from jarvis.aggregator.tooling.request import BODY_SCOPE_KEY, MESSAGES_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, Unauthenticated
@@ -269,6 +269,7 @@ class McpGate:
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         scope[MESSAGES_SCOPE_KEY] = messages
+        scope[BODY_SCOPE_KEY] = body
         keys = [(principal.token_id, surface_name, c.limit_key) for c in calls] if self._limited(principal) else []
         replayed, sending = _replay(body, receive), self._remember_session(send, principal)
         if self.limiter is not None and keys:

@@ -91,14 +91,7 @@ class ServesItself(Protocol):
     def build_server(self, binding: Binding) -> Server[Any]: ...
 
 
-def build_mcp_server(
-    surface: Surface,
-    aliases: dict[str, Rename],
-    usage: UsageRecorder,
-    metrics: AggregatorMetrics,
-    version: str,
-) -> Server[Any]:
-    binding = Binding(aliases, usage, metrics, version)
+def build_mcp_server(surface: Surface, binding: Binding) -> Server[Any]:
     if isinstance(surface, ServesItself):
         return surface.build_server(binding)
     tools = surface.list_mcp()
@@ -116,7 +109,7 @@ def build_mcp_server(
     return untraced(
         Server(
             f"jarvis-{surface.name}",
-            version=version,
+            version=binding.version,
             instructions=surface.instructions or None,
             # Mcp-Param-* headers of a 2026-07-28 call are checked against the tool's schema; without this the
             # SDK finds it by running a whole tools/list per call (a third of such a call's CPU).

@@ -4,6 +4,7 @@ it read, both kept in the ASGI scope; and the text result every tool answers wit
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
@@ -14,13 +15,18 @@ from jarvis.aggregator.tooling.results import jsonable
 
 PRINCIPAL_SCOPE_KEY = "jarvis.principal"
 MESSAGES_SCOPE_KEY = "jarvis.messages"  # the JSON-RPC messages of the body the gate read and replays
+BODY_SCOPE_KEY = "jarvis.body"  # that body as it came (a batch of one request is not one request)
 
 
 def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
     """The caller, as the HTTP auth middleware resolved it; stdio callers are the local user."""
-    request = ctx.request
-    scope = getattr(request, "scope", None)
-    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, dict) else None
+    scope = getattr(ctx.request, "scope", None)
+    return principal_in(scope if isinstance(scope, dict) else {})
+
+
+def principal_in(scope: Mapping[str, Any]) -> Principal:
+    """The caller the HTTP gate put in an ASGI scope; none there (stdio) is the local user."""
+    principal = scope.get(PRINCIPAL_SCOPE_KEY)
     return principal if isinstance(principal, Principal) else LOCAL_ADMIN
 
 

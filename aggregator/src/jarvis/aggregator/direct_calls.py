@@ -1,0 +1,204 @@
+"""`tools/call` on Jarvis's own surfaces, answered without the SDK's per-request server machinery.
+
+Why: a tool call is most of what agents send, and the SDK spends more CPU around one than the tool
+does. A 2026-07-28 request gets a connection, a runner, a dispatch context and a shielded cancel scope
+of its own; with several workers a 2025-era request goes through the stateless transport, which builds a
+transport, a JSON-RPC dispatcher and a server task per request. Measured with py-spy on
+`jarvis_server action=list` (two workers), that machinery was about half of a worker's CPU per call.
+
+What a call needs is small: the SDK's checks of the request, the tool, the SDK's shaping of the result.
+This takes exactly the requests whose answer is a tool's result, checks them with the SDK's own
+validators, runs the tool as the SDK's handler would (`Binding.run`: metrics, usage, audit), and shapes
+the result as the SDK's runner does. Everything else goes to the SDK unchanged: any request a check
+refuses (so every refusal is in the SDK's own words), every other method, notifications, batches,
+stateful 2025 sessions (their session table is the SDK's), SSE answers, unknown tools (the alias table
+answers those), and servers with middleware (an OpenTelemetry span must see every request).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.streamable_http import check_accept_headers
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+    x_mcp_header_map,
+)
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    INTERNAL_ERROR,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    CallToolRequestParams,
+    CallToolResult,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCResponse,
+)
+from mcp_types import methods as spec_methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.tooling.request import BODY_SCOPE_KEY, MESSAGES_SCOPE_KEY, principal_in
+from jarvis.aggregator.tooling.tool import Surface
+
+log = logging.getLogger(__name__)
+METHOD = "tools/call"
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A tools/call every check passed: what the tool gets and how its answer is worded."""
+
+    request_id: str | int
+    version: str
+    name: str
+    arguments: dict[str, Any] | None
+
+    @property
+    def modern(self) -> bool:
+        return self.version in MODERN_PROTOCOL_VERSIONS
+
+
+class DirectToolCalls:
+    """ASGI app for one surface's path: its tool calls answered here, everything else by `sdk`."""
+
+    def __init__(
+        self, sdk: ASGIApp, server: Server[Any], surface: Surface, binding: Binding, *, stateless: bool, json: bool
+    ) -> None:
+        self.sdk = sdk
+        self.server = server
+        self.surface = surface
+        self.binding = binding
+        self.stateless = stateless
+        # With SSE answers, or a server whose middleware or cache hints shape calls, the SDK answers.
+        self.enabled = json and not server.middleware and METHOD not in server.cache_hints
+        self._declares_headers: dict[str, bool] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        call = self._taken(scope) if self.enabled else None
+        if call is None:
+            await self.sdk(scope, receive, send)
+            return
+        result = await self.binding.run(
+            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name
+        )
+        await self._answer(call, result)(scope, receive, send)
+
+    def _taken(self, scope: Scope) -> _Call | None:
+        """The call, when this request is one to answer here; None hands it to the SDK."""
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return None
+        messages, body = scope.get(MESSAGES_SCOPE_KEY), scope.get(BODY_SCOPE_KEY)
+        if not isinstance(messages, list) or len(messages) != 1 or not isinstance(body, bytes):
+            return None
+        if body[:64].lstrip()[:1] != b"{":  # a batch of one request is refused by the SDK
+            return None
+        message = messages[0]
+        if not (
+            isinstance(message, dict)
+            and message.get("jsonrpc") == "2.0"
+            and message.get("method") == METHOD
+            and isinstance(message.get("params"), dict)
+        ):
+            return None
+        request_id, params = message.get("id"), message["params"]
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return None
+        if not isinstance(params.get("name"), str) or not self.surface.has(params["name"]):
+            return None
+        request = Request(scope)
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        if content_type != JSON or not check_accept_headers(request)[0]:
+            return None
+        version = self._version(request, message, params)
+        if version is None:
+            return None
+        try:
+            spec_methods.validate_client_request(METHOD, version, params)
+            entry = self.server.get_request_handler(METHOD)
+            typed = entry.params_type.model_validate(params, by_name=False) if entry is not None else None
+        except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
+            return None
+        if not isinstance(typed, CallToolRequestParams):
+            return None
+        call = _Call(request_id, version, typed.name, typed.arguments)
+        if call.modern and self._header_mismatch(call, request):
+            return None
+        return call
+
+    def _version(self, request: Request, message: dict[str, Any], params: dict[str, Any]) -> str | None:
+        """The protocol version the SDK would serve this request at, or None where it would refuse it or
+        keep state for it."""
+        header = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if header is None or header in HANDSHAKE_PROTOCOL_VERSIONS:
+            # Stateful sessions are the SDK's; a 2026 envelope on the handshake era is refused by it.
+            meta = params.get("_meta")
+            if not self.stateless or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta):
+                return None
+            return header or DEFAULT_NEGOTIATED_VERSION
+        if find_duplicated_routing_header(request.headers.items()) is not None:
+            return None
+        route = classify_inbound_request(message, headers=dict(request.headers))
+        return route.protocol_version if isinstance(route, InboundModernRoute) else None
+
+    def _header_mismatch(self, call: _Call, request: Request) -> bool:
+        """Whether the call's Mcp-Param-* headers disagree with its arguments. Only a tool whose schema
+        declares such headers can have a mismatch, so the schema is walked once per tool, not per call."""
+        schema = self.surface.get(call.name).input_schema
+        declares = self._declares_headers.get(call.name)
+        if declares is None:
+            declares = self._declares_headers[call.name] = bool(x_mcp_header_map(schema))
+        return declares and validate_mcp_param_headers(schema, call.arguments or {}, request.headers) is not None
+
+    def _answer(self, call: _Call, result: CallToolResult) -> Response:
+        """The JSON-RPC response the SDK's runner and transport would give for `result`."""
+        try:
+            shaped: dict[str, Any] | None = self._shaped(call, result)
+        except ValidationError:
+            # A server bug, not the caller's: the detail stays in the log (it echoes the result).
+            log.exception("tool %r returned an invalid result", call.name)
+            shaped = None
+        if shaped is None:
+            reply: JSONRPCResponse | JSONRPCError = JSONRPCError(
+                jsonrpc="2.0",
+                id=call.request_id,
+                error=ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result"),
+            )
+        else:
+            reply = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=shaped)
+        if not call.modern:
+            # As the handshake-era transport writes it, always with status 200.
+            return Response(reply.model_dump_json(by_alias=True, exclude_unset=True), media_type=JSON)
+        status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200) if isinstance(reply, JSONRPCError) else 200
+        body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=JSON)
+
+    def _shaped(self, call: _Call, result: CallToolResult) -> dict[str, Any]:
+        """`result` in the caller's protocol version: sieved by the version's result schema, and on the
+        2026-07-28 wire with `resultType` and the server's identity stamped, as the runner does."""
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        shaped = spec_methods.serialize_server_result(METHOD, call.version, dumped)
+        if call.modern:
+            if shaped.get("resultType") is None:
+                shaped["resultType"] = "complete"
+            meta = shaped.get("_meta")
+            if meta is None:
+                shaped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+            elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
+                shaped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return shaped
