@@ -9,7 +9,9 @@ Same run, rounds interleaved (every server stays up, so the machine's background
 Jarvis runs as `jarvis up --workers 1` and `--workers N` (N = cores; with Redis, which more than one
 worker needs). By default the SDK's client opens each session and makes one call, and that request is
 replayed on a raw keep-alive connection (bench/replay.py), so the clients' own CPU does not decide the
-figures on a machine whose cores they share; `--client sdk` drives every call with the SDK's client.
+figures on a machine whose cores they share; `--client wrk` has the C load generator wrk send the captured
+requests instead (bench/wrk_load.py: ~140 us less client CPU per call, which several workers otherwise share
+with the client); `--client sdk` drives every call with the SDK's client.
 `--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start
 once discovery has embedded the catalog in every worker. Targets (issue 13): N workers serve >= 1.8x the
 bare single process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP
@@ -34,6 +36,7 @@ from typing import Any
 
 from common import LoadResult, bare_server, mcp_client, temp_jarvis
 from replay import captured_call, replay
+from wrk_load import wrk_load
 
 from tests.support.stack import result_json
 
@@ -99,6 +102,16 @@ async def _replayed(url: str, clients: int, calls: int, kind: str, mode: str) ->
         return await replay(captured, calls)
 
 
+async def _wrk(label: str, url: str, clients: int, kind: str, mode: str, seconds: float) -> LoadResult:
+    """wrk drives the captured requests while the SDK's sessions stay open (a 2025 session ends with its client)."""
+    tool, arguments = CALLS[kind]
+    async with contextlib.AsyncExitStack() as sessions:
+        captured = [
+            await sessions.enter_async_context(captured_call(url, tool, arguments, mode)) for _ in range(clients)
+        ]
+        return await asyncio.to_thread(wrk_load, label, captured, seconds)
+
+
 def _load_process(
     url: str, clients: int, calls: int, kind: str, client: str, mode: str
 ) -> tuple[list[float], float, int]:
@@ -116,9 +129,12 @@ class Load:
     processes: int
     client: str
     mode: str
+    seconds: float
 
     def run(self, label: str, url: str, clients: int, calls: int, kind: str) -> LoadResult:
         """`clients` sessions spread over the processes; calls/s adds up each process's own rate."""
+        if self.client == "wrk":
+            return asyncio.run(_wrk(label, url, clients, kind, self.mode, self.seconds))
         processes = min(clients, self.processes)
         shares = [clients // processes + (i < clients % processes) for i in range(processes)]
         futures = [self.pool.submit(_load_process, url, n, calls, kind, self.client, self.mode) for n in shares]
@@ -176,7 +192,7 @@ def main(options: argparse.Namespace) -> None:
             temp_jarvis("--workers", str(workers)) as many,
             ProcessPoolExecutor(options.client_processes) as pool,
         ):
-            load = Load(pool, options.client_processes, options.client, options.protocol)
+            load = Load(pool, options.client_processes, options.client, options.protocol, options.seconds)
             for running in (one, many):
                 asyncio.run(prepare(running.url(), script))
             time.sleep(3)  # every worker sees the profile (they re-read the registry every 2 s)
@@ -230,8 +246,12 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--client-processes", type=int, default=1)
     parser.add_argument(
-        "--client", choices=("replay", "sdk"), default="replay", help="raw replay of the SDK's request, or the SDK"
+        "--client",
+        choices=("replay", "wrk", "sdk"),
+        default="replay",
+        help="raw replay of the SDK's request (Python, or wrk), or the SDK",
     )
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of a wrk round")
     parser.add_argument("--protocol", default="legacy", help="legacy (2025-11-25 sessions) or 2026-07-28")
     parser.add_argument(
         "--clients", type=lambda v: [int(c) for c in v.split(",")], default=[1, 16], help="concurrency levels"
