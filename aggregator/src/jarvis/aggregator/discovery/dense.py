@@ -220,7 +220,10 @@ class DenseIndex:
             if self._query_pool is None:
                 self._query_pool = ThreadPoolExecutor(QUERY_WORKERS, "discovery-query")
             pool = self._query_pool
-        return PendingQuery(table, [pool.submit(self._part_cosines, table.values, model, part) for part in parts])
+        # Longest first: the model's time grows with a part's length, so the last to finish is a short one.
+        longest_first = sorted(range(len(parts)), key=lambda i: -len(parts[i]))
+        started = {i: pool.submit(self._part_cosines, table.values, model, parts[i]) for i in longest_first}
+        return PendingQuery(table, [started[i] for i in range(len(parts))])
 
     def _part_cosines(self, matrix: Vectors, model: Embedder, part: str) -> tuple[Vectors, Vectors]:
         vector = self._query_vector(model, part)
