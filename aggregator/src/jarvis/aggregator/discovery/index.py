@@ -24,6 +24,8 @@ caller's filter are numpy arrays indexed by document id, so every tool is fused,
 scoped caller costs no more than one who sees everything. A request of several sentences ("Find the
 route. Then list the charging stations on it.") is also scored sentence by sentence, and each tool gets
 its best sentence's fused score added (`PART_WEIGHT`), so one step's many tools do not bury another's.
+The hybrid reads every posting of the query's terms, in numpy (no early stop: it costs less than the
+model), and scores the words while the dense index embeds the sentences on its query threads.
 """
 
 from __future__ import annotations
