@@ -208,7 +208,7 @@ class DenseIndex:
     def query(self, parts: list[str]) -> PendingQuery | None:
         """Start computing every tool's cosine to a request said in `parts` (one or more), or None while any
         tool lacks its vector, or without a model. Each part is embedded alone, and multiplied by the tools'
-        matrix, on the query pool: parts run side by side (ONNX Runtime and BLAS release the GIL) while the
+        matrix, on the query pool: parts run side by side (ONNX Runtime and numpy release the GIL) while the
         caller scores the request's words. The request's vector is the sum of its parts', so a request costs
         what embedding it whole would (the sum ranked as well as the whole request's own vector on the dev
         data)."""

@@ -268,17 +268,16 @@ class ToolIndex:
     def _lexical(self, texts: list[str]) -> npt.NDArray[np.float64]:
         """Each text's BM25F score for every document (a row per text, a column per document id), every
         posting read: each term's scores are laid out once and every text's row is the sum of those of its
-        terms. So a request's sentences cost little more than the request (scoring
-        each again in Python cost about half of a long request's search beside the model)."""
-        per_text = [[term for _, term in self._known_terms(text)] for text in texts]
-        terms = list(dict.fromkeys(term for known in per_text for term in known))
-        n = len(self._docs)
-        table = np.zeros((len(terms), self._next))
-        for i, term in enumerate(terms):
+        terms. So a request's sentences cost little more than the request (scoring each again in Python
+        cost about half of a long request's search beside the model)."""
+        per_text = [self._known_terms(text) for text in texts]
+        idfs = {term: idf for known in per_text for idf, term in known}
+        column = {term: i for i, term in enumerate(idfs)}
+        table = np.zeros((len(idfs), self._next))
+        for term, idf in idfs.items():
             docs, weights = self._posting_arrays(term)
-            table[i, docs] = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5)) * weights
-        column = {term: i for i, term in enumerate(terms)}
-        return np.stack([table[[column[term] for term in known]].sum(axis=0) for known in per_text])
+            table[column[term], docs] = idf * weights
+        return np.stack([table[[column[term] for _, term in known]].sum(axis=0) for known in per_text])
 
     def _posting_arrays(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """A term's postings as arrays (document ids, weights), kept until the catalog changes."""
