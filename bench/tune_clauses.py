@@ -104,7 +104,10 @@ class Tuning:
         assert scores is not None
         if vector is not None:
             scores = DenseScores(scores.names, scores.rows, self.dense_matrix() @ vector)
-        return self.index._fuse(self.index._scores(self.index._query_terms(text), None), scores)
+        values = scores.values.reshape(len(scores.names), -1)
+        fused = self.index._fuse(self.index._lexical([text]), DenseScores(scores.names, scores.rows, values))
+        row: Fused = fused[0]
+        return row
 
     def dense_matrix(self) -> Vectors:
         table = self.dense._matrix

@@ -263,8 +263,44 @@ def test_each_sentence_of_a_request_finds_its_own_tools(dense: DenseIndex) -> No
         "list its log streams. Then add a meeting about it to my calendar."
     )
     assert "cal__create_event" in [h.entry.name for h in index.search(request, 3)]
-    # The whole request's vector is the sum of its sentences': one embedding per sentence, none for the whole.
-    whole, parts = dense.part_scores(clauses(request)) or (None, [])
-    assert whole is not None
-    assert len(parts) == 2
     assert index.search(request, 1)[0].entry.name.startswith(("logs__", "lambda__"))
+
+
+def test_a_requests_sentences_are_embedded_side_by_side_as_they_would_be_one_by_one(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Each sentence is embedded on its own query thread, at the same time (the model waits until two calls
+    are in flight, so embedding them one after the other would time out), and the cosines are those of
+    embedding the sentences one by one and the whole request as the normalised sum of their vectors: one
+    embedding per sentence, none for the whole."""
+    request = "Read the latest CloudWatch log events of my Lambda function. Then add a meeting to my calendar."
+    sentences = clauses(request)
+    assert len(sentences) == 2
+    meeting = threading.Barrier(2, timeout=10)
+
+    class SideBySide(Counting):
+        def embed(self, texts: list[str], max_tokens: int = MAX_TOKENS) -> Vectors:
+            if texts[0] in sentences:
+                meeting.wait()
+            return super().embed(texts, max_tokens)
+
+    model = SideBySide(embedder)
+    dense = DenseIndex(tmp_path, loader=lambda: model, lowest_priority=False)  # type: ignore[arg-type,return-value]
+    dense.upsert(TOOLS)
+    dense.start()
+    try:
+        assert dense.wait_ready(60)
+        model.texts.clear()
+        pending = dense.query(sentences)
+        assert pending is not None
+        found = pending.result()
+        assert sorted(model.texts) == sorted(sentences)
+        matrix = np.stack([embedder.embed([dense_text(t)])[0] for t in TOOLS])
+        order = [found.rows[t.name] for t in TOOLS]
+        one_by_one = np.stack([embedder.embed([s])[0] for s in sentences])
+        whole = one_by_one.sum(axis=0)
+        expected = np.column_stack([matrix @ (whole / np.linalg.norm(whole)), matrix @ one_by_one.T])
+        assert found.values.shape == (len(TOOLS), 3)
+        assert np.allclose(found.values[order], expected, atol=1e-6)
+    finally:
+        dense.stop()

@@ -142,6 +142,21 @@ def test_incremental_updates_rank_like_a_fresh_build(index: ToolIndex) -> None:
         assert all(abs(a.score - b.score) <= 0.1 * b.score for a, b in zip(updated, rebuilt, strict=True))
 
 
+def test_a_requests_sentences_are_scored_as_each_would_be_alone(index: ToolIndex) -> None:
+    """The hybrid's word scores (one row per text, from shared per-term rows) are each text's own BM25F
+    scores, and follow catalog changes (the per-term arrays are rebuilt)."""
+    texts = ["read a file. Then get the weather forecast for my city.", "read a file.", "weather forecast city"]
+    for _ in range(2):
+        rows = index._lexical(texts)
+        for text, row in zip(texts, rows, strict=True):
+            alone = index._scores(index._query_terms(text), None)
+            assert {doc: pytest.approx(score) for doc, score in alone.items()} == {
+                doc: float(row[doc]) for doc in row.nonzero()[0]
+            }
+        index.upsert([entry("weather__alerts", "Severe weather alerts for a city", tool="alerts")])
+    assert index._lexical(["weather"])[0][index._ids["weather__alerts"]] > 0
+
+
 def test_ten_thousand_tools_build_and_search_fast() -> None:
     verbs = ["get", "list", "create", "delete", "update", "search", "read", "write", "send", "run"]
     nouns = [

@@ -16,7 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,9 @@ QUERY_TOKENS = 128
 # A description past this says nothing the model would read (it keeps 128 tokens); cut before tokenising.
 MAX_TEXT_CHARS = 1500
 QUERY_CACHE = 1024
+# Threads that embed a request's parts (and multiply each by the tools' matrix) while the request's thread
+# scores its words: on the request path, so at normal priority, one intra-op thread each like every call.
+QUERY_WORKERS = 2
 CONTEXT_CHARS = 200
 
 
@@ -70,7 +73,8 @@ class DenseStatus:
 
 @dataclass(frozen=True)
 class DenseScores:
-    """One value per tool: its vector (the stored matrix) or its cosine to a query (a search's answer)."""
+    """One row per tool: its vector (the stored matrix), or its cosine to a query (a search's answer: one
+    value, or one column per part of a request)."""
 
     names: list[str]
     rows: dict[str, int]
@@ -78,6 +82,26 @@ class DenseScores:
 
 
 Loader = Callable[[], Embedder]
+
+
+class PendingQuery:
+    """A request's cosines being computed on the query pool (`DenseIndex.query`)."""
+
+    def __init__(self, table: DenseScores, parts: list[Future[tuple[Vectors, Vectors]]]) -> None:
+        self._table = table
+        self._parts = parts
+
+    def result(self) -> DenseScores:
+        """One column per tool row: the whole request's cosines, then each part's when there are several.
+        The whole request's vector is the normalised sum of its parts', so its cosines are the sum of theirs
+        divided by that sum's norm: no product with the matrix for it."""
+        done = [part.result() for part in self._parts]
+        columns = np.column_stack([cosines for _, cosines in done])
+        if len(done) > 1:
+            whole = np.sum([vector for vector, _ in done], axis=0)
+            norm = max(float(np.linalg.norm(whole)), 1e-12)
+            columns = np.column_stack([columns.sum(axis=1) / np.float32(norm), columns])
+        return DenseScores(self._table.names, self._table.rows, columns)
 
 
 class DenseIndex:
@@ -99,6 +123,7 @@ class DenseIndex:
         self._state, self._detail = "loading", ""
         self._stopped = False
         self._thread: threading.Thread | None = None
+        self._query_pool: ThreadPoolExecutor | None = None
         self.last_batch_seconds = 0.0
 
     def start(self) -> None:
@@ -110,6 +135,9 @@ class DenseIndex:
         with self._lock:
             self._stopped = True
             self._lock.notify_all()
+            pool, self._query_pool = self._query_pool, None
+        if pool is not None:
+            pool.shutdown()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
@@ -164,30 +192,44 @@ class DenseIndex:
 
     # ------------------------------------------------------------ search
 
+    @property
+    def ready(self) -> bool:
+        """Whether every tool has its vector (read without the lock: `query` checks again)."""
+        return self._model is not None and not self._pending and bool(self._texts)
+
     def scores(self, query: str) -> DenseScores | None:
         """Every tool's cosine to `query`, or None while any tool lacks its vector, or without a model."""
-        ready = self._table()
-        if ready is None:
+        pending = self.query([query])
+        if pending is None:
             return None
-        table, model = ready
-        return DenseScores(table.names, table.rows, table.values @ self._query_vector(model, query))
+        found = pending.result()
+        return DenseScores(found.names, found.rows, np.ascontiguousarray(found.values[:, 0]))
 
-    def part_scores(self, parts: list[str]) -> tuple[DenseScores, list[DenseScores]] | None:
-        """Every tool's cosine to a request said in several parts, and to each part. Each part is embedded
-        alone and the request's vector is their sum, so a request costs what embedding it whole would
-        (the sum ranked as well as the whole request's own vector on the dev data)."""
+    def query(self, parts: list[str]) -> PendingQuery | None:
+        """Start computing every tool's cosine to a request said in `parts` (one or more), or None while any
+        tool lacks its vector, or without a model. Each part is embedded alone, and multiplied by the tools'
+        matrix, on the query pool: parts run side by side (ONNX Runtime and numpy release the GIL) while the
+        caller scores the request's words. The request's vector is the sum of its parts', so a request costs
+        what embedding it whole would (the sum ranked as well as the whole request's own vector on the dev
+        data)."""
         ready = self._table()
         if ready is None:
             return None
         table, model = ready
-        vectors = np.stack([self._query_vector(model, part) for part in parts])
-        whole = vectors.sum(axis=0)
-        whole /= max(float(np.linalg.norm(whole)), 1e-12)
-        cosines = table.values @ np.vstack([whole, vectors]).T
-        each = [
-            DenseScores(table.names, table.rows, np.ascontiguousarray(cosines[:, i])) for i in range(len(parts) + 1)
-        ]
-        return each[0], each[1:]
+        with self._lock:
+            if self._query_pool is None:
+                self._query_pool = ThreadPoolExecutor(QUERY_WORKERS, "discovery-query")
+            pool = self._query_pool
+        # Longest first: the model's time grows with a part's length, so the last to finish is a short one.
+        longest_first = sorted(range(len(parts)), key=lambda i: -len(parts[i]))
+        started = {i: pool.submit(self._part_cosines, table.values, model, parts[i]) for i in longest_first}
+        return PendingQuery(table, [started[i] for i in range(len(parts))])
+
+    def _part_cosines(self, matrix: Vectors, model: Embedder, part: str) -> tuple[Vectors, Vectors]:
+        vector = self._query_vector(model, part)
+        # einsum's own loop, not BLAS: as fast as one BLAS thread here, and OpenBLAS's threads spin after each
+        # call, burning a core that the other query thread (or another request) needs.
+        return vector, np.einsum("ij,j->i", matrix, vector)
 
     def _table(self) -> tuple[DenseScores, Embedder] | None:
         """The matrix of every tool's vector and the model, once every tool has its vector."""

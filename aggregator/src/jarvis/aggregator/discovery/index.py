@@ -24,6 +24,8 @@ caller's filter are numpy arrays indexed by document id, so every tool is fused,
 scoped caller costs no more than one who sees everything. A request of several sentences ("Find the
 route. Then list the charging stations on it.") is also scored sentence by sentence, and each tool gets
 its best sentence's fused score added (`PART_WEIGHT`), so one step's many tools do not bury another's.
+The hybrid reads every posting of the query's terms, in numpy (no early stop: it costs less than the
+model), and scores the words while the dense index embeds the sentences on its query threads.
 """
 
 from __future__ import annotations
@@ -123,6 +125,8 @@ class ToolIndex:
         self._by_normal_name: dict[str, str] = {}
         self.version = 0  # changes whenever an entry is added, replaced or removed
         self._rows_cache: tuple[list[str], int, npt.NDArray[np.int64]] | None = None
+        self._arrays: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self._arrays_version = -1
         self._masks: weakref.WeakKeyDictionary[Callable[[ToolEntry], bool], tuple[int, npt.NDArray[np.bool_]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -240,64 +244,72 @@ class ToolIndex:
 
     def search(self, query: str, limit: int = 10, allowed: Callable[[ToolEntry], bool] | None = None) -> list[Hit]:
         """The best `limit` entries for `query` that `allowed` accepts, highest score first."""
-        scores = self._scores(self._query_terms(query), allowed)
-        dense, parts = self._dense_scores(query)
+        pending = self.dense.query(parts := clauses(query)) if self.dense is not None and self.dense.ready else None
         exact = self.lookup(query.strip())
-        if dense is None:
+        if pending is None:
+            scores = self._scores(self._query_terms(query), allowed)
             if exact is not None:
                 doc = self._ids[exact.name]
                 scores[doc] = scores.get(doc, 0.0) + EXACT_NAME_BONUS
             return self._top(scores, limit, allowed)
-        fused = self._fuse(scores, dense)
-        if parts:
-            fused += PART_WEIGHT * self._best_part(parts, allowed)
+        # The words are scored while the query pool embeds the parts.
+        texts = [query, *parts] if len(parts) > 1 else [query]
+        fused = self._fuse(self._lexical(texts), pending.result())
+        score = fused[0]
+        if len(texts) > 1:
+            best = fused[1:].max(axis=0)
+            score += PART_WEIGHT * np.where(np.isfinite(best), best, 0.0)
         if exact is not None:
-            fused[self._ids[exact.name]] += EXACT_NAME_BONUS
+            score[self._ids[exact.name]] += EXACT_NAME_BONUS
         if allowed is not None:
-            fused[~self._mask(allowed)] = -np.inf
-        return self._best(fused, limit)
+            score[~self._mask(allowed)] = -np.inf
+        return self._best(score, limit)
 
-    def _dense_scores(self, query: str) -> tuple[DenseScores | None, list[tuple[str, DenseScores]]]:
-        """The dense side of a search: the query's cosines (None while the model or some tool's vector is
-        missing), and each sentence's with its text when the query has several."""
-        if self.dense is None or not self._docs:
-            return None, []
-        parts = clauses(query)
-        if len(parts) == 1:
-            return self.dense.scores(query), []
-        found = self.dense.part_scores(parts)
+    def _lexical(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        """Each text's BM25F score for every document (a row per text, a column per document id), every
+        posting read: each term's scores are laid out once and every text's row is the sum of those of its
+        terms. So a request's sentences cost little more than the request (scoring each again in Python
+        cost about half of a long request's search beside the model)."""
+        per_text = [self._known_terms(text) for text in texts]
+        idfs = {term: idf for known in per_text for idf, term in known}
+        column = {term: i for i, term in enumerate(idfs)}
+        table = np.zeros((len(idfs), self._next))
+        for term, idf in idfs.items():
+            docs, weights = self._posting_arrays(term)
+            table[column[term], docs] = idf * weights
+        return np.stack([table[[column[term] for _, term in known]].sum(axis=0) for known in per_text])
+
+    def _posting_arrays(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """A term's postings as arrays (document ids, weights), kept until the catalog changes."""
+        if self._arrays_version != self.version:
+            self._arrays, self._arrays_version = {}, self.version
+        found = self._arrays.get(term)
         if found is None:
-            return None, []
-        return found[0], list(zip(parts, found[1], strict=True))
+            weights = self._postings[term]
+            found = self._arrays[term] = (
+                np.fromiter(weights.keys(), np.int64, len(weights)),
+                np.fromiter(weights.values(), np.float64, len(weights)),
+            )
+        return found
 
-    def _best_part(
-        self, parts: list[tuple[str, DenseScores]], allowed: Callable[[ToolEntry], bool] | None
-    ) -> npt.NDArray[np.float64]:
-        """Each document's best fused score for any one part of a request (0 where no part found it), so
-        the tools of a request's second and third steps are not outranked by more tools for its first."""
-        fused = [self._fuse(self._scores(self._query_terms(part), allowed), dense) for part, dense in parts]
-        best = np.max(fused, axis=0)
-        return np.where(np.isfinite(best), best, 0.0)
-
-    def _fuse(self, lexical: dict[int, float], dense: DenseScores) -> npt.NDArray[np.float64]:
-        """Every document's fused score, indexed by document id: min-max normalised dense and lexical
-        scores, weighted and added; -inf for free ids and for tools too unlike a query that matched
-        no word. Whole-array arithmetic: 10,000 tools cost what a few hundred did in a Python loop."""
-        values = dense.values
-        low, high = float(values.min()), float(values.max())
-        normal = (values - low) / (high - low or 1.0)
+    def _fuse(self, lexical: npt.NDArray[np.float64], dense: DenseScores) -> npt.NDArray[np.float64]:
+        """Every document's fused score for each text (a row per text, a column per document id): min-max
+        normalised dense and lexical scores, weighted and added; -inf for free ids and for tools too unlike
+        a text that matched no word. Whole-array arithmetic, every text at once: 10,000 tools cost what a
+        few hundred did in a Python loop."""
+        values = dense.values.T  # a row per text, a column per tool row of the dense matrix
+        low, high = values.min(axis=1, keepdims=True), values.max(axis=1, keepdims=True)
+        normal = DENSE_WEIGHT * (values - low) / np.where(high > low, high - low, 1.0)
+        best = lexical.max(axis=1, keepdims=True)
+        unmatched = best == 0.0
+        normal[unmatched & (values < DENSE_FLOOR)] = -np.inf
         rows = self._row_docs(dense)
         known = rows >= 0
-        if not lexical:
-            known &= values >= DENSE_FLOOR
-        fused = np.full(self._next, -np.inf)
-        fused[rows[known]] = DENSE_WEIGHT * normal[known]
-        if lexical:
-            docs = np.fromiter(lexical.keys(), np.int64, len(lexical))
-            weights = np.fromiter(lexical.values(), np.float64, len(lexical))
-            base = fused[docs]
-            fused[docs] = np.where(np.isfinite(base), base, 0.0) + weights * (LEXICAL_WEIGHT / weights.max())
-        return fused
+        fused = np.full(lexical.shape, -np.inf)
+        fused[:, rows[known]] = normal[:, known]
+        matched = lexical > 0.0
+        words = lexical * (LEXICAL_WEIGHT / np.where(unmatched, 1.0, best))
+        return np.where(matched, np.where(np.isfinite(fused), fused, 0.0) + words, fused)
 
     def _row_docs(self, dense: DenseScores) -> npt.NDArray[np.int64]:
         """The document id of each row of the dense matrix (-1: no longer indexed), kept until either
@@ -336,13 +348,17 @@ class ToolIndex:
 
     def _query_terms(self, query: str) -> list[tuple[float, dict[int, float]]]:
         """(idf, postings) of the query's known terms, rarest first, at most MAX_TERMS of them."""
+        return [(idf, self._postings[term]) for idf, term in self._known_terms(query)]
+
+    def _known_terms(self, query: str) -> list[tuple[float, str]]:
+        """(idf, term) of the query's terms that some document has, rarest first, at most MAX_TERMS."""
         n = len(self._docs)
         found = []
         # Sorted by term as well: a set's order varies between processes, and so would the float sums.
         for term in sorted(set(analyze(query))):
             weights = self._postings.get(term)
             if weights:
-                found.append((math.log(1 + (n - len(weights) + 0.5) / (len(weights) + 0.5)), weights))
+                found.append((math.log(1 + (n - len(weights) + 0.5) / (len(weights) + 0.5)), term))
         found.sort(key=itemgetter(0), reverse=True)  # stable: equal idfs keep the term order
         return found[:MAX_TERMS]
 
