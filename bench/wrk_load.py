@@ -81,6 +81,7 @@ def wrk_load(label: str, calls: list[CapturedCall], seconds: float) -> LoadResul
                 "-t1",
                 f"-c{len(calls)}",
                 f"-d{seconds:g}s",
+                "--latency",
                 "--timeout",
                 "10s",
                 "-s",
