@@ -1,5 +1,5 @@
-"""Usage goes to the registry in small batches, a full one at once: a busy worker neither stalls its requests on
-one huge batch nor fills its buffer (and drops events) between two intervals."""
+"""Usage goes to the registry in batches of at most BATCH events, a full one at once: a busy worker does not fill
+its buffer (and drop events) between two intervals, and an unreachable registry is not asked in a loop."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ async def until(condition: object, seconds: float = 5.0) -> None:
 
 async def test_full_batches_go_at_once_and_none_is_bigger() -> None:
     registry = Registry()
-    usage = UsageRecorder(registry, flush_interval=3600)  # type: ignore[arg-type]
+    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)  # type: ignore[arg-type]
     usage.start()
     try:
         for n in range(3 * BATCH):
@@ -52,7 +52,7 @@ async def test_full_batches_go_at_once_and_none_is_bigger() -> None:
 
 async def test_an_unreachable_registry_is_not_asked_in_a_loop() -> None:
     registry = Registry(fail=True)
-    usage = UsageRecorder(registry, flush_interval=3600)  # type: ignore[arg-type]
+    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)  # type: ignore[arg-type]
     usage.start()
     try:
         for _ in range(3 * BATCH):
