@@ -304,3 +304,14 @@ def test_a_requests_sentences_are_embedded_side_by_side_as_they_would_be_one_by_
         assert np.allclose(found.values[order], expected, atol=1e-6)
     finally:
         dense.stop()
+
+
+def test_a_search_after_stop_is_lexical_and_starts_no_query_threads(dense: DenseIndex) -> None:
+    index = ToolIndex(TOOLS, dense=dense)
+    dense.start()
+    assert dense.wait_ready(60)
+    assert dense.query(["read the latest logs"]) is not None  # the query pool is running
+    dense.stop()
+    assert dense.query(["read the latest logs"]) is None
+    assert index.search("cloudwatch log events", 5)[0].entry.name == "logs__tail_log_events"
+    assert not [t for t in threading.enumerate() if t.name.startswith("discovery-query")]

@@ -217,6 +217,8 @@ class DenseIndex:
             return None
         table, model = ready
         with self._lock:
+            if self._stopped:  # stop() shut the pool down; a search still in flight ranks lexically
+                return None
             if self._query_pool is None:
                 self._query_pool = ThreadPoolExecutor(QUERY_WORKERS, "discovery-query")
             pool = self._query_pool
