@@ -4,7 +4,8 @@ Same run, rounds interleaved (every server stays up, so the machine's background
 1 and 16 concurrent MCP sessions over streamable HTTP on loopback, for:
 - the bare mcp-SDK server's trivial tool `ping`, one process, twice: as its `streamable_http_app()`
   serves by default (SSE answers) and with JSON answers (as Jarvis gives);
-- the same tool proxied through Jarvis: a profile whose one stdio server is that SDK server;
+- the same tool proxied through Jarvis: a profile whose one server is that SDK server over stdio, and one whose
+  server is the bare SSE server itself over streamable HTTP (Jarvis's hop in front of the SDK's own HTTP hop);
 - `jarvis_server action=list`.
 Jarvis runs as `jarvis up --workers 1` and `--workers N` (N = cores; with Redis, which more than one
 worker needs). By default the SDK's client opens each session and makes one call, and that request is
@@ -63,6 +64,7 @@ anyio.run(main)
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "ping": ("ping", {}),
     "proxied": ("pinger__ping", {}),
+    "proxied-http": ("webping__ping", {}),
     "list": ("jarvis_server", {"action": "list"}),
 }
 
@@ -148,13 +150,17 @@ class Load:
         return LoadResult(label, len(latencies), int(errors), len(latencies) / rate, latencies)
 
 
-async def prepare(url: str, script: Path) -> None:
+async def prepare(url: str, script: Path, bare_url: str) -> None:
     async with mcp_client(url) as admin:
         await admin.call_tool(
             "jarvis_server",
             {"action": "create", "name": "pinger", "type": "stdio", "command": sys.executable, "args": [str(script)]},
         )
+        await admin.call_tool(
+            "jarvis_server", {"action": "create", "name": "webping", "type": "streamable-http", "url": bare_url}
+        )
         await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["pinger"]})
+        await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench-http", "servers": ["webping"]})
     await steady(url)
 
 
@@ -194,7 +200,7 @@ def main(options: argparse.Namespace) -> None:
         ):
             load = Load(pool, options.client_processes, options.client, options.protocol, options.seconds)
             for running in (one, many):
-                asyncio.run(prepare(running.url(), script))
+                asyncio.run(prepare(running.url(), script, bare_sse))
             time.sleep(3)  # every worker sees the profile (they re-read the registry every 2 s)
             cases = [
                 (BARES[0], bare_sse, "ping"),
@@ -204,6 +210,7 @@ def main(options: argparse.Namespace) -> None:
                     for n, running in ((1, one), (workers, many))
                     for case in (
                         (f"jarvis {n}w: proxied ping", running.url("/mcp/profile/bench"), "proxied"),
+                        (f"jarvis {n}w: proxied ping (HTTP)", running.url("/mcp/profile/bench-http"), "proxied-http"),
                         (f"jarvis {n}w: jarvis_server list", running.url(), "list"),
                     )
                 ),
@@ -231,10 +238,13 @@ def main(options: argparse.Namespace) -> None:
                     for n in (1, workers):
                         listed = merged[f"jarvis {n}w: jarvis_server list"]
                         proxied = merged[f"jarvis {n}w: proxied ping"]
+                        over_http = merged[f"jarvis {n}w: proxied ping (HTTP)"]
                         print(
                             f"    {n}w: list calls/s / bare = {listed.per_second / bare.per_second:.2f}x; "
-                            f"proxied p50 - bare p50 = {proxied.percentile(0.5) - bare.percentile(0.5):+.2f} ms; "
-                            f"proxied p99 / bare p99 = {proxied.percentile(0.99) / bare.percentile(0.99):.2f}x; "
+                            f"proxied p50 - bare p50 = {proxied.percentile(0.5) - bare.percentile(0.5):+.2f} ms "
+                            f"(HTTP {over_http.percentile(0.5) - bare.percentile(0.5):+.2f}); "
+                            f"proxied p99 / bare p99 = {proxied.percentile(0.99) / bare.percentile(0.99):.2f}x "
+                            f"(HTTP {over_http.percentile(0.99) / bare.percentile(0.99):.2f}x); "
                             f"list p99 / bare p99 = {listed.percentile(0.99) / bare.percentile(0.99):.2f}x"
                         )
 

@@ -20,7 +20,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from prometheus_client import CollectorRegistry
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from jarvis.aggregator.direct_calls import DirectToolCalls
+from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.jsonrpc import json_rpc_messages
 from jarvis.aggregator.mcp_server import Binding, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
@@ -126,7 +126,8 @@ class Apps:
 
 @pytest.fixture(params=[True, False], ids=["stateless", "sessions"])
 async def apps(request: pytest.FixtureRequest) -> AsyncIterator[Apps]:
-    binding = Binding({}, UsageRecorder(None), AggregatorMetrics(CollectorRegistry()), "1.0")  # type: ignore[arg-type]
+    metrics = AggregatorMetrics(CollectorRegistry())
+    binding = Binding({}, UsageRecorder(None), metrics, "1.0")  # type: ignore[arg-type]
     server = build_mcp_server(SURFACE, binding)
     managers = [
         StreamableHTTPSessionManager(
@@ -141,7 +142,14 @@ async def apps(request: pytest.FixtureRequest) -> AsyncIterator[Apps]:
         behind = RecordingApp(StreamableHTTPASGIApp(managers[1]))
         yield Apps(
             StreamableHTTPASGIApp(managers[0]),
-            DirectToolCalls(behind, server, SURFACE, binding, stateless=request.param, json=True),
+            DirectToolCalls(
+                behind,
+                server,
+                SurfaceCalls(SURFACE, binding),
+                metrics.direct_tool_calls.labels(SURFACE.name),
+                stateless=request.param,
+                json=True,
+            ),
             behind,
         )
 

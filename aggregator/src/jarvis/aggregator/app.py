@@ -23,7 +23,7 @@ from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
 from jarvis.aggregator.context import SystemControl, ToolContext
-from jarvis.aggregator.direct_calls import DirectToolCalls
+from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
 from jarvis.aggregator.downstream import metrics as downstream_metrics
 from jarvis.aggregator.downstream.routes import build_downstream, create_host
@@ -170,8 +170,8 @@ class Aggregator:
         return DirectToolCalls(
             sdk,
             self.mcp_servers[surface.name],
-            surface,
-            self.binding,
+            SurfaceCalls(surface, self.binding),
+            self.metrics.direct_tool_calls.labels(surface.name),
             stateless=self.settings.stateless,
             json=self.settings.json_response,
         )

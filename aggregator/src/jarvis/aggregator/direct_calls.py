@@ -13,14 +13,19 @@ the result as the SDK's runner does. Everything else goes to the SDK unchanged: 
 refuses (so every refusal is in the SDK's own words), every other method, notifications, batches,
 stateful 2025 sessions (their session table is the SDK's), SSE answers, unknown tools (the alias table
 answers those), and servers with middleware (an OpenTelemetry span must see every request).
+
+Who runs the call is the surface's: Jarvis's own surfaces run their tool (`SurfaceCalls`), profiles and
+shares forward it to the downstream server (`downstream/direct.py`), each through the same code the SDK's
+handler calls, so metrics, usage, audit and refusals are the same on both paths.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server import Server
 from mcp.server.streamable_http import check_accept_headers
@@ -33,20 +38,22 @@ from mcp.shared.inbound import (
     validate_mcp_param_headers,
     x_mcp_header_map,
 )
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types import (
+    CORE_RESULT_TYPES,
     DEFAULT_NEGOTIATED_VERSION,
     INTERNAL_ERROR,
     PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
     CallToolRequestParams,
-    CallToolResult,
     ErrorData,
     JSONRPCError,
     JSONRPCResponse,
 )
 from mcp_types import methods as spec_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from prometheus_client import Counter
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -61,45 +68,92 @@ JSON = "application/json"
 
 
 @dataclass(frozen=True)
-class _Call:
+class DirectCall:
     """A tools/call every check passed: what the tool gets and how its answer is worded."""
 
     request_id: str | int
     version: str
     name: str
     arguments: dict[str, Any] | None
+    params: dict[str, Any]  # as the caller sent them, `_meta` included
 
     @property
     def modern(self) -> bool:
         return self.version in MODERN_PROTOCOL_VERSIONS
 
 
+class DirectCallee(Protocol):
+    """Who runs a surface's tool calls on the direct path."""
+
+    def serves(self, scope: Scope, name: str) -> bool:
+        """Whether `name` is a tool answered here; any other name goes to the SDK."""
+
+    def input_schema(self, scope: Scope, name: str) -> Mapping[str, Any] | None:
+        """Tool `name`'s input schema (only asked for a name `serves` took)."""
+
+    async def call(self, scope: Scope, call: DirectCall) -> BaseModel | dict[str, Any]:
+        """The tool's result, as the SDK's handler for the surface would return it."""
+
+
+class SurfaceCalls:
+    """Jarvis's own surfaces: the tool runs as `build_mcp_server`'s handler runs it."""
+
+    def __init__(self, surface: Surface, binding: Binding) -> None:
+        self.surface = surface
+        self.binding = binding
+
+    def serves(self, scope: Scope, name: str) -> bool:
+        return self.surface.has(name)
+
+    def input_schema(self, scope: Scope, name: str) -> Mapping[str, Any] | None:
+        return self.surface.get(name).input_schema
+
+    async def call(self, scope: Scope, call: DirectCall) -> BaseModel | dict[str, Any]:
+        return await self.binding.run(
+            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name
+        )
+
+
 class DirectToolCalls:
     """ASGI app for one surface's path: its tool calls answered here, everything else by `sdk`."""
 
     def __init__(
-        self, sdk: ASGIApp, server: Server[Any], surface: Surface, binding: Binding, *, stateless: bool, json: bool
+        self,
+        sdk: ASGIApp,
+        server: Server[Any],
+        callee: DirectCallee,
+        taken: Counter,
+        *,
+        stateless: bool,
+        json: bool,
     ) -> None:
         self.sdk = sdk
         self.server = server
-        self.surface = surface
-        self.binding = binding
+        self.callee = callee
+        self.taken = taken  # counts the calls answered here
         self.stateless = stateless
         # With SSE answers, or a server whose middleware or cache hints shape calls, the SDK answers.
         self.enabled = json and not server.middleware and METHOD not in server.cache_hints
-        self._declares_headers: dict[str, bool] = {}
+        # Per tool name: the schema last seen (held, so its identity stays meaningful) and whether it declares headers.
+        self._declares_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         call = self._taken(scope) if self.enabled else None
         if call is None:
             await self.sdk(scope, receive, send)
             return
-        result = await self.binding.run(
-            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name
-        )
-        await self._answer(call, result)(scope, receive, send)
+        self.taken.inc()
+        try:
+            reply = self._reply(call, await self.callee.call(scope, call))
+        except Exception as exc:  # as the SDK's dispatcher words a handler's exception
+            error = handler_exception_to_error_data(exc)
+            if error is None:
+                log.exception("tool %r raised", call.name)
+                error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
+            reply = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
+        await self._answer(call, reply)(scope, receive, send)
 
-    def _taken(self, scope: Scope) -> _Call | None:
+    def _taken(self, scope: Scope) -> DirectCall | None:
         """The call, when this request is one to answer here; None hands it to the SDK."""
         if scope["type"] != "http" or scope["method"] != "POST":
             return None
@@ -119,7 +173,7 @@ class DirectToolCalls:
         request_id, params = message.get("id"), message["params"]
         if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
             return None
-        if not isinstance(params.get("name"), str) or not self.surface.has(params["name"]):
+        if not isinstance(params.get("name"), str) or not self.callee.serves(scope, params["name"]):
             return None
         request = Request(scope)
         content_type = request.headers.get("content-type", "").split(";")[0].strip()
@@ -136,8 +190,8 @@ class DirectToolCalls:
             return None
         if not isinstance(typed, CallToolRequestParams):
             return None
-        call = _Call(request_id, version, typed.name, typed.arguments)
-        if call.modern and self._header_mismatch(call, request):
+        call = DirectCall(request_id, version, typed.name, typed.arguments, params)
+        if call.modern and self._header_mismatch(scope, call, request):
             return None
         return call
 
@@ -156,49 +210,52 @@ class DirectToolCalls:
         route = classify_inbound_request(message, headers=dict(request.headers))
         return route.protocol_version if isinstance(route, InboundModernRoute) else None
 
-    def _header_mismatch(self, call: _Call, request: Request) -> bool:
+    def _header_mismatch(self, scope: Scope, call: DirectCall, request: Request) -> bool:
         """Whether the call's Mcp-Param-* headers disagree with its arguments. Only a tool whose schema
-        declares such headers can have a mismatch, so the schema is walked once per tool, not per call."""
-        schema = self.surface.get(call.name).input_schema
-        declares = self._declares_headers.get(call.name)
-        if declares is None:
-            declares = self._declares_headers[call.name] = bool(x_mcp_header_map(schema))
-        return declares and validate_mcp_param_headers(schema, call.arguments or {}, request.headers) is not None
+        declares such headers can have a mismatch, so a schema is walked once, not per call."""
+        schema = self.callee.input_schema(scope, call.name) or {}
+        known = self._declares_headers.get(call.name)
+        if known is None or known[0] is not schema:
+            known = self._declares_headers[call.name] = (schema, bool(x_mcp_header_map(schema)))
+        return known[1] and validate_mcp_param_headers(schema, call.arguments or {}, request.headers) is not None
 
-    def _answer(self, call: _Call, result: CallToolResult) -> Response:
-        """The JSON-RPC response the SDK's runner and transport would give for `result`."""
+    def _reply(self, call: DirectCall, result: BaseModel | dict[str, Any]) -> JSONRPCResponse | JSONRPCError:
+        """The JSON-RPC reply the SDK's runner gives for a handler's `result`."""
         try:
-            shaped: dict[str, Any] | None = self._shaped(call, result)
+            return JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=self._shaped(call, result))
         except ValidationError:
             # A server bug, not the caller's: the detail stays in the log (it echoes the result).
             log.exception("tool %r returned an invalid result", call.name)
-            shaped = None
-        if shaped is None:
-            reply: JSONRPCResponse | JSONRPCError = JSONRPCError(
-                jsonrpc="2.0",
-                id=call.request_id,
-                error=ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result"),
-            )
+            error = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
+            return JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
+
+    def _shaped(self, call: DirectCall, result: BaseModel | dict[str, Any]) -> dict[str, Any]:
+        """`result` in the caller's protocol version, as the runner's `_serialize` makes it: sieved by the version's
+        result schema (on the 2026-07-28 wire, core result types only: an extension's is its own), then
+        `resultType` and the server's identity stamped on the 2026-07-28 wire."""
+        if isinstance(result, BaseModel):
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         else:
-            reply = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=shaped)
+            dumped = dict(result)
+        result_type = dumped.get("resultType")
+        if not call.modern or not isinstance(result_type, str) or result_type in CORE_RESULT_TYPES:
+            dumped = spec_methods.serialize_server_result(METHOD, call.version, dumped)
+        if call.modern:
+            if dumped.get("resultType") is None:
+                dumped["resultType"] = "complete"
+            meta = dumped.get("_meta")
+            if meta is None:
+                dumped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+            elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
+                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return dumped
+
+    @staticmethod
+    def _answer(call: DirectCall, reply: JSONRPCResponse | JSONRPCError) -> Response:
+        """The HTTP answer the SDK's transport gives for `reply`."""
         if not call.modern:
             # As the handshake-era transport writes it, always with status 200.
             return Response(reply.model_dump_json(by_alias=True, exclude_unset=True), media_type=JSON)
         status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200) if isinstance(reply, JSONRPCError) else 200
         body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
         return Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=JSON)
-
-    def _shaped(self, call: _Call, result: CallToolResult) -> dict[str, Any]:
-        """`result` in the caller's protocol version: sieved by the version's result schema, and on the
-        2026-07-28 wire with `resultType` and the server's identity stamped, as the runner does."""
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        shaped = spec_methods.serialize_server_result(METHOD, call.version, dumped)
-        if call.modern:
-            if shaped.get("resultType") is None:
-                shaped["resultType"] = "complete"
-            meta = shaped.get("_meta")
-            if meta is None:
-                shaped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
-            elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
-                shaped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
-        return shaped

@@ -46,6 +46,14 @@ class AggregatorMetrics:
             "Tool calls refused by a per-token rate limit, by surface and reason (rate, concurrency).",
             ["surface", "reason"],
         )
+        # Which calls skipped the SDK's per-request machinery (direct_calls.py): a fall in this share shows clients
+        # whose requests need the SDK (progress, sessions, SSE) or a path that stopped taking calls.
+        self.direct_tool_calls = counter(
+            registry,
+            "jarvis_direct_tool_calls",
+            "Tool calls answered without the MCP SDK's per-request server machinery, by surface.",
+            ["surface"],
+        )
         self.http_requests = counter(
             registry, "jarvis_http_requests", "HTTP requests by route group and status class.", ["route", "status"]
         )

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, cast
 
 import mcp_types as types
@@ -73,6 +74,20 @@ class _ListChangingServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
         )
+
+
+@dataclass(frozen=True)
+class ProxiedCall:
+    """A tools/call on a profile or share, as its request stated it: what the proxy needs of the request."""
+
+    target: str  # the profile or share named by the path
+    principal: Principal
+    name: str
+    arguments: dict[str, Any] | None
+    params: dict[str, Any]  # as the caller sent them, `_meta` included: the server gets them, renamed
+    protocol_version: str | None
+    progress: ProgressFnT | None = None  # relays the server's progress to the caller, when it asked for it
+    caller: Caller | None = None  # where an interactive server's requests during the call go
 
 
 class ProxySurface:
@@ -221,25 +236,51 @@ class ProxySurface:
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-        target = self.target_of(ctx)
+        session = ctx.session
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await session.report_progress(value, total, message)
+
+        raw = dict(ctx.params or {})
+        meta = raw.get("_meta")
+        # Progress is asked of the server only when the caller asked for it (it has a token).
+        wanted = isinstance(meta, dict) and meta.get("progressToken") is not None
+        call = ProxiedCall(
+            target=self.target_of(ctx),
+            principal=principal_of(ctx),
+            name=params.name,
+            arguments=params.arguments,
+            params=raw,
+            protocol_version=ctx.protocol_version,
+            progress=cast(ProgressFnT, progress) if wanted else None,
+            caller=Caller(ctx.session, ctx.request_id) if ctx.request_id is not None else None,
+        )
+        return await self.call_tool(call)
+
+    async def call_tool(self, call: ProxiedCall) -> dict[str, Any] | types.CallToolResult:
+        """A tools/call on `call.target`: the caller's result as a raw dict, in the caller's protocol version.
+
+        Everything a proxied call is, whoever parsed the request (the SDK's handler or `direct_calls`): the
+        tool's lookup, the caller's scopes, the server's call, usage, audit and metrics."""
+        target = call.target
         tools = self.tools(target)
-        if params.name not in tools:
+        if call.name not in tools:
             await self.host.learn_tools(self.servers_of(target))
             tools = self.tools(target)
-        exposed = tools.get(params.name)
-        if exposed is None and (withheld := self._quarantined(target, params.name)) is not None:
+        exposed = tools.get(call.name)
+        if exposed is None and (withheld := self._quarantined(target, call.name)) is not None:
             return text_result(withheld, is_error=True)
         if exposed is None and (single := self.single_server(target)) is not None:
             # A transparent surface lets the server answer names it did not list, as it would directly.
-            exposed = ExposedTool(params.name, single, params.name, {})
-        if exposed is None and (down := self._not_serving(target, params.name)) is not None:
+            exposed = ExposedTool(call.name, single, call.name, {})
+        if exposed is None and (down := self._not_serving(target, call.name)) is not None:
             return text_result(down, is_error=True)
         if exposed is None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"unknown tool '{params.name}' on {self.kind} '{target}'; call tools/list for its tools",
+                f"unknown tool '{call.name}' on {self.kind} '{target}'; call tools/list for its tools",
             )
-        principal = principal_of(ctx)
+        principal = call.principal
         if not self.may_call(principal, target, exposed):
             return text_result(
                 f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
@@ -248,10 +289,10 @@ class ProxySurface:
             )
         started, outcome = time.perf_counter(), "ok"
         try:
-            result = await self._forward(ctx, exposed)
+            result = await self._forward(call, exposed)
             if self.single_server(target) is None:  # a mixed surface: URIs in the content say whose they are
                 result = namespaced_tool_result(exposed.server, result)
-            result = for_caller(result, ctx.protocol_version)
+            result = for_caller(result, call.protocol_version)
             outcome = "error" if result.get("isError") else "ok"
             return result
         except MCPError:
@@ -271,7 +312,7 @@ class ProxySurface:
                 audit.fields(
                     principal,
                     self.kind,
-                    params.arguments,
+                    call.arguments,
                     exposed.definition.get("inputSchema"),
                     outcome,
                     exposed.server,
@@ -306,33 +347,25 @@ class ProxySurface:
             f"(jarvis_profile action=restart name={target} retries at once)"
         )
 
-    async def _forward(self, ctx: ServerRequestContext[Any], exposed: ExposedTool) -> dict[str, Any]:
-        request = dict(ctx.params or {})
+    async def _forward(self, call: ProxiedCall, exposed: ExposedTool) -> dict[str, Any]:
+        request = dict(call.params)
         request["name"] = exposed.tool
         # The caller's progress token is theirs; the dispatcher gives the downstream request its own.
         caller_meta = request.pop("_meta", None) or {}
         meta = {k: v for k, v in caller_meta.items() if k != "progressToken"}
         if meta:
             request["_meta"] = meta
-        session = ctx.session
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await session.report_progress(value, total, message)
-
-        # Progress is asked of the server only when the caller asked for it (it has a token).
-        wanted = cast(ProgressFnT, progress) if caller_meta.get("progressToken") is not None else None
-        caller = Caller(ctx.session, ctx.request_id) if ctx.request_id is not None else None
         schema = exposed.definition.get("inputSchema")
         result = await self.host.call_tool(
             exposed.server,
             request,
-            wanted,
-            caller,
-            caller_version=ctx.protocol_version,
+            call.progress,
+            call.caller,
+            caller_version=call.protocol_version,
             input_schema=schema if isinstance(schema, dict) else None,
         )
         if is_task(result):  # a CreateTaskResult (SEP-2663): the caller gets a handle that routes back here
-            return self.tasks.handed_out(ctx, exposed.server, result)
+            return self.tasks.handed_out(call.target, call.principal, exposed.server, result)
         # An input-required result (2026-07-28) is relayed as the server sent it, `requestState` untouched: the
         # caller retries with its answers, and the retry names the same tool, so it reaches the same server.
         shape = types.InputRequiredResult if is_input_required(result) else types.CallToolResult

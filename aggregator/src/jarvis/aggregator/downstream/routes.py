@@ -13,7 +13,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from jarvis.aggregator.direct_calls import DirectToolCalls
 from jarvis.aggregator.downstream.answer_mode import PerRequestAnswers, answer_as_json, answer_mode
+from jarvis.aggregator.downstream.direct import ProxiedCalls
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy import PROFILE, SHARE, ProxySurface
 from jarvis.aggregator.downstream.shares import REQUEST, Shares
@@ -72,11 +74,26 @@ class Guard:
 
 
 class _Endpoint:
-    """404 for a profile or share that does not exist; otherwise the MCP session manager."""
+    """404 for a profile or share that does not exist; otherwise the MCP session manager, with the tool calls
+    it would answer in JSON taken on the direct path (direct.py) when `direct` is on."""
 
-    def __init__(self, surface: ProxySurface, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(
+        self, surface: ProxySurface, manager: StreamableHTTPSessionManager, *, direct: bool, stateless: bool
+    ) -> None:
         self.surface = surface
         self.app = StreamableHTTPASGIApp(manager)
+        self.direct = (
+            DirectToolCalls(
+                self.app,
+                surface.server,
+                ProxiedCalls(surface),
+                surface.metrics.direct_tool_calls.labels(surface.kind),
+                stateless=stateless,
+                json=True,
+            )
+            if direct
+            else None
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = scope.get("path_params", {}).get("name", "")
@@ -95,8 +112,9 @@ class _Endpoint:
             and not self.surface.host.interactive(servers)
             and answer_as_json(scope.get("method", ""), scope.get(MESSAGES_SCOPE_KEY, []))
         )
+        app = self.direct if as_json and self.direct is not None else self.app
         with answer_mode(as_json), self.surface.serving(target):
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
 
 
 class DownstreamRoutes:
@@ -108,8 +126,10 @@ class DownstreamRoutes:
         *,
         stateless: bool,
         max_body_bytes: int,
+        direct: bool = True,
     ) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
+        self.stateless, self.direct = stateless, direct
         self.managers = {
             kind: TrackedSessionManager(
                 sessions,
@@ -125,9 +145,13 @@ class DownstreamRoutes:
         }
 
     def routes(self) -> list[Route]:
+        endpoints = {
+            kind: _Endpoint(self.surfaces[kind], self.managers[kind], direct=self.direct, stateless=self.stateless)
+            for kind in (PROFILE, SHARE)
+        }
         return [
-            Route("/mcp/profile/{name}", endpoint=_Endpoint(self.surfaces[PROFILE], self.managers[PROFILE])),
-            Route("/share/{name}/mcp", endpoint=_Endpoint(self.surfaces[SHARE], self.managers[SHARE])),
+            Route("/mcp/profile/{name}", endpoint=endpoints[PROFILE]),
+            Route("/share/{name}/mcp", endpoint=endpoints[SHARE]),
         ]
 
     def guard(self, path: str) -> Guard | None:
@@ -161,7 +185,12 @@ def build_downstream(
     profiles = ProxySurface(PROFILE, host, shares, usage, metrics, version, handles)
     shared = ProxySurface(SHARE, host, shares, usage, metrics, version, handles)
     return DownstreamRoutes(
-        profiles, shared, sessions, stateless=settings.stateless, max_body_bytes=settings.max_body_bytes
+        profiles,
+        shared,
+        sessions,
+        stateless=settings.stateless,
+        max_body_bytes=settings.max_body_bytes,
+        direct=settings.direct_tool_calls,
     )
 
 

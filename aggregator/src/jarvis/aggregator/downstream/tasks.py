@@ -36,6 +36,7 @@ from pydantic import Field
 from jarvis.aggregator.downstream.content import namespaced_task
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.aggregator.downstream.wire import TASK_METHODS
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of
 from jarvis.common.errors import JarvisError
 from jarvis.common.internal_plane import InternalPlane
@@ -126,14 +127,12 @@ class SurfaceTasks:
             params_type = TaskUpdateParams if method == "tasks/update" else TaskParams
             surface.server.add_request_handler(method, params_type, self._forwarder(method))
 
-    def handed_out(self, ctx: ServerRequestContext[Any], server: str, result: dict[str, Any]) -> dict[str, Any]:
-        """A server's CreateTaskResult as the caller gets it: the task id replaced by a sealed handle."""
+    def handed_out(self, target: str, principal: Principal, server: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A server's CreateTaskResult as `principal` gets it on `target`: the task id replaced by a sealed handle."""
         task_id = result.get("taskId")
         if not isinstance(task_id, str) or not task_id:
             raise JarvisError(f"server '{server}' answered with a task that has no taskId")
-        handle = self.handles.seal(
-            self.surface.kind, self.surface.target_of(ctx), principal_of(ctx).token_id, TaskRef(server, task_id)
-        )
+        handle = self.handles.seal(self.surface.kind, target, principal.token_id, TaskRef(server, task_id))
         return {**result, "taskId": handle}
 
     def watched(
