@@ -53,18 +53,23 @@ class Agent:
         return types.ElicitResult(action="accept", content={"name": self.name, "check": True})
 
 
-async def interactive_server(admin: Client, name: str, profile: str, *others: str) -> None:
+async def interactive_server(admin: Client, jarvis: RunningJarvis, name: str, profile: str, *others: str) -> None:
     """server-everything as `name`, the one server in `servers.interactive`, in `profile` (with `others`)."""
     await create_server(admin, name, everything_server())
     result_json(
         await admin.call_tool("jarvis_config", {"action": "set", "key": "servers.interactive", "value": [name]})
     )
     await create_profile(admin, profile, name, *others)
-    # Discovery had started it once, without the capabilities: it is restarted with them, and server-everything
-    # then registers the tools that ask their caller.
+    # If discovery had started it, without the capabilities, it is restarted with them; if not, listing the profile
+    # starts it, as an agent's first request would. Either way server-everything then registers the tools that ask
+    # their caller.
     await eventually(
-        lambda: _serves(admin, name, f"{name}__trigger-sampling-request", f"{name}__trigger-elicitation-request"),
-        what=f"{name} restarted as an interactive server",
+        lambda: _lists(
+            jarvis.url(f"/mcp/profile/{profile}"),
+            f"{name}__trigger-sampling-request",
+            f"{name}__trigger-elicitation-request",
+        ),
+        what=f"{name} serving as an interactive server",
     )
 
 
@@ -84,7 +89,7 @@ async def connected(url: str, agent: Agent | None) -> AsyncIterator[Client]:
 async def test_sampling_and_elicitation_reach_the_calling_agent(hosted: RunningJarvis) -> None:
     async with mcp_client(hosted.url()) as admin:
         await create_server(admin, "quiet", everything_server())
-        await interactive_server(admin, "asker", "asking", "quiet")
+        await interactive_server(admin, hosted, "asker", "asking", "quiet")
     alice, bob = Agent("alice"), Agent("bob")
     url = hosted.url("/mcp/profile/asking")
     async with connected(url, alice) as first, connected(url, bob) as second:
@@ -112,7 +117,7 @@ async def test_sampling_and_elicitation_reach_the_calling_agent(hosted: RunningJ
 
 async def test_a_caller_that_cannot_sample_gets_the_reason(hosted: RunningJarvis) -> None:
     async with mcp_client(hosted.url()) as admin:
-        await interactive_server(admin, "asker2", "asking2")
+        await interactive_server(admin, hosted, "asker2", "asking2")
     async with connected(hosted.url("/mcp/profile/asking2"), None) as plain:
         answer = await plain.call_tool("asker2__trigger-sampling-request", {"prompt": "anyone?", "maxTokens": 5})
     assert answer.is_error
@@ -121,9 +126,10 @@ async def test_a_caller_that_cannot_sample_gets_the_reason(hosted: RunningJarvis
         assert (await server_info(admin, "asker2"))["runtime"]["state"] == "running"  # the server is fine
 
 
-async def _serves(admin: Client, server: str, *tools: str) -> bool:
-    served = (await server_info(admin, server))["runtime"].get("served_tools") or []
-    return all(tool in served for tool in tools)
+async def _lists(profile_url: str, *tools: str) -> bool:
+    async with mcp_client(profile_url) as caller:
+        listed = {tool.name for tool in (await caller.list_tools()).tools}
+    return all(tool in listed for tool in tools)
 
 
 class AbsentAgent(Agent):
@@ -137,7 +143,7 @@ class AbsentAgent(Agent):
 
 async def test_a_caller_who_never_answers_holds_the_server_only_until_the_call_timeout(hosted: RunningJarvis) -> None:
     async with mcp_client(hosted.url()) as admin:
-        await interactive_server(admin, "asker3", "asking3")
+        await interactive_server(admin, hosted, "asker3", "asking3")
     url = hosted.url("/mcp/profile/asking3")
     absent, alice = AbsentAgent("absent"), Agent("alice")
     async with connected(url, absent) as first, connected(url, alice) as second:
