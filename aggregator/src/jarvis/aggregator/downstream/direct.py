@@ -1,12 +1,12 @@
-"""Profiles' and shares' tool calls on the direct path (`direct_calls.py`): forwarded without the SDK's
-per-request server machinery.
+"""Profiles' tool calls on the direct path (`direct_calls.py`): forwarded without the SDK's per-request server
+machinery.
 
 A proxied call is most of what agents send through Jarvis, and around one the SDK's inbound machinery took
 about twice the samples the proxy's own handler did (py-spy on a worker, a prefixed profile, 2026-07-28, 16
 clients: 23 % against 11 %). The route decides which requests may come here: only those answered with a
 JSON body (answer_mode.py), so never a call that relays progress, one on a surface that stands for one
-server (it streams, as the server would), or one on a surface with an interactive server (its requests to
-the caller ride the call's stream). Here a call runs through
+server (a share, an unprefixed profile: it streams, as the server would), or one on a surface with an
+interactive server (its requests to the caller ride the call's stream). Here a call runs through
 `ProxySurface.call_tool`, as the SDK's handler runs it, for the tools the surface lists; any other name goes
 to the SDK, which learns the servers' tools and words the refusal.
 """
@@ -29,7 +29,7 @@ def _target(scope: Scope) -> str:
 
 
 class ProxiedCalls:
-    """The direct path's callee for a profile or share surface: the target is the path's name."""
+    """The direct path's callee for the profile surface: the target is the path's name."""
 
     def __init__(self, surface: ProxySurface) -> None:
         self.surface = surface

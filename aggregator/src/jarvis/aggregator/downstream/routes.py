@@ -145,8 +145,14 @@ class DownstreamRoutes:
         }
 
     def routes(self) -> list[Route]:
+        # A share stands for one server and always streams (see `_Endpoint`), so only profiles take the direct path.
         endpoints = {
-            kind: _Endpoint(self.surfaces[kind], self.managers[kind], direct=self.direct, stateless=self.stateless)
+            kind: _Endpoint(
+                self.surfaces[kind],
+                self.managers[kind],
+                direct=self.direct and kind == PROFILE,
+                stateless=self.stateless,
+            )
             for kind in (PROFILE, SHARE)
         }
         return [
