@@ -213,7 +213,9 @@ class DirectToolCalls:
     def _header_mismatch(self, scope: Scope, call: DirectCall, request: Request) -> bool:
         """Whether the call's Mcp-Param-* headers disagree with its arguments. Only a tool whose schema
         declares such headers can have a mismatch, so a schema is walked once, not per call."""
-        schema = self.callee.input_schema(scope, call.name) or {}
+        schema = self.callee.input_schema(scope, call.name)
+        if schema is None:  # nothing declared, nothing to mismatch
+            return False
         known = self._declares_headers.get(call.name)
         if known is None or known[0] is not schema:
             known = self._declares_headers[call.name] = (schema, bool(x_mcp_header_map(schema)))
