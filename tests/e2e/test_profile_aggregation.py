@@ -28,6 +28,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from tests.e2e.test_downstream_conformance import REFERENCE, _wait_listening
 from tests.support.downstream import FAST_ENV, create_profile, create_server, everything_server
@@ -270,6 +271,34 @@ async def test_a_2026_client_listens_to_resources_of_several_servers(stack: Stac
         assert getattr(event, "uri", None) == f"jarvis://alpha/{WATCHED}"
     # The stream's end ends the servers' subscriptions too.
     await _until(lambda: all(len(s.requests("resources/unsubscribe")) > ended[s.name] for s in servers))
+
+
+async def test_a_2026_client_hears_that_prompts_and_resources_changed(stack: Stack) -> None:
+    """A listen stream acknowledged for prompts and resources list changes hears them: when a server of the profile
+    says its lists changed, and when the profile gains a server (which may change all three lists)."""
+    async with mcp_client(stack.jarvis.url()) as admin:
+        await create_profile(admin, "growing", "gamma")
+    async with client(stack.profile("growing"), MODERN) as modern:
+        await modern.call_tool("gamma__test_simple_text", {})  # gamma runs: its start is not what is heard below
+        async with (
+            modern.listen(prompts_list_changed=True, resources_list_changed=True) as lists,
+            modern.listen(tools_list_changed=True) as tools,
+        ):
+            assert lists.honored.prompts_list_changed
+            assert lists.honored.resources_list_changed
+            assert text(await modern.call_tool("gamma__test_announce_list_changes", {})) == "announced"
+            assert await _kinds(lists, 2) == {PromptsListChanged, ResourcesListChanged}
+            async with mcp_client(stack.jarvis.url()) as admin:
+                edit = {"action": "edit", "name": "growing", "add": ["alpha"]}
+                result_json(await admin.call_tool("jarvis_profile", edit))
+            assert await _kinds(lists, 2) == {PromptsListChanged, ResourcesListChanged}
+            assert await _kinds(tools, 1) == {ToolsListChanged}  # it asked for tools only
+
+
+async def _kinds(subscription: Any, count: int) -> set[type]:
+    """The kinds of the next `count` events of a listen stream."""
+    with anyio.fail_after(15):
+        return {type(await subscription.__anext__()) for _ in range(count)}
 
 
 async def test_subscriptions_survive_a_restart_of_the_server(stack: Stack) -> None:

@@ -438,6 +438,13 @@ async def test_tool_with_logging(ctx: Context) -> str:
     return "Tool with logging executed successfully"
 
 
+@server.tool(description="Announces that its prompts and resources lists changed (on the caller's session)")
+async def test_announce_list_changes(ctx: Context) -> str:
+    await ctx.session.send_prompt_list_changed()
+    await ctx.session.send_resource_list_changed()
+    return "announced"
+
+
 @server.tool(description="Reports progress 0, 50 and 100 of 100")
 async def test_tool_with_progress(ctx: Context) -> str:
     for step in (0, 50, 100):

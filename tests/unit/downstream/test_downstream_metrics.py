@@ -37,7 +37,7 @@ async def test_a_server_that_fails_at_start_is_counted(tmp_path: Path) -> None:
     spec = LaunchPlan(
         "broken", "stdio", stdio=StdioSpec(server="broken", command=sys.executable, args=("-c", "raise SystemExit(3)"))
     )
-    server = ServerHost("broken", spec, host.options, _no_tools, lambda _name: None)
+    server = ServerHost("broken", spec, host.options, _no_tools, lambda _name, _lists: None)
     host.hosts["broken"] = server
     registry = CollectorRegistry()
     register(host, registry)

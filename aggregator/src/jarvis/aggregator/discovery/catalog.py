@@ -29,6 +29,7 @@ from jarvis.aggregator.discovery.sources import (
     surface_entries,
 )
 from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.lists import TOOLS, Lists
 from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tooling.tool import Surface, Tool
@@ -118,9 +119,9 @@ class Catalog:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    def _host_changed(self, _profiles: set[str], servers: set[str]) -> None:
+    def _host_changed(self, _profiles: set[str], servers: set[str], lists: Lists) -> None:
         """The host learned or lost a server's tools (started it, a pin changed): follow at once."""
-        if servers:
+        if servers and TOOLS in lists:
             self._spawn(self.changed())
 
     async def stop(self) -> None:

@@ -2,8 +2,9 @@
 
 A watch loop (every `watch_seconds`) reads the installed servers, profiles, pins and the
 `servers.*` config keys; it restarts servers whose launch spec changed, stops removed and idle
-ones, starts the servers of autostart profiles, and tells listeners which profiles' tool lists
-changed. Writes made through this aggregator call `refresh()` so they apply at once.
+ones, starts the servers of autostart profiles, and tells listeners which profiles' and servers' lists
+(tools, prompts, resources: lists.py) may have changed. Writes made through this aggregator call
+`refresh()` so they apply at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan
 from jarvis.aggregator.downstream.container import ContainerSpec
+from jarvis.aggregator.downstream.lists import EVERY_LIST, Lists
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.stdio import StdioSpec
@@ -35,7 +37,7 @@ from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[set[str], set[str]], None]
+Listener = Callable[[set[str], set[str], Lists], None]  # (profiles, servers, which of their lists)
 ResourceListener = Callable[[str, str], None]
 NoticeListener = Callable[[str, str, dict[str, Any]], None]  # (server, method, params)
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
@@ -121,7 +123,7 @@ class DownstreamHost:
         return server if server in self.hosts else OTHER_SERVER
 
     def subscribe(self, listener: Listener) -> None:
-        """`listener(profiles, servers)` runs when the tool lists of those profiles and servers may have changed."""
+        """`listener(profiles, servers, lists)` runs when those lists of those profiles and servers may have changed."""
         self._listeners.append(listener)
 
     def on_resource_updated(self, listener: ResourceListener) -> None:
@@ -202,7 +204,7 @@ class DownstreamHost:
                         self.hosts[name].start_eagerly()
             self.synced = True
         if changed or changed_servers:
-            self._notify(changed, changed_servers)
+            self._notify(changed, changed_servers, EVERY_LIST)
 
     async def _apply_server(self, server: pb.Server) -> bool:
         """Host a new server, or re-host one whose launch spec changed; whether its tools may have changed.
@@ -223,7 +225,7 @@ class DownstreamHost:
             self._plan(server),
             self.options,
             self._load_tools,
-            self._tools_changed,
+            self._lists_changed,
             interactive=interactive,
             on_resource_updated=self._resource_updated,
             on_notice=self._notice,
@@ -300,18 +302,18 @@ class DownstreamHost:
         raw = await connection.list_tools(self.options.list_timeout)
         return await check_pins(self.registry, host.name, raw)
 
-    def _tools_changed(self, server: str) -> None:
-        self._notify(self._profiles_of(server), {server})
+    def _lists_changed(self, server: str, lists: Lists) -> None:
+        self._notify(self._profiles_of(server), {server}, lists)
 
     def _profiles_of(self, server: str) -> set[str]:
         return {p for p, members in self.profiles.items() if server in members}
 
-    def _notify(self, profiles: set[str], servers: set[str]) -> None:
+    def _notify(self, profiles: set[str], servers: set[str], lists: Lists) -> None:
         for listener in self._listeners:
             try:
-                listener(profiles, servers)
+                listener(profiles, servers, lists)
             except Exception:
-                log.exception("tool-list listener failed")
+                log.exception("list listener failed")
 
     def _stop_idle(self) -> None:
         idle = self.config.idle_stop_seconds

@@ -35,6 +35,7 @@ from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.aggregate import Aggregate
 from jarvis.aggregator.downstream.content import namespaced_tool_result
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
+from jarvis.aggregator.downstream.lists import TOOLS, Lists
 from jarvis.aggregator.downstream.logs import ServerLogs
 from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
@@ -387,7 +388,7 @@ class ProxySurface:
                     return quarantine_message(server, tool)
         return None
 
-    # ------------------------------------------------------------ tools/list_changed
+    # ------------------------------------------------------------ list_changed
 
     def _remember(self, target: str, ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request is None:
@@ -401,8 +402,10 @@ class ProxySurface:
         while len(sessions) > _MAX_SESSIONS:
             sessions.popitem(last=False)
 
-    def _changed(self, profiles: set[str], servers: set[str]) -> None:
-        self.watches.tools_changed(profiles if self.kind == PROFILE else servers)
+    def _changed(self, profiles: set[str], servers: set[str], lists: Lists) -> None:
+        self.watches.lists_changed(profiles if self.kind == PROFILE else servers, lists)
+        if TOOLS not in lists:
+            return  # 2025-era sessions are offered tools/list_changed only (the capabilities say so)
         for target in profiles if self.kind == PROFILE else servers:
             for session_id, session in list(self._sessions.get(target, {}).items()):
                 asyncio.get_running_loop().create_task(self._tell(target, session_id, session))

@@ -20,6 +20,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan, connect
+from jarvis.aggregator.downstream.lists import CHANGE_NOTICES, ONLY_TOOLS, TOOLS, Lists
 from jarvis.aggregator.downstream.relay import Caller, CallerRelay
 from jarvis.aggregator.downstream.stdio import OVERSIZED
 from jarvis.aggregator.downstream.tools import ServedTools
@@ -70,7 +71,7 @@ class ServerHost:
         plan: LaunchPlan | str,
         options: HostOptions,
         load_tools: ToolsLoader,
-        on_tools_changed: Callable[[str], None],
+        on_lists_changed: Callable[[str, Lists], None],
         *,
         interactive: bool = False,
         on_resource_updated: Callable[[str, str], None] | None = None,
@@ -83,7 +84,7 @@ class ServerHost:
         self.plan = plan
         self.options = options
         self._load_tools = load_tools
-        self._on_tools_changed = on_tools_changed
+        self._on_lists_changed = on_lists_changed  # (server, which of its lists may have changed)
         self._on_resource_updated = on_resource_updated
         self._on_notice = on_notice
         self.state = STOPPED
@@ -254,7 +255,7 @@ class ServerHost:
                     self._retry_at = None
                     self._attempts += 1
                     self._announce()
-                    self._on_tools_changed(self.name)
+                    self._on_lists_changed(self.name, ONLY_TOOLS)
                     log.info(
                         "downstream server %s running with %d tools",
                         self.name,
@@ -272,7 +273,7 @@ class ServerHost:
             finally:
                 if self.connection is not None:
                     self.connection = None
-                    self._on_tools_changed(self.name)
+                    self._on_lists_changed(self.name, ONLY_TOOLS)
 
     async def _until_lost(self, connection: Connection) -> None:
         watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(connection.lost.wait())]
@@ -311,8 +312,11 @@ class ServerHost:
         )
 
     async def _on_notification(self, method: str) -> None:
-        if method == "notifications/tools/list_changed":
-            self.reload_tools()  # the server changed its tools: list them again and re-check their pins
+        kind = CHANGE_NOTICES.get(method)
+        if kind == TOOLS:
+            self.reload_tools()  # the server changed its tools: list them again and re-check their pins (then told)
+        elif kind is not None:  # prompts and resources are listed from the server when asked: only tell
+            self._on_lists_changed(self.name, frozenset({kind}))
 
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:
@@ -338,7 +342,7 @@ class ServerHost:
                 extra={"server": self.name, "error": str(exc)},
             )
             return
-        self._on_tools_changed(self.name)
+        self._on_lists_changed(self.name, ONLY_TOOLS)
 
     def _set_stopped(self) -> None:
         self.connection, self.state, self.started_at, self._retry_at = None, STOPPED, None, None

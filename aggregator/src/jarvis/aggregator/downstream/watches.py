@@ -19,18 +19,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp.server.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, SubscriptionsListenResult
 
 from jarvis.aggregator.downstream.background import Background
 from jarvis.aggregator.downstream.host import DownstreamHost
 from jarvis.aggregator.downstream.listen import ListenStream
+from jarvis.aggregator.downstream.lists import PROMPTS, RESOURCES, TOOLS, Lists
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)
 
 MAX_LISTEN_STREAMS = 1024  # as the SDK's own ListenHandler bounds them
+_LIST_EVENTS: tuple[tuple[str, ServerEvent], ...] = (
+    (TOOLS, ToolsListChanged()),
+    (PROMPTS, PromptsListChanged()),
+    (RESOURCES, ResourcesListChanged()),
+)
 
 
 @dataclass(eq=False)
@@ -110,15 +122,20 @@ class ResourceWatches:
             streams.discard(stream)
             self.forget(watcher)
 
-    def tools_changed(self, targets: set[str]) -> None:
-        """Tell the listen streams of `targets` that asked for it that their tools/list changed."""
+    def lists_changed(self, targets: set[str], lists: Lists) -> None:
+        """Tell the listen streams of `targets` that their `lists` changed (each hears the kinds it asked for)."""
+        events = [event for kind, event in _LIST_EVENTS if kind in lists]
         for target in targets:
             for stream in list(self._streams.get(target, ())):
-                stream.deliver(ToolsListChanged())
+                for event in events:
+                    stream.deliver(event)
 
-    def _servers_changed(self, profiles: set[str], servers: set[str]) -> None:
+    def _servers_changed(self, profiles: set[str], servers: set[str], lists: Lists) -> None:
         # A server that started again (a crash, a restart, a new launch spec) forgot Jarvis's subscriptions: renew
-        # them. Other changes only repeat a subscribe, which servers take as a no-op.
+        # them. Other changes only repeat a subscribe, which servers take as a no-op. A start is told as a change of
+        # its tools; a server's own notice that its prompts or resources changed says nothing of a restart.
+        if TOOLS not in lists:
+            return
         for server in servers:
             running = self.host.hosts.get(server)
             if running is None or running.connection is None:
