@@ -295,6 +295,34 @@ async def test_a_2026_client_hears_that_prompts_and_resources_changed(stack: Sta
             assert await _kinds(tools, 1) == {ToolsListChanged}  # it asked for tools only
 
 
+async def test_a_2025_session_hears_that_prompts_and_resources_changed(stack: Stack) -> None:
+    """A 2025-era session that listed prompts is told of list changes on its session, as of tools: a server's own
+    notice, and a server joining the profile (all three lists)."""
+    heard: list[str] = []
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and message.method.endswith("/list_changed"):
+            heard.append(message.method)
+
+    async with mcp_client(stack.jarvis.url()) as admin:
+        await create_profile(admin, "growing-2025", "gamma")
+    async with client(stack.profile("growing-2025"), LEGACY, message_handler=handle) as legacy:
+        capabilities = legacy.server_capabilities
+        assert capabilities.prompts is not None
+        assert capabilities.prompts.list_changed is True
+        assert capabilities.resources is not None
+        assert capabilities.resources.list_changed is True
+        await legacy.list_prompts()
+        await legacy.call_tool("gamma__test_announce_list_changes", {})
+        await _until(lambda: len(heard) >= 2)
+        assert sorted(heard) == ["notifications/prompts/list_changed", "notifications/resources/list_changed"]
+        async with mcp_client(stack.jarvis.url()) as admin:
+            edit = {"action": "edit", "name": "growing-2025", "add": ["alpha"]}
+            result_json(await admin.call_tool("jarvis_profile", edit))
+        await _until(lambda: len(heard) >= 5)
+        assert sorted(heard[2:]) == [f"notifications/{kind}/list_changed" for kind in ("prompts", "resources", "tools")]
+
+
 async def _kinds(subscription: Any, count: int) -> set[type]:
     """The kinds of the next `count` events of a listen stream."""
     with anyio.fail_after(15):

@@ -35,7 +35,7 @@ from jarvis.aggregator.downstream import transparent
 from jarvis.aggregator.downstream.aggregate import Aggregate
 from jarvis.aggregator.downstream.content import namespaced_tool_result
 from jarvis.aggregator.downstream.host import DownstreamHost, ExposedTool
-from jarvis.aggregator.downstream.lists import TOOLS, Lists
+from jarvis.aggregator.downstream.lists import PROMPTS, RESOURCES, TOOLS, Lists
 from jarvis.aggregator.downstream.logs import ServerLogs
 from jarvis.aggregator.downstream.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.naming import namespaced
@@ -64,7 +64,8 @@ _SERVING: ContextVar[str | None] = ContextVar("jarvis_serving_target", default=N
 
 
 class _ListChangingServer(Server[Any]):
-    """Advertises `tools.listChanged` to 2025-era clients, truthfully: membership changes are notified."""
+    """Advertises `listChanged` for tools, prompts and resources to 2025-era clients, truthfully: membership changes
+    and the servers' own notices are passed on (`ProxySurface.remember`)."""
 
     def create_initialization_options(
         self,
@@ -73,7 +74,10 @@ class _ListChangingServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+            notification_options
+            or NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
+            experimental_capabilities,
+            extensions,
         )
 
 
@@ -107,7 +111,7 @@ class ProxySurface:
         self.shares = shares
         self.usage = usage
         self.metrics = metrics
-        # Sessions that listed tools, by target: they are the ones a list_changed tells something.
+        # Sessions that listed tools, prompts or resources, by target: they are the ones a list_changed tells something.
         self._sessions: dict[str, OrderedDict[str, ServerSession]] = {}
         # `jarvis mcp --surface profile/NAME` serves one target over stdio, where no path names it.
         self.stdio_target: str | None = None
@@ -219,7 +223,7 @@ class ProxySurface:
         target = self.target_of(ctx)
         await self.host.learn_tools(self.servers_of(target))
         principal = principal_of(ctx)
-        self._remember(target, ctx)
+        self.remember(target, ctx)
         tools = []
         for exposed in self.tools(target).values():
             if not self.may_call(principal, target, exposed):
@@ -390,7 +394,8 @@ class ProxySurface:
 
     # ------------------------------------------------------------ list_changed
 
-    def _remember(self, target: str, ctx: ServerRequestContext[Any]) -> None:
+    def remember(self, target: str, ctx: ServerRequestContext[Any]) -> None:
+        """Keep the 2025-era session of a listing request, to tell it when the target's lists change."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request is None:
             return  # 2026-era clients must not see tools/list vary per connection; they get no notification
         session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
@@ -404,14 +409,17 @@ class ProxySurface:
 
     def _changed(self, profiles: set[str], servers: set[str], lists: Lists) -> None:
         self.watches.lists_changed(profiles if self.kind == PROFILE else servers, lists)
-        if TOOLS not in lists:
-            return  # 2025-era sessions are offered tools/list_changed only (the capabilities say so)
         for target in profiles if self.kind == PROFILE else servers:
             for session_id, session in list(self._sessions.get(target, {}).items()):
-                asyncio.get_running_loop().create_task(self._tell(target, session_id, session))
+                asyncio.get_running_loop().create_task(self._tell(target, session_id, session, lists))
 
-    async def _tell(self, target: str, session_id: str, session: ServerSession) -> None:
+    async def _tell(self, target: str, session_id: str, session: ServerSession, lists: Lists) -> None:
         try:
-            await session.send_tool_list_changed()
+            if TOOLS in lists:
+                await session.send_tool_list_changed()
+            if PROMPTS in lists:
+                await session.send_prompt_list_changed()
+            if RESOURCES in lists:
+                await session.send_resource_list_changed()
         except Exception:  # the session is gone (closed, expired): forget it
             self._sessions.get(target, OrderedDict()).pop(session_id, None)

@@ -35,6 +35,8 @@ FORWARDED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("completion/complete", types.CompleteRequestParams),
     ("logging/setLevel", types.SetLevelRequestParams),
 )
+# Listings whose 2025-era caller is told when the list changes (as a tools/list caller is).
+LISTINGS = frozenset({"resources/list", "resources/templates/list", "prompts/list"})
 
 
 def install(surface: ProxySurface) -> None:
@@ -59,6 +61,8 @@ def _forwarder(
 ) -> Callable[[ServerRequestContext[Any], Any], Awaitable[dict[str, Any]]]:
     async def forward(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
         target = surface.target_of(ctx)
+        if method in LISTINGS:
+            surface.remember(target, ctx)
         server = surface.single_server(target)
         if server is None:
             return await surface.aggregate.answer(ctx, target, method)
