@@ -283,6 +283,42 @@ async def test_set_level_fans_out_and_each_servers_log_messages_reach_the_caller
             assert "Tool execution started" in lines, (name, lines)
 
 
+async def test_a_2026_caller_hears_the_log_messages_of_its_own_call(stack: Stack) -> None:
+    """A 2026-07-28 caller that asks for log messages in its request's `_meta` hears those the server sends on the
+    call's own stream, its logger naming the server on a profile that mixes servers; another caller of the same
+    server hears none of them, and a caller that did not ask hears nothing."""
+    heard: dict[str, list[types.LoggingMessageNotificationParams]] = {"me": [], "other": [], "quiet": []}
+
+    def listener(who: str) -> Any:
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            heard[who].append(params)
+
+        return on_log
+
+    pair = stack.profile("pair")
+    async with (
+        client(pair, MODERN, stack.tokens["me"], log_level="info", logging_callback=listener("me")) as me,
+        client(pair, MODERN, stack.tokens["other"], log_level="info", logging_callback=listener("other")) as other,
+        client(pair, MODERN, stack.tokens["me"], logging_callback=listener("quiet")) as quiet,
+    ):
+        assert text(await me.call_tool("alpha__test_tool_with_logging", {})).endswith("successfully")
+        await _until(lambda: len(heard["me"]) == 3)
+        assert [p.data for p in heard["me"]] == [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ]
+        assert {(p.level, p.logger) for p in heard["me"]} == {("info", "alpha")}
+        assert (
+            text(await other.call_tool("alpha__test_simple_text", {})) == "This is a simple text response for testing."
+        )
+        assert text(await quiet.call_tool("alpha__test_tool_with_logging", {})).endswith("successfully")
+        await anyio.sleep(0.5)  # what a wrongly routed line would take to arrive
+        assert heard["other"] == []
+        assert heard["quiet"] == []
+        assert len(heard["me"]) == 3
+
+
 async def test_a_2026_requests_log_level_reaches_the_server_it_is_routed_to(stack: Stack) -> None:
     alpha, beta = stack.servers["alpha"], stack.servers["beta"]
     async with client(stack.profile("pair"), MODERN, stack.tokens["me"], log_level="warning") as pair:

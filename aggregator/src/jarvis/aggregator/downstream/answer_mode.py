@@ -3,9 +3,10 @@
 An SSE answer costs about 1.4 ms more per call than a JSON body (SDK server and client, measured
 with the bare SDK server of bench/common.py). A proxied call needs a stream only when something may
 reach the caller before the result: progress, which the proxy relays only when the caller sent a
-`progressToken`. So those requests get SSE and all others a JSON body, on the profiles that mix
-servers; a surface standing for one server (a share, an unprefixed profile) always streams, as the
-server itself would over streamable HTTP, so the conformance suite sees the same answers there.
+`progressToken`, and log messages, which a 2026-07-28 request asks for in `_meta`. So those requests
+get SSE and all others a JSON body, on the profiles that mix servers; a surface standing for one
+server (a share, an unprefixed profile) always streams, as the server itself would over streamable
+HTTP, so the conformance suite sees the same answers there.
 
 The SDK fixes the answer mode per session manager (`json_response`) and only ever tests its truth;
 `PerRequestAnswers` is that flag with a truth decided by the request being served (a ContextVar).
@@ -20,6 +21,8 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
+
+from mcp_types import LOG_LEVEL_META_KEY
 
 _ANSWER_AS_JSON: ContextVar[bool] = ContextVar("jarvis_answer_as_json", default=False)
 
@@ -43,8 +46,9 @@ def _wants_stream(message: Any) -> bool:
         return True
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    # The same test the proxy applies before relaying progress (`progressToken is not None`).
-    return isinstance(meta, dict) and meta.get("progressToken") is not None
+    # The same test the proxy applies before relaying progress (`progressToken is not None`); a 2026-07-28 request
+    # that asks for log messages gets them on its stream too (relay.py).
+    return isinstance(meta, dict) and (meta.get("progressToken") is not None or LOG_LEVEL_META_KEY in meta)
 
 
 @contextlib.contextmanager

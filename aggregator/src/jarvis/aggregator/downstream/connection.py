@@ -32,7 +32,7 @@ from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
-from jarvis.aggregator.downstream.relay import CallerRelay
+from jarvis.aggregator.downstream.relay import CallerRelay, caller_of_this_call
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
 from jarvis.aggregator.downstream.wire import headers_for
 
@@ -169,7 +169,8 @@ async def connect(
     """Open the transport, run the initialize handshake within `init_timeout`, yield the connection.
 
     With a `relay` the server is offered sampling and elicitation, and its requests and log messages of a call under
-    way go to the relay. `on_resource_updated` hears the URI of each `notifications/resources/updated` (subscriptions
+    way go to the relay; a log message that came on a call's own stream goes to that call's caller (relay.py's
+    `calling`). `on_resource_updated` hears the URI of each `notifications/resources/updated` (subscriptions
     are Jarvis's). `on_notice` hears the rest Jarvis relays, as the wire had them: log messages no caller's call
     took, and task status (`notifications/tasks` on a listen stream, the 2025-era `notifications/tasks/status`).
     """
@@ -194,7 +195,9 @@ async def connect(
 
         async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, types.LoggingMessageNotification):
-                if (relay is None or not await relay.log(message.params)) and on_notice is not None:
+                if (caller := caller_of_this_call()) is not None:
+                    await caller.log(message.params)  # it came on the stream of that caller's call
+                elif (relay is None or not await relay.log(message.params)) and on_notice is not None:
                     await on_notice(message.method, message.params.model_dump(by_alias=True, exclude_none=True))
             elif isinstance(message, types.ResourceUpdatedNotification) and on_resource_updated is not None:
                 await on_resource_updated(message.params.uri)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -361,11 +362,14 @@ class ProxySurface:
         if meta:
             request["_meta"] = meta
         schema = exposed.definition.get("inputSchema")
+        caller = call.caller
+        if caller is not None and self.single_server(call.target) is None:  # mixed: say whose log lines they are
+            caller = dataclasses.replace(caller, server=exposed.server)
         result = await self.host.call_tool(
             exposed.server,
             request,
             call.progress,
-            call.caller,
+            caller,
             caller_version=call.protocol_version,
             input_schema=schema if isinstance(schema, dict) else None,
         )

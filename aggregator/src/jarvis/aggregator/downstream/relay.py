@@ -8,6 +8,10 @@ sampling and elicitation capabilities, runs its tool calls one at a time, and ha
 the caller of the call under way, on that call's own response stream. Servers not listed see a client
 without those capabilities, as before. Log messages (`notifications/message`) a server sends during a
 call go the same way, so the caller sees them as it would from the server directly.
+
+Over HTTP the wire does tie them: a server sends a call's log messages on that call's own response stream, and
+the SDK's client hands them over in the context of the task that sent the request. So a log message a server
+sends during a 2026-07-28 caller's call reaches that caller (`calling`), interactive server or not.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -31,10 +36,12 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Caller:
-    """The agent session a proxied tool call came from, and that call's request id."""
+    """The agent session a proxied tool call came from, and that call's request id; on a surface that mixes servers,
+    the server called (its log messages' loggers are prefixed `<server>/`, as ServerLogs words them)."""
 
     session: ServerSession
     request_id: types.RequestId
+    server: str | None = None
 
     def supports(self, capability: str) -> bool:
         declared = self.session.client_capabilities
@@ -44,6 +51,36 @@ class Caller:
         """Send `request` on the call's own stream (the caller's reply comes back on the session)."""
         metadata = ServerMessageMetadata(related_request_id=self.request_id)
         return await self.session.send_request(request, result_type, metadata=metadata)
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Send a server's log message on the call's own stream."""
+        logger = params.logger
+        if self.server is not None:
+            logger = f"{self.server}/{logger}" if logger else self.server
+        # Deprecated for 2026-07-28, where the SDK sends it only to a caller that opted in on its request
+        # (and at that level): exactly the filtering a relayed log line must go through.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await self.session.send_log_message(params.level, params.data, logger, related_request_id=self.request_id)
+
+
+# The caller of the call the current task is making of a server (see the module's docstring).
+_CALLING: ContextVar[Caller | None] = ContextVar("jarvis_calling", default=None)
+
+
+@contextlib.contextmanager
+def calling(caller: Caller | None) -> Iterator[None]:
+    """Make what a server sends on the streams of requests sent in this block known as `caller`'s."""
+    token = _CALLING.set(caller)
+    try:
+        yield
+    finally:
+        _CALLING.reset(token)
+
+
+def caller_of_this_call() -> Caller | None:
+    """The caller whose call the message being handled came with, when it came on that call's stream."""
+    return _CALLING.get()
 
 
 class CallerRelay:
@@ -88,13 +125,7 @@ class CallerRelay:
         caller = self._caller
         if caller is None:
             return False
-        # Deprecated for 2026-07-28, where the SDK sends it only to a caller that opted in on its request
-        # (and at that level): exactly the filtering a relayed log line must go through.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await caller.session.send_log_message(
-                params.level, params.data, params.logger, related_request_id=caller.request_id
-            )
+        await caller.log(params)
         return True
 
     def _caller_for(self, what: str, capability: str) -> Caller | types.ErrorData:

@@ -18,10 +18,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan, connect
 from jarvis.aggregator.downstream.lists import CHANGE_NOTICES, ONLY_TOOLS, TOOLS, Lists
-from jarvis.aggregator.downstream.relay import Caller, CallerRelay
+from jarvis.aggregator.downstream.relay import Caller, CallerRelay, calling
 from jarvis.aggregator.downstream.stdio import OVERSIZED
 from jarvis.aggregator.downstream.tools import ServedTools
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, Unavailable
@@ -179,7 +180,9 @@ class ServerHost:
         """A request to the server; a crash mid-call becomes an Unavailable naming the server and why.
 
         On an interactive server a tool call waits its turn, and what the server asks meanwhile goes to `caller`.
-        It goes in the caller's protocol version (`caller_version`) when the server speaks it.
+        It goes in the caller's protocol version (`caller_version`) when the server speaks it. A 2026-07-28
+        caller hears the log messages the server sends on the call's own stream (it asked for them in its
+        request's `_meta`, which the server gets); a 2025-era caller's are the session's (logs.py).
         """
         connection = await self.ensure_running(self.options.init_timeout)
         self.calls += 1
@@ -189,16 +192,18 @@ class ServerHost:
             if self.relay is not None and method == "tools/call"
             else contextlib.nullcontext()
         )
+        hears_logs = caller if method == "tools/call" and caller_version in MODERN_PROTOCOL_VERSIONS else None
         try:
             async with turn:
-                return await connection.request(
-                    method,
-                    params,
-                    timeout or self.options.call_timeout,
-                    progress,
-                    version=connection.version_for(caller_version),
-                    input_schema=input_schema,
-                )
+                with calling(hears_logs):
+                    return await connection.request(
+                        method,
+                        params,
+                        timeout or self.options.call_timeout,
+                        progress,
+                        version=connection.version_for(caller_version),
+                        input_schema=input_schema,
+                    )
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED or self._exited(connection):
                 if connection.child is not None:  # stdout closes first; give the exit status a moment to arrive
