@@ -283,6 +283,24 @@ async def test_set_level_fans_out_and_each_servers_log_messages_reach_the_caller
             assert "Tool execution started" in lines, (name, lines)
 
 
+async def test_a_level_set_through_a_transparent_surface_brings_the_servers_log_lines(stack: Stack) -> None:
+    """On a surface that stands for one server, `logging/setLevel` goes to the server as it was, and the server's log
+    lines then reach the caller as the server wrote them (no `<server>/` in the logger)."""
+    heard: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    sets = len(stack.servers["alpha"].requests("logging/setLevel"))
+    async with client(stack.profile("solo"), LEGACY, stack.tokens["me"], logging_callback=on_log) as solo:
+        await solo.set_logging_level("info")
+        assert len(stack.servers["alpha"].requests("logging/setLevel")) == sets + 1
+        assert text(await solo.call_tool("test_tool_with_logging", {})).endswith("successfully")
+        await _until(lambda: len(heard) >= 3)
+        assert [p.data for p in heard] == ["Tool execution started", "Tool processing data", "Tool execution completed"]
+        assert {p.logger for p in heard} == {None}
+
+
 async def test_a_2026_caller_hears_the_log_messages_of_its_own_call(stack: Stack) -> None:
     """A 2026-07-28 caller that asks for log messages in its request's `_meta` hears those the server sends on the
     call's own stream, its logger naming the server on a profile that mixes servers; another caller of the same

@@ -165,7 +165,7 @@ class Aggregate:
     async def _set_level(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         servers = self.surface.servers_granted(principal_of(ctx), target)
         level = (ctx.params or {}).get("level")
-        await self.surface.server_logs.set_level(_session_id(ctx), ctx.session, servers, level)
+        await self.surface.server_logs.set_level(caller_session_id(ctx), ctx.session, servers, level)
         return {}
 
     def route_uri(self, ctx: ServerRequestContext[Any], target: str, uri: Any) -> tuple[str, str]:
@@ -223,7 +223,7 @@ class Aggregate:
 
     async def _subscribe(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         server, uri = self.route_uri(ctx, target, (ctx.params or {}).get("uri"))
-        session = _session_id(ctx)
+        session = caller_session_id(ctx)
         # Sessions whose updates stopped being deliverable watch nothing any more: forget them here.
         self._sessions = {key: known for key, known in self._sessions.items() if known.watching}
         watcher = self._sessions.get(session)
@@ -236,7 +236,7 @@ class Aggregate:
 
     async def _unsubscribe(self, ctx: ServerRequestContext[Any], target: str) -> JsonObject:
         server, uri = self.route_uri(ctx, target, (ctx.params or {}).get("uri"))
-        session = _session_id(ctx)
+        session = caller_session_id(ctx)
         watcher = self._sessions.get(session)
         if watcher is not None:
             await self.surface.watches.unwatch(watcher, server, uri)
@@ -245,7 +245,7 @@ class Aggregate:
         return {}
 
 
-def _session_id(ctx: ServerRequestContext[Any]) -> str:
+def caller_session_id(ctx: ServerRequestContext[Any]) -> str:
     """The caller's MCP session (a stateless one has none: its subscriptions end with it, like its requests)."""
     headers = getattr(ctx.request, "headers", None) or {}
     return str(headers.get("mcp-session-id") or id(ctx.session))

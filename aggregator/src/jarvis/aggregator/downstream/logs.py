@@ -38,6 +38,7 @@ class _Listener:
     session: ServerSession
     servers: tuple[str, ...]
     level: str
+    prefixed: bool = True  # on a surface that mixes servers, each line's logger names its server
 
 
 class ServerLogs:
@@ -53,10 +54,7 @@ class ServerLogs:
         """Record `session`'s level for `servers` and set it on each that declares logging; refusals are logged."""
         if level not in LEVELS:
             raise MCPError(types.INVALID_PARAMS, f"unknown log level {level!r}; one of {', '.join(LEVELS)}")
-        self._listeners[session_id] = _Listener(session, servers, level)
-        self._listeners.move_to_end(session_id)
-        while len(self._listeners) > MAX_LISTENERS:
-            self._listeners.popitem(last=False)
+        self._keep(session_id, _Listener(session, servers, level))
         outcomes = await asyncio.gather(*(self._set(server) for server in servers), return_exceptions=True)
         for server, outcome in zip(servers, outcomes, strict=True):
             if isinstance(outcome, BaseException):
@@ -66,6 +64,19 @@ class ServerLogs:
                     outcome,
                     extra={"server": server, "error": str(outcome)[:300]},
                 )
+
+    def listen(self, session_id: str, session: ServerSession, server: str, level: Any) -> None:
+        """Record that `session`, on a surface standing for `server` alone, set its level there: the request went
+        to the server as it was (the server's answer is the caller's), and the lines that follow reach the session
+        as the server wrote them."""
+        if level in LEVELS:
+            self._keep(session_id, _Listener(session, (server,), level, prefixed=False))
+
+    def _keep(self, session_id: str, listener: _Listener) -> None:
+        self._listeners[session_id] = listener
+        self._listeners.move_to_end(session_id)
+        while len(self._listeners) > MAX_LISTENERS:
+            self._listeners.popitem(last=False)
 
     async def _set(self, server: str) -> None:
         connection = await self.host.host(server).ensure_running(self.host.options.init_timeout)
@@ -88,12 +99,12 @@ class ServerLogs:
 
     async def _deliver(self, session_id: str, listener: _Listener, server: str, params: dict[str, Any]) -> None:
         logger = params.get("logger")
+        if listener.prefixed:
+            logger = f"{server}/{logger}" if logger else server
         try:
             with warnings.catch_warnings():  # deprecated for 2026-07-28 callers, who never set a level this way
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await listener.session.send_log_message(
-                    params["level"], params.get("data"), f"{server}/{logger}" if logger else server
-                )
+                await listener.session.send_log_message(params["level"], params.get("data"), logger)
         except Exception:  # the caller's session is gone: it hears nothing any more
             log.debug("log message undeliverable; dropping the session's level", exc_info=True)
             if self._listeners.get(session_id) is listener:

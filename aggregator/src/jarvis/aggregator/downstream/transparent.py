@@ -2,8 +2,9 @@
 
 A share, and a profile served without name prefixes (one server, listed in
 `servers.unprefixed_profiles`), forward resources, prompts, completions and the logging level to
-their server as raw requests, so a client sees the same answers as from the server itself. A
-prefixed profile mixes several servers: aggregate.py answers these methods for it.
+their server as raw requests, so a client sees the same answers as from the server itself; a
+2025-era caller whose `logging/setLevel` the server took then hears the server's log lines (logs.py).
+A prefixed profile mixes several servers: aggregate.py answers these methods for it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from jarvis.aggregator.downstream.aggregate import caller_session_id
 from jarvis.aggregator.downstream.versions import for_caller
 from jarvis.common.errors import JarvisError
 
 if TYPE_CHECKING:
     from jarvis.aggregator.downstream.proxy import ProxySurface
 
+SET_LEVEL = "logging/setLevel"
 # Method and its params model.
 FORWARDED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("resources/list", types.PaginatedRequestParams),
@@ -33,7 +36,7 @@ FORWARDED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("prompts/list", types.PaginatedRequestParams),
     ("prompts/get", types.GetPromptRequestParams),
     ("completion/complete", types.CompleteRequestParams),
-    ("logging/setLevel", types.SetLevelRequestParams),
+    (SET_LEVEL, types.SetLevelRequestParams),
 )
 # Listings whose 2025-era caller is told when the list changes (as a tools/list caller is).
 LISTINGS = frozenset({"resources/list", "resources/templates/list", "prompts/list"})
@@ -69,8 +72,10 @@ def _forwarder(
         raw = server_params(ctx)
         try:
             result = await surface.host.forward(server, method, raw or None, ctx.protocol_version)
-            return for_caller(result, ctx.protocol_version)
         except JarvisError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+        if method == SET_LEVEL:  # the server took it: the lines it sends from now on are the caller's to hear
+            surface.server_logs.listen(caller_session_id(ctx), ctx.session, server, raw.get("level"))
+        return for_caller(result, ctx.protocol_version)
 
     return forward
