@@ -24,7 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from jarvis.aggregator.downstream.connection import Connection, LaunchPlan
 from jarvis.aggregator.downstream.container import ContainerSpec
-from jarvis.aggregator.downstream.lists import EVERY_LIST, Lists
+from jarvis.aggregator.downstream.lists import EVERY_LIST, ONLY_TOOLS, Lists
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
 from jarvis.aggregator.downstream.stdio import StdioSpec
@@ -170,24 +170,23 @@ class DownstreamHost:
             profiles = (await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())).profiles
             pins = await self._pins()
             self.config = await self._read_config()
-            changed: set[str] = set()
-            changed_servers: set[str] = set()
+            relaunched: set[str] = set()  # re-launched or removed: any of their lists may change
             for server in servers:
                 if await self._apply_server(server):
-                    changed_servers.add(server.name)
+                    relaunched.add(server.name)
             for name in set(self.hosts) - {s.name for s in servers}:
                 await self.hosts.pop(name).stop("uninstalled")
                 self._specs.pop(name, None)
-                changed_servers.add(name)
+                relaunched.add(name)
             new_profiles = {p.name: tuple(p.servers) for p in profiles}
-            changed |= {
+            regrouped = {  # profiles whose servers changed: so may all their lists
                 n for n in set(new_profiles) | set(self.profiles) if new_profiles.get(n) != self.profiles.get(n)
             }
             self.profiles = new_profiles
             known = self._known_tools(pins)
-            changed_servers |= {
+            retooled = {  # servers whose tools' names changed (pins): only their tools
                 s for s in set(known) | set(self._known) if _names(known.get(s)) != _names(self._known.get(s))
-            }
+            } - relaunched
             self._known = known
             approved = {
                 p.server
@@ -196,15 +195,16 @@ class DownstreamHost:
             }
             for name in approved:  # an admin approved a change: serve the tool again without a restart
                 self.hosts[name].reload_tools()
-            changed |= {p for s in changed_servers for p in self._profiles_of(s)}
             for profile in self.config.autostart_profiles:
                 for name in self.profiles.get(profile, ()):
                     if name in self.hosts:
                         self.hosts[name].eager = True
                         self.hosts[name].start_eagerly()
             self.synced = True
-        if changed or changed_servers:
-            self._notify(changed, changed_servers, EVERY_LIST)
+        if regrouped or relaunched:
+            self._notify(regrouped | {p for s in relaunched for p in self._profiles_of(s)}, relaunched, EVERY_LIST)
+        if retooled:
+            self._notify({p for s in retooled for p in self._profiles_of(s)}, retooled, ONLY_TOOLS)
 
     async def _apply_server(self, server: pb.Server) -> bool:
         """Host a new server, or re-host one whose launch spec changed; whether its tools may have changed.
