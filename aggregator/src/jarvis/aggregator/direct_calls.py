@@ -114,6 +114,19 @@ class SurfaceCalls:
         )
 
 
+class _RequestHeaders:
+    """A request's header lines decoded once, for the checks that read them.
+
+    `lines` keeps every line (a duplicated routing header shows only there); `first` maps each name to its first
+    value, as Starlette's `request.headers` answers (and `dict(request.headers)`, which the SDK hands its
+    classifier), without a scan of every line per lookup. ASGI servers give header names in lower case.
+    """
+
+    def __init__(self, scope: Scope) -> None:
+        self.lines = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope["headers"]]
+        self.first = dict(reversed(self.lines))
+
+
 class DirectToolCalls:
     """ASGI app for one surface's path: its tool calls answered here, everything else by `sdk`."""
 
@@ -136,6 +149,9 @@ class DirectToolCalls:
         self.enabled = json and not server.middleware and METHOD not in server.cache_hints
         # Per tool name: the schema last seen (held, so its identity stays meaningful) and whether it declares headers.
         self._declares_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}
+        # The server's identity stamp, taken once: the SDK's property deep-copies it per access so that no caller
+        # can alter another's; the stamp here is only ever serialized, never changed.
+        self._stamp: dict[str, Any] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         call = self._taken(scope) if self.enabled else None
@@ -176,10 +192,11 @@ class DirectToolCalls:
         if not isinstance(params.get("name"), str) or not self.callee.serves(scope, params["name"]):
             return None
         request = Request(scope)
-        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        headers = _RequestHeaders(scope)
+        content_type = headers.first.get("content-type", "").split(";")[0].strip()
         if content_type != JSON or not check_accept_headers(request)[0]:
             return None
-        version = self._version(request, message, params)
+        version = self._version(headers, message, params)
         if version is None:
             return None
         try:
@@ -195,19 +212,19 @@ class DirectToolCalls:
             return None
         return call
 
-    def _version(self, request: Request, message: dict[str, Any], params: dict[str, Any]) -> str | None:
+    def _version(self, headers: _RequestHeaders, message: dict[str, Any], params: dict[str, Any]) -> str | None:
         """The protocol version the SDK would serve this request at, or None where it would refuse it or
         keep state for it."""
-        header = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        header = headers.first.get(MCP_PROTOCOL_VERSION_HEADER)
         if header is None or header in HANDSHAKE_PROTOCOL_VERSIONS:
             # Stateful sessions are the SDK's; a 2026 envelope on the handshake era is refused by it.
             meta = params.get("_meta")
             if not self.stateless or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta):
                 return None
             return header or DEFAULT_NEGOTIATED_VERSION
-        if find_duplicated_routing_header(request.headers.items()) is not None:
+        if find_duplicated_routing_header(headers.lines) is not None:
             return None
-        route = classify_inbound_request(message, headers=dict(request.headers))
+        route = classify_inbound_request(message, headers=headers.first)
         return route.protocol_version if isinstance(route, InboundModernRoute) else None
 
     def _header_mismatch(self, scope: Scope, call: DirectCall, request: Request) -> bool:
@@ -247,10 +264,15 @@ class DirectToolCalls:
                 dumped["resultType"] = "complete"
             meta = dumped.get("_meta")
             if meta is None:
-                dumped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {SERVER_INFO_META_KEY: self._server_info()}
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
-                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self._server_info()}
         return dumped
+
+    def _server_info(self) -> dict[str, Any]:
+        if self._stamp is None:
+            self._stamp = self.server.server_info_stamp
+        return self._stamp
 
     @staticmethod
     def _answer(call: DirectCall, reply: JSONRPCResponse | JSONRPCError) -> Response:
