@@ -281,5 +281,22 @@ class DirectToolCalls:
             # As the handshake-era transport writes it, always with status 200.
             return Response(reply.model_dump_json(by_alias=True, exclude_unset=True), media_type=JSON)
         status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200) if isinstance(reply, JSONRPCError) else 200
-        body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=JSON)
+        return Response(_COMPACT_JSON(_modern_body(reply)), status_code=status, media_type=JSON)
+
+
+# The 2026-07-28 transport's encoding, `json.dumps(body, separators=(",", ":"))`, with its encoder built once.
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _modern_body(reply: JSONRPCResponse | JSONRPCError) -> dict[str, Any]:
+    """`reply` as the 2026-07-28 transport dumps it: `model_dump(mode="json", by_alias=True, exclude_none=True)`.
+
+    A result of a core type was sieved by `serialize_server_result`, which dumps in JSON mode, so it is JSON
+    already and a second walk would give it back unchanged: it is taken as it is. An extension's result (passed on
+    unsieved) and errors are dumped by pydantic.
+    """
+    if isinstance(reply, JSONRPCResponse):
+        result_type = reply.result.get("resultType")
+        if isinstance(result_type, str) and result_type in CORE_RESULT_TYPES:
+            return {"jsonrpc": reply.jsonrpc, "id": reply.id, "result": reply.result}
+    return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
