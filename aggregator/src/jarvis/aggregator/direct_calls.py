@@ -115,7 +115,7 @@ class SurfaceCalls:
 
 
 class _RequestHeaders:
-    """A request's header lines decoded once, for the checks that read them.
+    """A 2026-07-28 request's header lines decoded once, for the routing checks that read them all.
 
     `lines` keeps every line (a duplicated routing header shows only there); `first` maps each name to its first
     value, as Starlette's `request.headers` answers (and `dict(request.headers)`, which the SDK hands its
@@ -192,11 +192,10 @@ class DirectToolCalls:
         if not isinstance(params.get("name"), str) or not self.callee.serves(scope, params["name"]):
             return None
         request = Request(scope)
-        headers = _RequestHeaders(scope)
-        content_type = headers.first.get("content-type", "").split(";")[0].strip()
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
         if content_type != JSON or not check_accept_headers(request)[0]:
             return None
-        version = self._version(headers, message, params)
+        version = self._version(request, message, params)
         if version is None:
             return None
         try:
@@ -212,16 +211,17 @@ class DirectToolCalls:
             return None
         return call
 
-    def _version(self, headers: _RequestHeaders, message: dict[str, Any], params: dict[str, Any]) -> str | None:
+    def _version(self, request: Request, message: dict[str, Any], params: dict[str, Any]) -> str | None:
         """The protocol version the SDK would serve this request at, or None where it would refuse it or
         keep state for it."""
-        header = headers.first.get(MCP_PROTOCOL_VERSION_HEADER)
+        header = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if header is None or header in HANDSHAKE_PROTOCOL_VERSIONS:
             # Stateful sessions are the SDK's; a 2026 envelope on the handshake era is refused by it.
             meta = params.get("_meta")
             if not self.stateless or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta):
                 return None
             return header or DEFAULT_NEGOTIATED_VERSION
+        headers = _RequestHeaders(request.scope)
         if find_duplicated_routing_header(headers.lines) is not None:
             return None
         route = classify_inbound_request(message, headers=headers.first)
