@@ -1,5 +1,5 @@
-"""Tool calls answered directly give the SDK's own answer, byte for byte once parsed; anything the SDK would
-refuse, or keep state for, still goes to the SDK.
+"""Tool calls answered directly give the SDK's own answer, byte for byte; anything the SDK would refuse, or keep
+state for, still goes to the SDK.
 
 Each request is sent twice over ASGI: to the SDK's streamable HTTP app alone, and to `DirectToolCalls` in front
 of a second SDK app that records whether it was asked. A gate stand-in puts the parsed body and the caller in
@@ -34,6 +34,10 @@ MODERN, LEGACY = "2026-07-28", "2025-11-25"
 pytestmark = pytest.mark.anyio
 
 
+async def say(args: Any, _principal: Any) -> Any:
+    return args["text"]  # a plain string is the result's text as it is
+
+
 async def echo(args: Any, _principal: Any) -> Any:
     if args.get("fail"):
         raise InvalidArgument("asked to fail")
@@ -50,6 +54,7 @@ SURFACE = Surface(
             properties={"text": {"type": "string"}, "fail": {"type": "boolean"}},
             handler=echo,
         ),
+        Tool(name="say", description="Say the text", properties={"text": {"type": "string"}}, handler=say),
         Tool(
             name="regional",
             description="Echo, with the region routed by a header",
@@ -65,6 +70,7 @@ class Answer:
     status: int
     content_type: str
     body: Any
+    raw: bytes  # as sent: the same JSON must also be written the same way (escapes, separators)
 
 
 class RecordingApp:
@@ -76,7 +82,10 @@ class RecordingApp:
         await self.app(scope, receive, send)
 
 
-async def ask(app: ASGIApp, body: dict[str, Any] | list[Any], headers: dict[str, str]) -> Answer:
+Headers = dict[str, str] | list[tuple[str, str]]  # a list can repeat a header
+
+
+async def ask(app: ASGIApp, body: dict[str, Any] | list[Any], headers: Headers) -> Answer:
     """One POST through a stand-in of the gate (parsed body and caller in the scope) to `app`."""
     raw = json.dumps(body).encode()
     scope: Scope = {
@@ -89,7 +98,9 @@ async def ask(app: ASGIApp, body: dict[str, Any] | list[Any], headers: dict[str,
         "raw_path": SURFACE.path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "headers": [
+            (k.lower().encode(), v.encode()) for k, v in (headers.items() if isinstance(headers, dict) else headers)
+        ],
         "client": ("127.0.0.1", 1),
         "server": ("127.0.0.1", 80),
         MESSAGES_SCOPE_KEY: json_rpc_messages(raw),
@@ -114,7 +125,7 @@ async def ask(app: ASGIApp, body: dict[str, Any] | list[Any], headers: dict[str,
     content = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     content_type = dict(start["headers"]).get(b"content-type", b"").decode()
     answer = json.loads(content) if content_type == "application/json" else content.decode()
-    return Answer(start["status"], content_type, answer)
+    return Answer(start["status"], content_type, answer, content)
 
 
 @dataclass
@@ -174,7 +185,7 @@ def headers(version: str = MODERN, name: str = "echo", **extra: str) -> dict[str
     return base | extra
 
 
-async def compare(apps: Apps, body: dict[str, Any], sent_headers: dict[str, str]) -> tuple[Answer, bool]:
+async def compare(apps: Apps, body: dict[str, Any], sent_headers: Headers) -> tuple[Answer, bool]:
     """Both answers, asserted equal, and whether the direct path answered (the SDK behind it was not asked)."""
     expected = await ask(apps.sdk, body, sent_headers)
     asked = apps.behind.asked
@@ -191,6 +202,16 @@ async def test_a_2026_call_is_answered_directly_with_the_sdks_answer(apps: Apps)
     assert json.loads(answer.body["result"]["content"][0]["text"]) == {"echo": {"text": "hi"}}
     assert answer.body["result"]["resultType"] == "complete"
     assert answer.body["result"]["_meta"]  # the server's identity, stamped as the SDK stamps it
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+async def test_an_answer_is_written_as_the_sdk_writes_it(apps: Apps, version: str) -> None:
+    """Non-ASCII text, escaped or not as each era's transport writes it (a 2025 call without a session id is
+    the SDK's to refuse when it keeps sessions)."""
+    answer, direct = await compare(apps, call("say", {"text": "snow ☃ \u00e9\n"}, version), headers(version, "say"))
+    if version == MODERN or apps.direct.stateless:
+        assert direct
+        assert answer.body["result"]["content"][0]["text"] == "snow ☃ \u00e9\n"
 
 
 async def test_a_tool_error_is_the_same_result_either_way(apps: Apps) -> None:
@@ -225,10 +246,21 @@ async def test_declared_param_headers_are_checked(apps: Apps) -> None:
         (call("echo", {}), headers(**{"content-type": "text/plain"})),
         (call("echo", {}), headers(**{"mcp-protocol-version": "2099-01-01"})),
         ([call("echo", {})], headers()),  # a batch
+        (call("echo", {}), [*headers().items(), ("mcp-name", "echo")]),  # a routing header twice, even if equal
     ],
-    ids=["unknown-tool", "name-mismatch", "bad-arguments", "no-envelope", "accept", "content-type", "version", "batch"],
+    ids=[
+        "unknown-tool",
+        "name-mismatch",
+        "bad-arguments",
+        "no-envelope",
+        "accept",
+        "content-type",
+        "version",
+        "batch",
+        "duplicated-header",
+    ],
 )
-async def test_what_the_sdk_refuses_goes_to_the_sdk(apps: Apps, body: Any, sent: dict[str, str]) -> None:
+async def test_what_the_sdk_refuses_goes_to_the_sdk(apps: Apps, body: Any, sent: Headers) -> None:
     answer, direct = await compare(apps, body, sent)
     assert not direct
     assert answer.status >= 400 or "error" in answer.body or answer.body["result"]["isError"]

@@ -114,6 +114,19 @@ class SurfaceCalls:
         )
 
 
+class _RequestHeaders:
+    """A 2026-07-28 request's header lines decoded once, for the routing checks that read them all.
+
+    `lines` keeps every line (a duplicated routing header shows only there); `first` maps each name to its first
+    value, as Starlette's `request.headers` answers (and `dict(request.headers)`, which the SDK hands its
+    classifier), without a scan of every line per lookup. ASGI servers give header names in lower case.
+    """
+
+    def __init__(self, scope: Scope) -> None:
+        self.lines = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope["headers"]]
+        self.first = dict(reversed(self.lines))
+
+
 class DirectToolCalls:
     """ASGI app for one surface's path: its tool calls answered here, everything else by `sdk`."""
 
@@ -136,6 +149,9 @@ class DirectToolCalls:
         self.enabled = json and not server.middleware and METHOD not in server.cache_hints
         # Per tool name: the schema last seen (held, so its identity stays meaningful) and whether it declares headers.
         self._declares_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}
+        # The server's identity stamp, taken once: the SDK's property deep-copies it per access so that no caller
+        # can alter another's; the stamp here is only ever serialized, never changed.
+        self._stamp: dict[str, Any] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         call = self._taken(scope) if self.enabled else None
@@ -205,9 +221,10 @@ class DirectToolCalls:
             if not self.stateless or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta):
                 return None
             return header or DEFAULT_NEGOTIATED_VERSION
-        if find_duplicated_routing_header(request.headers.items()) is not None:
+        headers = _RequestHeaders(request.scope)
+        if find_duplicated_routing_header(headers.lines) is not None:
             return None
-        route = classify_inbound_request(message, headers=dict(request.headers))
+        route = classify_inbound_request(message, headers=headers.first)
         return route.protocol_version if isinstance(route, InboundModernRoute) else None
 
     def _header_mismatch(self, scope: Scope, call: DirectCall, request: Request) -> bool:
@@ -247,10 +264,15 @@ class DirectToolCalls:
                 dumped["resultType"] = "complete"
             meta = dumped.get("_meta")
             if meta is None:
-                dumped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {SERVER_INFO_META_KEY: self._server_info()}
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
-                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self._server_info()}
         return dumped
+
+    def _server_info(self) -> dict[str, Any]:
+        if self._stamp is None:
+            self._stamp = self.server.server_info_stamp
+        return self._stamp
 
     @staticmethod
     def _answer(call: DirectCall, reply: JSONRPCResponse | JSONRPCError) -> Response:
@@ -259,5 +281,22 @@ class DirectToolCalls:
             # As the handshake-era transport writes it, always with status 200.
             return Response(reply.model_dump_json(by_alias=True, exclude_unset=True), media_type=JSON)
         status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200) if isinstance(reply, JSONRPCError) else 200
-        body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=JSON)
+        return Response(_COMPACT_JSON(_modern_body(reply)), status_code=status, media_type=JSON)
+
+
+# The 2026-07-28 transport's encoding, `json.dumps(body, separators=(",", ":"))`, with its encoder built once.
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _modern_body(reply: JSONRPCResponse | JSONRPCError) -> dict[str, Any]:
+    """`reply` as the 2026-07-28 transport dumps it: `model_dump(mode="json", by_alias=True, exclude_none=True)`.
+
+    A result of a core type was sieved by `serialize_server_result`, which dumps in JSON mode, so it is JSON
+    already and a second walk would give it back unchanged: it is taken as it is. An extension's result (passed on
+    unsieved) and errors are dumped by pydantic.
+    """
+    if isinstance(reply, JSONRPCResponse):
+        result_type = reply.result.get("resultType")
+        if isinstance(result_type, str) and result_type in CORE_RESULT_TYPES:
+            return {"jsonrpc": reply.jsonrpc, "id": reply.id, "result": reply.result}
+    return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
