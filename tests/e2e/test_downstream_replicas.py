@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
@@ -99,3 +100,23 @@ async def test_share_uses_count_across_replicas_and_stop_reaches_both(replicas: 
 
     # The other replica learns of the stop from the registry: its share list and token cache expire in seconds.
     await eventually(refused_on_second, what="the stopped share refused on the second replica")
+
+
+async def test_a_share_started_on_one_replica_is_served_at_once_by_the_other(replicas: Replicas) -> None:
+    """A share link used the moment it is handed out, on the replica that did not start it: that replica read the
+    shares a moment before (it re-reads them every 2 s), and looks again rather than answering "not found"."""
+    async with mcp_client(replicas.first.url()) as admin:
+        await create_server(admin, "prompt-clock", [time_server()])
+    async with mcp_client(replicas.second_url + "/mcp/jarvis") as second:
+        result_json(await second.call_tool("jarvis_share", {"action": "list"}))  # the second replica reads them now
+    async with mcp_client(replicas.first.url()) as admin:
+        started = result_json(
+            await admin.call_tool("jarvis_share", {"action": "start", "name": "prompt-clock", "expires_in": 600})
+        )["started"]
+        await anyio.sleep(0.3)
+        try:
+            async with mcp_client(replicas.second_url + "/share/prompt-clock/mcp", started["token"]) as guest:
+                answer = await guest.call_tool("get_current_time", {"timezone": "UTC"})
+            assert '"timezone": "UTC"' in text_of(answer)
+        finally:
+            result_json(await admin.call_tool("jarvis_share", {"action": "stop", "name": "prompt-clock"}))

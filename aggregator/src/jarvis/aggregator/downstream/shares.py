@@ -30,6 +30,7 @@ PREFIX = "share:"
 SHARE_PATH = "/share/{server}/mcp"
 REQUEST, TOOL_CALL = "request", "tools/call"  # the usage actions a share counts
 _REFRESH_SECONDS = 2.0
+_MISS_REFRESH_SECONDS = 0.25
 
 
 @dataclass
@@ -99,6 +100,11 @@ class Shares:
     async def active(self, server: str) -> Share | None:
         await self.refresh()
         share = self._active.get(server)
+        if share is None and time.monotonic() - self._refreshed >= _MISS_REFRESH_SECONDS:
+            # Started on another replica since the last read, perhaps a moment ago: a link handed out and used at
+            # once must not get "not found" for up to _REFRESH_SECONDS. Misses re-read at most this often.
+            await self.refresh(force=True)
+            share = self._active.get(server)
         return None if share is None or share.expired() else share
 
     def count(self, share: Share, action: str, ok: bool = True, latency_ms: float = 0.0) -> None:
