@@ -3,7 +3,7 @@
 An SSE answer costs about 1.4 ms more per call than a JSON body (SDK server and client, measured
 with the bare SDK server of bench/common.py). A proxied call needs a stream only when something may
 reach the caller before the result: progress, which the proxy relays only when the caller sent a
-`progressToken`, and log messages, which a 2026-07-28 request asks for in `_meta`. So those requests
+`progressToken`, and log messages, which a 2026-07-28 tool call asks for in `_meta`. So those requests
 get SSE and all others a JSON body, on the profiles that mix servers; a surface standing for one
 server (a share, an unprefixed profile) always streams, as the server itself would over streamable
 HTTP, so the conformance suite sees the same answers there.
@@ -25,6 +25,7 @@ from typing import Any
 from mcp_types import LOG_LEVEL_META_KEY
 
 _ANSWER_AS_JSON: ContextVar[bool] = ContextVar("jarvis_answer_as_json", default=False)
+CALL = "tools/call"
 
 
 class PerRequestAnswers:
@@ -46,9 +47,11 @@ def _wants_stream(message: Any) -> bool:
         return True
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    # The same test the proxy applies before relaying progress (`progressToken is not None`); a 2026-07-28 request
-    # that asks for log messages gets them on its stream too (relay.py).
-    return isinstance(meta, dict) and (meta.get("progressToken") is not None or LOG_LEVEL_META_KEY in meta)
+    if not isinstance(meta, dict):
+        return False
+    # The same test the proxy applies before relaying progress (`progressToken is not None`); a 2026-07-28 tool call
+    # that asks for log messages gets them on its stream too (relay.py: calls are what they are relayed for).
+    return meta.get("progressToken") is not None or (message.get("method") == CALL and LOG_LEVEL_META_KEY in meta)
 
 
 @contextlib.contextmanager
