@@ -7,7 +7,9 @@ with `direct_tool_calls` off, each with a profile of two reference servers (test
 protocol versions, and the answers must be equal once what each stack mints itself is masked (task ids, sealed
 request states, times).
 `jarvis_direct_tool_calls_total{surface="profile"}` shows which path answered: it counts exactly the calls the
-direct path may take on the first stack, and nothing on the second.
+direct path may take on the first stack, and nothing on the second. The switch also decides how a 2026-07-28
+request reaches `web`: on Jarvis's own connections (downstream/http_calls.py) on the first stack, through the
+SDK's client on the second, so every comparison of `web`'s answers compares those two as well.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import httpx2
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from jarvis.aggregator.downstream.http_calls import USER_AGENT
 from tests.e2e.test_downstream_conformance import REFERENCE, _reference
 from tests.support.downstream import FAST_ENV, create_profile, create_server
 from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
@@ -156,6 +159,16 @@ def test_a_listed_tools_call_takes_the_direct_path_with_the_sdks_answer(
     if tool == "test_resource_links":  # a prefixed profile says whose each linked resource is
         assert all(block["uri" if "uri" in block else "resource"] for block in result["content"])
         assert f"jarvis://{server}/" in json.dumps(result["content"])
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+def test_a_call_reaches_an_http_server_on_jarvis_own_connections(stacks: Stacks, version: str) -> None:
+    agents = [
+        post(jarvis, *request(version, "web__test_user_agent", {})).json()["result"]["content"][0]["text"]
+        for jarvis in (stacks.direct, stacks.sdk)
+    ]
+    assert agents[0] == USER_AGENT
+    assert agents[1].startswith("python-httpx")
 
 
 def test_arguments_the_server_refuses_come_back_the_same(stacks: Stacks) -> None:

@@ -445,6 +445,11 @@ async def test_announce_list_changes(ctx: Context) -> str:
     return "announced"
 
 
+@server.tool(description="Names the HTTP client that sent this call (its User-Agent header)")
+def test_user_agent(ctx: Context) -> str:
+    return str((ctx.headers or {}).get("user-agent", ""))
+
+
 @server.tool(description="Reports progress 0, 50 and 100 of 100")
 async def test_tool_with_progress(ctx: Context) -> str:
     for step in (0, 50, 100):

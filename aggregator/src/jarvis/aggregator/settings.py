@@ -50,7 +50,8 @@ class AggregatorSettings(ProcessSettings):
     # costs about a fifth of the request path. list_changed still flows on the GET stream.
     json_response: bool = True
     # Tool calls answered without the SDK's per-request machinery: Jarvis's own surfaces' (direct_calls.py), and
-    # profiles' where the answer is a JSON body (downstream/direct.py). The same answers for less CPU. Off: every
+    # profiles' where the answer is a JSON body (downstream/direct.py); and requests to streamable-HTTP servers
+    # sent without the SDK's client (downstream/http_calls.py). The same answers for less CPU. Off: every
     # request goes through the SDK, as a check of that claim.
     direct_tool_calls: bool = True
     # How long hot registry reads (the server list) are served from the aggregator's cache.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,12 +30,15 @@ from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
+from jarvis.aggregator.downstream.http_calls import ConnectionFailed, HttpCalls, Redirected, usable_for
 from jarvis.aggregator.downstream.relay import CallerRelay, caller_of_this_call
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
 from jarvis.aggregator.downstream.wire import headers_for
+
+log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 Notice = Callable[[str, JsonObject], Awaitable[None]]  # (method, params)
@@ -43,7 +47,9 @@ TASK_NOTICES = ("notifications/tasks", "notifications/tasks/status")  # SEP-2663
 CLIENT_INFO = types.Implementation(name="jarvis", version="1")
 _AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
 _DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
+LISTEN = "subscriptions/listen"
 _MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
+_SERVER_NOTIFICATION: TypeAdapter[types.ServerNotification] = TypeAdapter(types.ServerNotification)
 
 
 @dataclass(frozen=True)
@@ -56,18 +62,31 @@ class LaunchPlan:
     container: ContainerSpec | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    max_message_bytes: int = 8 * 1024 * 1024
+    own_http_client: bool = True  # requests over HTTP without the SDK's client (http_calls.py)
 
 
 class Connection:
     """An initialized session; safe to use from any task while the `connect()` block is open."""
 
     def __init__(
-        self, plan: LaunchPlan, dispatcher: JSONRPCDispatcher[Any], session: ClientSession, child: ChildProcess | None
+        self,
+        plan: LaunchPlan,
+        dispatcher: JSONRPCDispatcher[Any],
+        session: ClientSession,
+        child: ChildProcess | None,
+        http_calls: HttpCalls | None = None,
+        *,
+        may_ask: bool = False,
     ) -> None:
         self.plan = plan
         self.child = child
         self._dispatcher = dispatcher
         self._session = session
+        self._http_calls = http_calls  # requests without the SDK's client (http_calls.py)
+        # The server was offered sampling and elicitation: a 2025-era answer's stream may carry its questions, which
+        # only the SDK's client answers.
+        self._may_ask = may_ask
         self.lost = anyio.Event()  # set when the transport closes under us (crash, network)
         # 2026-era versions the server also answers (server/discover), besides the session's own.
         self.modern_versions: tuple[str, ...] = ()
@@ -106,7 +125,23 @@ class Connection:
         version = version or self.protocol_version
         if version not in MODERN_PROTOCOL_VERSIONS:
             params = without_envelope(params)
-        opts: CallOptions = {"headers": headers_for(version, method, params, input_schema)}
+        headers = headers_for(version, method, params, input_schema)
+        if (
+            self._http_calls is not None
+            and progress is None
+            and method != LISTEN  # held open, its frames are the session's (acknowledgement, task status)
+            and (version in self.modern_versions or not self._may_ask)
+        ):
+            try:
+                return await self._http_calls.request(
+                    method, params, headers, timeout, cancel_by_notice=version not in MODERN_PROTOCOL_VERSIONS
+                )
+            except ConnectionFailed as exc:
+                self.lost.set()  # as the SDK's transport ends the session when a POST cannot be made
+                raise MCPError(code=types.CONNECTION_CLOSED, message=f"Connection closed: {exc}") from None
+            except Redirected:
+                self._http_calls = None  # the SDK's client follows it (within the origin) from now on
+        opts: CallOptions = {"headers": headers}
         if timeout is not None:
             opts["timeout"] = timeout
         if progress is not None:
@@ -120,7 +155,7 @@ class Connection:
         """
         meta = {**_envelope(), types.CLIENT_CAPABILITIES_META_KEY: {"extensions": {TASKS_EXTENSION: {}}}}
         return await self.request(
-            "subscriptions/listen", {"notifications": notifications, "_meta": meta}, None, version=LATEST_MODERN_VERSION
+            LISTEN, {"notifications": notifications, "_meta": meta}, None, version=LATEST_MODERN_VERSION
         )
 
     async def list_tools(self, timeout: float) -> list[JsonObject]:
@@ -176,22 +211,6 @@ async def connect(
     """
     async with contextlib.AsyncExitStack() as stack:
         holder: list[Connection] = []
-        child: ChildProcess | None = None
-        read: ReadStream[SessionMessage | Exception]
-        write: WriteStream[SessionMessage]
-        if plan.stdio is not None:
-            read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio))
-        elif plan.container is not None:
-            read, write, child = await stack.enter_async_context(container_transport(plan.container))
-        else:
-            await refuse_forbidden_address(plan.url)
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(
-                    headers=plan.headers, timeout=init_timeout, event_hooks={"request": [_standalone_stream(holder)]}
-                )
-            )
-            read, write = await stack.enter_async_context(streamable_http_client(plan.url, http_client=http))
-        dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
 
         async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, types.LoggingMessageNotification):
@@ -206,6 +225,48 @@ async def connect(
             elif isinstance(message, Exception) and holder:
                 holder[0].lost.set()
 
+        async def heard(method: str, params: JsonObject | None) -> None:
+            """A notification on a 2026-07-28 request's own stream (http_calls.py), routed as the SDK's client would."""
+            if method in TASK_NOTICES:
+                if on_notice is not None:
+                    await on_notice(method, params or {})
+                return
+            try:
+                notification = _SERVER_NOTIFICATION.validate_python(
+                    {"method": method} if params is None else {"method": method, "params": params}
+                )
+            except ValidationError:
+                log.debug("server %s sent a notification %r Jarvis does not know; dropped", plan.server, method)
+                return
+            await on_message(notification)
+
+        child: ChildProcess | None = None
+        http_calls: HttpCalls | None = None
+        read: ReadStream[SessionMessage | Exception]
+        write: WriteStream[SessionMessage]
+        if plan.stdio is not None:
+            read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio))
+        elif plan.container is not None:
+            read, write, child = await stack.enter_async_context(container_transport(plan.container))
+        else:
+            await refuse_forbidden_address(plan.url)
+            if plan.own_http_client and usable_for(plan.url):
+                http_calls = HttpCalls(
+                    plan.url,
+                    plan.headers,
+                    server=plan.server,
+                    connect_timeout=init_timeout,
+                    max_message_bytes=plan.max_message_bytes,
+                    heard=heard,
+                )
+                stack.callback(http_calls.close)
+            hooks = [_standalone_stream(holder), *([http_calls.follow_session] if http_calls else [])]
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=plan.headers, timeout=init_timeout, event_hooks={"request": hooks})
+            )
+            read, write = await stack.enter_async_context(streamable_http_client(plan.url, http_client=http))
+        dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
+
         session = ClientSession(
             dispatcher=dispatcher,
             message_handler=on_message,
@@ -215,7 +276,7 @@ async def connect(
             notification_bindings=_task_bindings(on_notice) if on_notice else None,
         )
         await stack.enter_async_context(session)
-        connection = Connection(plan, dispatcher, session, child)
+        connection = Connection(plan, dispatcher, session, child, http_calls, may_ask=relay is not None)
         holder.append(connection)
         try:
             with anyio.fail_after(init_timeout):
@@ -265,7 +326,7 @@ def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], A
 
     async def stamp(request: httpx2.Request) -> None:
         # A listen stream is as quiet as the standalone one: it waits for what it was opened for.
-        if request.method == "POST" and request.headers.get(MCP_METHOD_HEADER) == "subscriptions/listen":
+        if request.method == "POST" and request.headers.get(MCP_METHOD_HEADER) == LISTEN:
             request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": None}
         if request.method != "GET":
             return

@@ -276,7 +276,14 @@ class DownstreamHost:
     def _plan(self, server: pb.Server) -> LaunchPlan | str:
         launch = server.launch
         if launch.transport == pb.TRANSPORT_STREAMABLE_HTTP:
-            return LaunchPlan(server.name, "streamable-http", url=launch.url, headers=dict(launch.headers))
+            return LaunchPlan(
+                server.name,
+                "streamable-http",
+                url=launch.url,
+                headers=dict(launch.headers),
+                max_message_bytes=self.max_message_bytes,
+                own_http_client=self.options.own_http_client,
+            )
         try:
             env = {k: _expand(v) for k, v in launch.env.items()}
         except KeyError as exc:

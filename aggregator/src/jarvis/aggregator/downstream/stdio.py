@@ -241,6 +241,17 @@ async def _oversized(
 ) -> None:
     """Answer the request an oversized response was for with an error, so its caller does not wait in vain."""
     child.oversized += 1
+    error = oversized_error(server, limit)
+    found = _ID.search(head)
+    if found is None or b'"method"' in head[: found.start()]:
+        return  # a notification or a request of the server's own: nobody is waiting for it
+    raw = found.group(1)
+    request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
+    await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+
+
+def oversized_error(server: str, limit: int) -> types.ErrorData:
+    """Logged once, and answered in place of a message over `limit` bytes that Jarvis dropped unread."""
     size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
     log.warning(
         "downstream server %s sent a message over %d bytes; dropped",
@@ -248,17 +259,11 @@ async def _oversized(
         limit,
         extra={"server": server, "limit_bytes": limit},
     )
-    found = _ID.search(head)
-    if found is None or b'"method"' in head[: found.start()]:
-        return  # a notification or a request of the server's own: nobody is waiting for it
-    raw = found.group(1)
-    request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
-    error = types.ErrorData(
+    return types.ErrorData(
         code=types.INTERNAL_ERROR,
         data={"jarvis": OVERSIZED},
         message=f"the response of server '{server}' was larger than {size} and was dropped",
     )
-    await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
 
 
 def encode(message: SessionMessage) -> bytes:

@@ -39,6 +39,8 @@ class HostOptions:
     init_timeout: float = 30.0
     call_timeout: float = 300.0
     list_timeout: float = 30.0
+    # Requests to streamable-HTTP servers on Jarvis's own connections (http_calls.py); off: the SDK's client.
+    own_http_client: bool = True
 
 
 @dataclass
