@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import mcp_types as types
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from mcp.shared.exceptions import MCPError
 
 from jarvis.aggregator.downstream.http_calls import ConnectionFailed, HttpCalls, Redirected, _Events, usable_for
@@ -349,6 +356,72 @@ async def test_a_server_that_is_not_there_is_a_failed_connection() -> None:
     calls = calls_to(Scripted([], port=port))
     with pytest.raises(ConnectionFailed, match=f"127.0.0.1:{port}"):
         await calls.request("ping", None, HEADERS, 5)
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_file, key_file
+
+
+async def test_https_verifies_the_server_as_the_sdk_client_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same trust as httpx2's: the system's roots, or SSL_CERT_FILE; the name checked against the certificate."""
+    cert_file, key_file = _self_signed(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert_file, key_file)
+    scripted = Scripted([json_result({"over": "tls"})])
+    server = await asyncio.start_server(scripted.serve, "127.0.0.1", 0, ssl=tls)
+    port = server.sockets[0].getsockname()[1]
+
+    def calls() -> HttpCalls:
+        async def hear(method: str, params: JsonObject | None) -> None:
+            pass
+
+        return HttpCalls(
+            f"https://localhost:{port}/mcp", {}, server="tls", connect_timeout=5, max_message_bytes=1 << 20, heard=hear
+        )
+
+    async with server:
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        with pytest.raises(ConnectionFailed, match="certificate verify failed"):
+            await calls().request("ping", None, HEADERS, 5)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        trusting = calls()
+        assert await trusting.request("ping", None, HEADERS, 5) == {"over": "tls"}
+        assert scripted.seen[0].head["host"] == f"localhost:{port}"
+        trusting.close()
+
+
+def test_a_configured_header_that_would_split_the_request_is_refused() -> None:
+    async def hear(method: str, params: JsonObject | None) -> None:
+        pass
+
+    for headers in ({"X-Token": "a\r\nX-Admin: 1"}, {"Bad Name": "v"}):
+        with pytest.raises(ValueError, match="not a header Jarvis can send"):
+            HttpCalls(
+                "http://127.0.0.1:9/mcp", headers, server="web", connect_timeout=1, max_message_bytes=1, heard=hear
+            )
 
 
 def test_server_sent_events_are_decoded_across_pieces_and_line_ends() -> None:

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import ssl
 import time
 import urllib.request
@@ -51,7 +52,10 @@ USER_AGENT = "jarvis"
 CANCELLED = "notifications/cancelled"
 NOTICE_SECONDS = 5.0  # how long a cancellation notice may take before it is given up
 _SESSION = ("mcp-session-id", "mcp-protocol-version")  # the headers a notice keeps of its request's
-_FIRST_ID = 1 << 40  # ids of their own, apart from the SDK session's counter that shares the server
+_FIRST_ID = 1 << 40
+_HEADER_NAME = re.compile(
+    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+)  # RFC 9110's token  # ids of their own, apart from the SDK session's counter that shares the server
 
 
 class Redirected(Exception):
@@ -255,7 +259,12 @@ class HttpCalls:
         self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         authority = parts.netloc.rpartition("@")[2]
         self._fixed = {"host": authority, "user-agent": USER_AGENT, "accept": "application/json, text/event-stream"}
-        self._fixed.update({name.lower(): value for name, value in headers.items()})
+        for name, value in headers.items():
+            if not _HEADER_NAME.fullmatch(name) or any(c in value for c in "\r\n\0"):
+                raise ValueError(
+                    f"server {server}: {name!r} is not a header Jarvis can send (a bad name or a line break)"
+                )
+            self._fixed[name.lower()] = value
         self._fixed["content-type"] = "application/json"
         self._connect_timeout = connect_timeout
         self._max_body = max_message_bytes
