@@ -226,7 +226,8 @@ async def connect(
                 holder[0].lost.set()
 
         async def heard(method: str, params: JsonObject | None) -> None:
-            """A notification on a 2026-07-28 request's own stream (http_calls.py), routed as the SDK's client would."""
+            """A notification on the answer stream of a request Jarvis sent itself (http_calls.py), routed as the SDK's
+            client routes its own."""
             if method in TASK_NOTICES:
                 if on_notice is not None:
                     await on_notice(method, params or {})
