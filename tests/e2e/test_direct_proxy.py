@@ -221,10 +221,22 @@ def test_an_unknown_tool_is_left_to_the_sdk(stacks: Stacks, version: str) -> Non
     assert "no_such_tool" in json.dumps(answer)
 
 
-def test_a_call_that_wants_progress_streams_through_the_sdk(stacks: Stacks) -> None:
-    body, headers = request(MODERN, "ref__test_tool_with_progress", {}, progressToken="p-1")
-    status, content_type, answer, direct = both(stacks, body, headers)
+@pytest.mark.parametrize("server", ["ref", "web"])
+def test_a_call_that_wants_progress_streams_through_the_sdk(stacks: Stacks, server: str) -> None:
+    body, headers = request(MODERN, f"{server}__test_tool_with_progress", {}, progressToken="p-1")
+    status, content_type, _, direct = both(stacks, body, headers)
     assert not direct
     assert status == 200
     assert content_type.startswith("text/event-stream")
-    assert "notifications/progress" in answer
+    # The same reports, in order, under the caller's token, whichever client reached the server.
+    reports = [progress_reports(post(jarvis, body, headers).text) for jarvis in (stacks.direct, stacks.sdk)]
+    assert reports[0] == reports[1] == [("p-1", 0), ("p-1", 50), ("p-1", 100)]
+
+
+def progress_reports(stream: str) -> list[tuple[Any, Any]]:
+    frames = [json.loads(line[5:]) for line in stream.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return [
+        (f["params"]["progressToken"], f["params"]["progress"])
+        for f in frames
+        if f.get("method") == "notifications/progress"
+    ]

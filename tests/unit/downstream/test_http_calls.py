@@ -221,6 +221,40 @@ async def test_an_sse_answer_delivers_the_notifications_before_the_result(separa
         calls.close()
 
 
+async def test_progress_reports_for_the_request_reach_its_callback_in_order() -> None:
+    def report(token: Any, done: Any, **more: Any) -> JsonObject:
+        params = {"progressToken": token, "progress": done, **more}
+        return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+    async def reply(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        token = seen.body["params"]["_meta"]["progressToken"]
+        frames = [
+            report(token, 1, total=3, message="one"),
+            report("someone-else", 2),
+            report(token, True),  # not a number, as the SDK reads it
+            report(token, 2.5),
+        ]
+        await sse(*frames, answer={"done": True})(seen, writer)
+
+    heard_progress: list[tuple[float, float | None, str | None]] = []
+
+    class Progress:
+        async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+            heard_progress.append((progress, total, message))
+
+    progress = Progress()
+
+    async with serving(reply) as scripted:
+        calls = calls_to(scripted)
+        params = {"name": "x", "_meta": {"kept": 1}}
+        assert await calls.request("tools/call", params, HEADERS, 5, progress=progress) == {"done": True}
+        sent = scripted.seen[0].body
+        assert sent["params"]["_meta"] == {"kept": 1, "progressToken": sent["id"]}
+        assert params == {"name": "x", "_meta": {"kept": 1}}  # the caller's params are not changed
+        assert heard_progress == [(1.0, 3.0, "one"), (2.5, None, None)]
+        calls.close()
+
+
 async def test_an_sse_stream_that_ends_without_the_result_is_an_error() -> None:
     async with serving(sse({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})) as scripted:
         with pytest.raises(MCPError) as ended:

@@ -128,13 +128,17 @@ class Connection:
         headers = headers_for(version, method, params, input_schema)
         if (
             self._http_calls is not None
-            and progress is None
             and method != LISTEN  # held open, its frames are the session's (acknowledgement, task status)
             and (version in self.modern_versions or not self._may_ask)
         ):
             try:
                 return await self._http_calls.request(
-                    method, params, headers, timeout, cancel_by_notice=version not in MODERN_PROTOCOL_VERSIONS
+                    method,
+                    params,
+                    headers,
+                    timeout,
+                    cancel_by_notice=version not in MODERN_PROTOCOL_VERSIONS,
+                    progress=progress,
                 )
             except ConnectionFailed as exc:
                 self.lost.set()  # as the SDK's transport ends the session when a POST cannot be made

@@ -10,8 +10,8 @@ task and its status notifications, to that session), the same errors for the sam
 a 4xx body read as such. Notifications on the answer's stream go where the SDK's would (connection.py's `heard`).
 
 What stays on the SDK's client (connection.py decides): the handshake and the standalone GET stream, listen
-streams, requests that ask for progress, and 2025-era requests to a server that may ask its caller something on
-the answer's stream (an interactive one: sampling, elicitation).
+streams, and 2025-era requests to a server that may ask its caller something on the answer's stream (an
+interactive one: sampling, elicitation).
 
 What differs on purpose: an answer larger than the server's `max_message_bytes` is dropped with Jarvis's
 "oversized" error (as stdio answers are) instead of being read whole, and a redirect is left to the SDK's client
@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import httptools
 import httpx2
 import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from jarvis.aggregator.downstream.stdio import oversized_error
@@ -50,6 +51,7 @@ SETTLE_SECONDS = 2.0  # how long the end of an answered SSE stream is waited for
 MAX_IDLE = 32  # connections kept per server; more concurrent requests open more, which then close
 USER_AGENT = "jarvis"
 CANCELLED = "notifications/cancelled"
+PROGRESS = "notifications/progress"
 NOTICE_SECONDS = 5.0  # how long a cancellation notice may take before it is given up
 _SESSION = ("mcp-session-id", "mcp-protocol-version")  # the headers a notice keeps of its request's
 _FIRST_ID = 1 << 40
@@ -281,23 +283,27 @@ class HttpCalls:
         timeout: float | None,
         *,
         cancel_by_notice: bool = False,
+        progress: ProgressFnT | None = None,
     ) -> JsonObject:
         """The result of one request; MCPError as the SDK's dispatcher would raise it, ConnectionFailed when the
         server cannot be reached, Redirected when the SDK's client should send it instead.
 
         A request given up (timed out, its caller cancelled) is cancelled by closing its connection, which is the
         2026-07-28 signal; `cancel_by_notice` (a 2025-era request, whose server does not read a disconnect as one)
-        also sends `notifications/cancelled`, as the SDK's dispatcher does.
+        also sends `notifications/cancelled`, as the SDK's dispatcher does. With `progress`, the request carries its
+        id as its progress token (as the SDK's dispatcher sends it) and `progress` hears each report.
         """
         self._next_id += 1
         request_id = self._next_id
         message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if progress is not None:
+            params = {**(params or {}), "_meta": {**((params or {}).get("_meta") or {}), "progressToken": request_id}}
         if params is not None:
             message["params"] = params
         headers = {**self._fixed, **{name.lower(): value for name, value in headers.items()}}
         try:
             async with asyncio.timeout(timeout):
-                return await self._exchange(self._post(headers, message), request_id)
+                return await self._exchange(self._post(headers, message), request_id, progress)
         except TimeoutError:
             if cancel_by_notice:
                 self._cancel(request_id, f"timed out after {timeout}s", headers)
@@ -336,7 +342,7 @@ class HttpCalls:
     async def _notify(self, data: bytes) -> None:
         try:
             async with asyncio.timeout(NOTICE_SECONDS):
-                await self._exchange(data, None)
+                await self._exchange(data, None, None)
         except (MCPError, ConnectionFailed, Redirected, TimeoutError) as exc:
             log.debug("server %s: a cancellation notice was not delivered: %s", self._server, exc)
 
@@ -345,7 +351,7 @@ class HttpCalls:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _exchange(self, data: bytes, request_id: int | None) -> JsonObject:
+    async def _exchange(self, data: bytes, request_id: int | None, progress: ProgressFnT | None) -> JsonObject:
         link, reused = await self._link()
         answered = False
         try:
@@ -360,7 +366,7 @@ class HttpCalls:
                 link, reused = await self._link(fresh=True)
                 link.send(data)
                 answer = await link.answer()
-            result = await self._read(link, answer, request_id)
+            result = await self._read(link, answer, request_id, progress)
             answered = True
             return result
         except _Oversized:
@@ -418,7 +424,9 @@ class HttpCalls:
             raise ConnectionFailed(f"could not connect to {self._host}:{self._port}: {exc or 'timed out'}") from None
         return link, False
 
-    async def _read(self, link: _Link, answer: _Answer, request_id: int | None) -> JsonObject:
+    async def _read(
+        self, link: _Link, answer: _Answer, request_id: int | None, progress: ProgressFnT | None
+    ) -> JsonObject:
         if 300 <= answer.status < 400 and "location" in answer.headers:
             raise Redirected(answer.headers["location"])
         if answer.status == 202 and request_id is not None:
@@ -431,7 +439,7 @@ class HttpCalls:
         if answer.content_type.startswith("application/json"):
             return _outcome(await _whole(link), request_id)
         if answer.content_type.startswith("text/event-stream"):
-            return await self._stream(link, request_id)
+            return await self._stream(link, request_id, progress)
         raise MCPError(code=types.INVALID_REQUEST, message=f"Unexpected content type: {answer.content_type}")
 
     async def _refusal(self, link: _Link, answer: _Answer) -> MCPError:
@@ -447,7 +455,7 @@ class HttpCalls:
             return MCPError(code=types.METHOD_NOT_FOUND, message="Not Found")
         return MCPError(code=types.INTERNAL_ERROR, message="Server returned an error response")
 
-    async def _stream(self, link: _Link, request_id: int) -> JsonObject:
+    async def _stream(self, link: _Link, request_id: int, progress: ProgressFnT | None) -> JsonObject:
         events = _Events()
         while True:
             piece = await link.body()
@@ -459,12 +467,33 @@ class HttpCalls:
                     return _outcome(data, request_id, message)
                 if "method" in message and "id" not in message:
                     params = message.get("params")
-                    await self._heard(message["method"], params if isinstance(params, dict) else None)
+                    if message["method"] == PROGRESS:
+                        await self._progress(params, request_id, progress)
+                    else:
+                        await self._heard(message["method"], params if isinstance(params, dict) else None)
                 else:
                     log.debug("server %s sent %r on a 2026-07-28 request's stream; ignored", self._server, data)
             if piece is None:
                 break
         raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
+
+    async def _progress(self, params: Any, request_id: int, progress: ProgressFnT | None) -> None:
+        """A progress report for this request, checked as the SDK's dispatcher checks it; others are dropped."""
+        match params:
+            case {"progressToken": int() as token, "progress": int() | float() as done} if (
+                token == request_id and progress is not None and not isinstance(done, bool)
+            ):
+                total, text = params.get("total"), params.get("message")
+                try:
+                    await progress(
+                        float(done),
+                        float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
+                        text if isinstance(text, str) else None,
+                    )
+                except Exception:  # a failing relay costs the report, not the call
+                    log.exception("progress relay for server %s failed", self._server)
+            case _:
+                log.debug("server %s sent progress for no request of this stream; dropped", self._server)
 
 
 async def _whole(link: _Link) -> str:
