@@ -141,6 +141,33 @@ async def serving(*replies: Reply) -> AsyncIterator[Scripted]:
         yield scripted
 
 
+async def test_configured_framing_headers_are_the_connections_own() -> None:
+    """A configured Content-Length or Transfer-Encoding would frame the request twice: it is left out."""
+
+    async def hear(method: str, params: JsonObject | None) -> None:
+        pass
+
+    async with serving(json_result({"ok": 1})) as scripted:
+        configured = {"Content-Length": "1", "Transfer-Encoding": "chunked", "Connection": "close", "X-Key": "k"}
+        calls = HttpCalls(
+            f"http://127.0.0.1:{scripted.port}/mcp",
+            configured,
+            server="web",
+            connect_timeout=2,
+            max_message_bytes=1 << 20,
+            heard=hear,
+        )
+        await calls.request("ping", None, HEADERS, 5)
+        await calls.request("ping", None, HEADERS, 5)
+        head = scripted.seen[0].head
+        assert head["x-key"] == "k"
+        assert int(head["content-length"]) == len(json.dumps(scripted.seen[0].body, separators=(",", ":")))
+        assert "transfer-encoding" not in head
+        assert "connection" not in head
+        assert scripted.connections == 1
+        calls.close()
+
+
 def calls_to(scripted: Scripted, heard: list[tuple[str, Any]] | None = None, **options: Any) -> HttpCalls:
     async def hear(method: str, params: JsonObject | None) -> None:
         if heard is not None:

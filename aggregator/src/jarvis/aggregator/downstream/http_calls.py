@@ -55,6 +55,7 @@ PROGRESS = "notifications/progress"
 NOTICE_SECONDS = 5.0  # how long a cancellation notice may take before it is given up
 _SESSION = ("mcp-session-id", "mcp-protocol-version")  # the headers a notice keeps of its request's
 _FIRST_ID = 1 << 40
+_FRAMING = ("content-length", "transfer-encoding", "connection")  # the connection's own: a configured one is ignored
 _HEADER_NAME = re.compile(
     r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 )  # RFC 9110's token  # ids of their own, apart from the SDK session's counter that shares the server
@@ -266,7 +267,8 @@ class HttpCalls:
                 raise ValueError(
                     f"server {server}: {name!r} is not a header Jarvis can send (a bad name or a line break)"
                 )
-            self._fixed[name.lower()] = value
+            if name.lower() not in _FRAMING:
+                self._fixed[name.lower()] = value
         self._fixed["content-type"] = "application/json"
         self._connect_timeout = connect_timeout
         self._max_body = max_message_bytes
