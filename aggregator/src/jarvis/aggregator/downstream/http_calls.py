@@ -54,11 +54,9 @@ CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
 NOTICE_SECONDS = 5.0  # how long a cancellation notice may take before it is given up
 _SESSION = ("mcp-session-id", "mcp-protocol-version")  # the headers a notice keeps of its request's
-_FIRST_ID = 1 << 40
+_FIRST_ID = 1 << 40  # ids of their own, apart from the SDK session's counter that shares the server
 _FRAMING = ("content-length", "transfer-encoding", "connection")  # the connection's own: a configured one is ignored
-_HEADER_NAME = re.compile(
-    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-)  # RFC 9110's token  # ids of their own, apart from the SDK session's counter that shares the server
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token
 
 
 class Redirected(Exception):
