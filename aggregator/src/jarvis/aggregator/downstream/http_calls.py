@@ -202,7 +202,8 @@ class _Events:
     """Server-sent events decoded from a byte stream: each event's type and data (WHATWG's rules, no reconnection)."""
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = bytearray()
+        self._searched = 0  # how far the pending bytes hold no line end: a long line is not searched again per piece
         self._kind = ""
         self._data: list[str] = []
 
@@ -210,12 +211,14 @@ class _Events:
         """The events `piece` completes; `last` says the stream ends there (a CR at its end ends a line)."""
         self._pending += piece
         while True:
-            end = _line_end(self._pending, last)
+            end = _line_end(self._pending, self._searched, last)
             if end is None:
+                self._searched = max(0, len(self._pending) - 1)
                 return
             stop, after = end
             line = self._pending[:stop].decode("utf-8", errors="replace")
-            self._pending = self._pending[after:]
+            del self._pending[:after]
+            self._searched = 0
             if not line:
                 if self._data:
                     yield self._kind or "message", "\n".join(self._data)
@@ -229,9 +232,10 @@ class _Events:
                 self._kind = value
 
 
-def _line_end(buffer: bytes, last: bool) -> tuple[int, int] | None:
-    """Where the first line of `buffer` ends and the next begins (CRLF, LF or CR), or None if no line is whole yet."""
-    lf, cr = buffer.find(b"\n"), buffer.find(b"\r")
+def _line_end(buffer: bytearray, start: int, last: bool) -> tuple[int, int] | None:
+    """Where the first line of `buffer` ends and the next begins (CRLF, LF or CR), or None if no line is whole yet;
+    no line ends before `start`."""
+    lf, cr = buffer.find(b"\n", start), buffer.find(b"\r", start)
     if cr == -1 or (lf != -1 and lf < cr):
         return None if lf == -1 else (lf, lf + 1)
     if cr + 1 == len(buffer):
