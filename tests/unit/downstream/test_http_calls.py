@@ -4,6 +4,7 @@ loopback: what goes on the wire, how each kind of answer is read, and what a con
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import datetime
 import json
@@ -165,6 +166,27 @@ async def test_configured_framing_headers_are_the_connections_own() -> None:
         assert "transfer-encoding" not in head
         assert "connection" not in head
         assert scripted.connections == 1
+        calls.close()
+
+
+async def test_credentials_in_the_url_are_sent_as_basic_auth_and_accept_is_the_transports() -> None:
+    async def hear(method: str, params: JsonObject | None) -> None:
+        pass
+
+    async with serving(json_result({"ok": 1})) as scripted:
+        calls = HttpCalls(
+            f"http://ada:p%40ss@127.0.0.1:{scripted.port}/mcp",
+            {"Accept": "text/html"},
+            server="web",
+            connect_timeout=2,
+            max_message_bytes=1 << 20,
+            heard=hear,
+        )
+        await calls.request("ping", None, HEADERS, 5)
+        head = scripted.seen[0].head
+        assert head["authorization"] == "Basic " + base64.b64encode(b"ada:p@ss").decode()
+        assert head["host"] == f"127.0.0.1:{scripted.port}"
+        assert head["accept"] == "application/json, text/event-stream"
         calls.close()
 
 

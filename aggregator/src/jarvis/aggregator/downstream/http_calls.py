@@ -21,6 +21,7 @@ What differs on purpose: an answer larger than the server's `max_message_bytes` 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -31,7 +32,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httptools
 import httpx2
@@ -263,7 +264,10 @@ class HttpCalls:
         self._ssl: ssl.SSLContext | None = httpx2.create_ssl_context() if parts.scheme == "https" else None
         self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         authority = parts.netloc.rpartition("@")[2]
-        self._fixed = {"host": authority, "user-agent": USER_AGENT, "accept": "application/json, text/event-stream"}
+        self._fixed = {"host": authority, "user-agent": USER_AGENT}
+        if parts.username is not None:  # credentials in the URL: Basic auth, as httpx2 sends them
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            self._fixed["authorization"] = "Basic " + base64.b64encode(pair).decode()
         for name, value in headers.items():
             if not _HEADER_NAME.fullmatch(name) or any(c in value for c in "\r\n\0"):
                 raise ValueError(
@@ -271,7 +275,8 @@ class HttpCalls:
                 )
             if name.lower() not in _FRAMING:
                 self._fixed[name.lower()] = value
-        self._fixed["content-type"] = "application/json"
+        # The transport's own, over any configured: the SDK's transport gives them precedence too.
+        self._fixed |= {"accept": "application/json, text/event-stream", "content-type": "application/json"}
         self._connect_timeout = connect_timeout
         self._max_body = max_message_bytes
         self._heard = heard
