@@ -1,9 +1,9 @@
 """One initialized MCP client session to a downstream server, shared by every caller of that server.
 
-Requests go through the SDK's JSON-RPC dispatcher as raw dicts: results, errors, `isError` and
-`_meta` pass through exactly as the server sent them (no re-validation that could drop fields), and
-the dispatcher multiplexes concurrent calls on the one session, forwards progress, and sends
-`notifications/cancelled` when a caller gives up.
+Requests go out as raw dicts and their answers come back as such: results, errors, `isError` and `_meta` pass
+through exactly as the server sent them (no re-validation that could drop fields). Jarvis sends them itself where
+it can (http_calls.py over HTTP, pipe_calls.py over stdio), else through the SDK's JSON-RPC dispatcher; either way
+concurrent calls share the one session, progress is forwarded, and a caller that gives up cancels its request.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from jarvis.aggregator.downstream.container import ContainerSpec, container_transport
 from jarvis.aggregator.downstream.http_calls import ConnectionFailed, HttpCalls, Redirected, usable_for
+from jarvis.aggregator.downstream.pipe_calls import PipeCalls
 from jarvis.aggregator.downstream.relay import CallerRelay, caller_of_this_call
 from jarvis.aggregator.downstream.stdio import ChildProcess, StdioSpec, stdio_transport
 from jarvis.aggregator.downstream.wire import headers_for
@@ -63,7 +64,8 @@ class LaunchPlan:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     max_message_bytes: int = 8 * 1024 * 1024
-    own_http_client: bool = True  # requests over HTTP without the SDK's client (http_calls.py)
+    # Requests sent by Jarvis itself, not through the SDK's session: HTTP (http_calls.py), stdio (pipe_calls.py).
+    own_requests: bool = True
 
 
 class Connection:
@@ -76,6 +78,7 @@ class Connection:
         session: ClientSession,
         child: ChildProcess | None,
         http_calls: HttpCalls | None = None,
+        pipe_calls: PipeCalls | None = None,
         *,
         may_ask: bool = False,
     ) -> None:
@@ -84,6 +87,7 @@ class Connection:
         self._dispatcher = dispatcher
         self._session = session
         self._http_calls = http_calls  # requests without the SDK's client (http_calls.py)
+        self._pipe_calls = pipe_calls  # requests without the SDK's session, on a stdio server's pipe (pipe_calls.py)
         # The server was offered sampling and elicitation: a 2025-era answer's stream may carry its questions, which
         # only the SDK's client answers.
         self._may_ask = may_ask
@@ -125,6 +129,8 @@ class Connection:
         version = version or self.protocol_version
         if version not in MODERN_PROTOCOL_VERSIONS:
             params = without_envelope(params)
+        if self._pipe_calls is not None and method != LISTEN:
+            return await self._pipe_calls.request(method, params, timeout, progress=progress)
         headers = headers_for(version, method, params, input_schema)
         if (
             self._http_calls is not None
@@ -230,8 +236,8 @@ async def connect(
                 holder[0].lost.set()
 
         async def heard(method: str, params: JsonObject | None) -> None:
-            """A notification on the answer stream of a request Jarvis sent itself (http_calls.py), routed as the SDK's
-            client routes its own."""
+            """A notification on the answer stream of a request Jarvis sent itself (http_calls.py), or printed by a
+            stdio server while one waits (pipe_calls.py), routed as the SDK's client routes its own."""
             if method in TASK_NOTICES:
                 if on_notice is not None:
                     await on_notice(method, params or {})
@@ -247,15 +253,17 @@ async def connect(
 
         child: ChildProcess | None = None
         http_calls: HttpCalls | None = None
+        pipe_calls: PipeCalls | None = None
         read: ReadStream[SessionMessage | Exception]
         write: WriteStream[SessionMessage]
         if plan.stdio is not None:
-            read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio))
+            pipe_calls = PipeCalls(server=plan.server, heard=heard) if plan.own_requests else None
+            read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio, pipe_calls))
         elif plan.container is not None:
             read, write, child = await stack.enter_async_context(container_transport(plan.container))
         else:
             await refuse_forbidden_address(plan.url)
-            if plan.own_http_client and usable_for(plan.url):
+            if plan.own_requests and usable_for(plan.url):
                 http_calls = HttpCalls(
                     plan.url,
                     plan.headers,
@@ -281,7 +289,7 @@ async def connect(
             notification_bindings=_task_bindings(on_notice) if on_notice else None,
         )
         await stack.enter_async_context(session)
-        connection = Connection(plan, dispatcher, session, child, http_calls, may_ask=relay is not None)
+        connection = Connection(plan, dispatcher, session, child, http_calls, pipe_calls, may_ask=relay is not None)
         holder.append(connection)
         try:
             with anyio.fail_after(init_timeout):

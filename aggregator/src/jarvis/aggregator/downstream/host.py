@@ -282,7 +282,7 @@ class DownstreamHost:
                 url=launch.url,
                 headers=dict(launch.headers),
                 max_message_bytes=self.max_message_bytes,
-                own_http_client=self.options.own_http_client,
+                own_requests=self.options.own_requests,
             )
         try:
             env = {k: _expand(v) for k, v in launch.env.items()}
@@ -303,6 +303,7 @@ class DownstreamHost:
             server.name,
             "stdio",
             stdio=StdioSpec(server.name, launch.command, tuple(launch.args), env, cwd, self.max_message_bytes),
+            own_requests=self.options.own_requests,
         )
 
     async def _load_tools(self, host: ServerHost, connection: Connection) -> ServedTools:

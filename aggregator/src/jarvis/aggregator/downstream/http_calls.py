@@ -40,22 +40,29 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from jarvis.aggregator.downstream.answers import (
+    CANCELLED,
+    FIRST_ID,
+    PROGRESS,
+    JsonObject,
+    is_error,
+    outcome,
+    parsed,
+    relay_progress,
+    with_progress_token,
+)
 from jarvis.aggregator.downstream.stdio import oversized_error
 
 log = logging.getLogger(__name__)
 
-JsonObject = dict[str, Any]
 Heard = Callable[[str, JsonObject | None], Awaitable[None]]  # a notification that came on a request's stream
 
 IDLE_SECONDS = 4.0  # an idle connection is closed before servers' usual 5 s keep-alive would close it under us
 SETTLE_SECONDS = 2.0  # how long the end of an answered SSE stream is waited for before its connection is dropped
 MAX_IDLE = 32  # connections kept per server; more concurrent requests open more, which then close
 USER_AGENT = "jarvis"
-CANCELLED = "notifications/cancelled"
-PROGRESS = "notifications/progress"
 NOTICE_SECONDS = 5.0  # how long a cancellation notice may take before it is given up
 _SESSION = ("mcp-session-id", "mcp-protocol-version")  # the headers a notice keeps of its request's
-_FIRST_ID = 1 << 40  # ids of their own, apart from the SDK session's counter that shares the server
 _FRAMING = ("content-length", "transfer-encoding", "connection")  # the connection's own: a configured one is ignored
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token
 
@@ -282,7 +289,7 @@ class HttpCalls:
         self._heard = heard
         self._idle: list[_Link] = []
         self._background: set[asyncio.Task[None]] = set()  # connections settling, cancellation notices
-        self._next_id = _FIRST_ID
+        self._next_id = FIRST_ID
 
     async def request(
         self,
@@ -306,7 +313,7 @@ class HttpCalls:
         request_id = self._next_id
         message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if progress is not None:
-            params = {**(params or {}), "_meta": {**((params or {}).get("_meta") or {}), "progressToken": request_id}}
+            params = with_progress_token(params, request_id)
         if params is not None:
             message["params"] = params
         headers = {**self._fixed, **{name.lower(): value for name, value in headers.items()}}
@@ -446,7 +453,7 @@ class HttpCalls:
             await _whole(link)
             return {}
         if answer.content_type.startswith("application/json"):
-            return _outcome(await _whole(link), request_id)
+            return outcome(parsed(await _whole(link)), request_id)
         if answer.content_type.startswith("text/event-stream"):
             return await self._stream(link, request_id, progress)
         raise MCPError(code=types.INVALID_REQUEST, message=f"Unexpected content type: {answer.content_type}")
@@ -456,7 +463,7 @@ class HttpCalls:
         if answer.content_type.startswith("application/json"):
             with contextlib.suppress(ValueError, ConnectionFailed):
                 error = json.loads(await _whole(link)).get("error")
-                if _is_error(error):
+                if is_error(error):
                     return MCPError(code=error["code"], message=error["message"], data=error.get("data"))
         if answer.status == 404:
             if "mcp-session-id" in self._fixed:
@@ -471,13 +478,13 @@ class HttpCalls:
             for kind, data in events.feed(piece or b"", last=piece is None):
                 if kind != "message" or not data:
                     continue  # a priming event (an id and no data), or a kind MCP does not define
-                message = _parsed(data)
+                message = parsed(data)
                 if "id" in message and ("result" in message or "error" in message):
-                    return _outcome(data, request_id, message)
+                    return outcome(message, request_id)
                 if "method" in message and "id" not in message:
                     params = message.get("params")
                     if message["method"] == PROGRESS:
-                        await self._progress(params, request_id, progress)
+                        await relay_progress(self._server, params, request_id, progress)
                     else:
                         await self._heard(message["method"], params if isinstance(params, dict) else None)
                 else:
@@ -486,57 +493,9 @@ class HttpCalls:
                 break
         raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
 
-    async def _progress(self, params: Any, request_id: int, progress: ProgressFnT | None) -> None:
-        """A progress report for this request, checked as the SDK's dispatcher checks it; others are dropped."""
-        match params:
-            case {"progressToken": int() as token, "progress": int() | float() as done} if (
-                token == request_id and progress is not None and not isinstance(done, bool)
-            ):
-                total, text = params.get("total"), params.get("message")
-                try:
-                    await progress(
-                        float(done),
-                        float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
-                        text if isinstance(text, str) else None,
-                    )
-                except Exception:  # a failing relay costs the report, not the call
-                    log.exception("progress relay for server %s failed", self._server)
-            case _:
-                log.debug("server %s sent progress for no request of this stream; dropped", self._server)
-
 
 async def _whole(link: _Link) -> str:
     pieces: list[bytes] = []
     while (piece := await link.body()) is not None:
         pieces.append(piece)
     return b"".join(pieces).decode("utf-8", errors="replace")
-
-
-def _parsed(text: str) -> JsonObject:
-    try:
-        message = json.loads(text)
-    except ValueError as exc:
-        raise MCPError(code=types.PARSE_ERROR, message=f"Failed to parse JSON response: {exc}") from None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        raise MCPError(code=types.PARSE_ERROR, message="Failed to parse JSON response: not a JSON-RPC message")
-    return message
-
-
-def _is_error(error: Any) -> bool:
-    return isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
-
-
-def _outcome(text: str, request_id: int, message: JsonObject | None = None) -> JsonObject:
-    """A response's result, or its error raised as the SDK's dispatcher raises it."""
-    message = message if message is not None else _parsed(text)
-    if message.get("id") != request_id:
-        raise MCPError(code=types.INTERNAL_ERROR, message="the server answered with another request's id")
-    if "error" in message:
-        error = message["error"]
-        if not _is_error(error):
-            raise MCPError(code=types.PARSE_ERROR, message="Failed to parse JSON response: a malformed error")
-        raise MCPError(code=error["code"], message=error["message"], data=error.get("data"))
-    result = message.get("result")
-    if not isinstance(result, dict):
-        raise MCPError(code=types.PARSE_ERROR, message="Failed to parse JSON response: the result is not an object")
-    return result

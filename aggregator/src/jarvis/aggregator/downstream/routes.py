@@ -208,7 +208,7 @@ def create_host(
         init_timeout=settings.downstream_init_timeout,
         call_timeout=settings.downstream_call_timeout,
         list_timeout=settings.downstream_init_timeout,
-        own_http_client=settings.direct_tool_calls,
+        own_requests=settings.direct_tool_calls,
     )
     host = DownstreamHost(
         registry,

@@ -19,6 +19,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import Protocol, Self
 
 import anyio
 import mcp_types as types
@@ -88,13 +90,61 @@ def argv_of(spec: StdioSpec) -> list[str]:
     return dies_with_jarvis([spec.command, *spec.args])
 
 
+class Claims(Protocol):
+    """Lines of a server's output taken before its SDK session sees them (pipe_calls.py)."""
+
+    def attach(self, lines: StdinWriter) -> None: ...
+
+    def claim(self, line: bytes | bytearray) -> bool: ...
+
+    def refuse(self, request_id: str | int, error: types.ErrorData) -> bool: ...
+
+    def end(self) -> None: ...
+
+
+class StdinWriter:
+    """A server's stdin as its SDK session's write stream: each message is written when it is sent, not by a task of
+    its own, so the session's messages and Jarvis's own lines (pipe_calls.py) reach the server in the order sent (a
+    request never overtakes the handshake's `notifications/initialized`)."""
+
+    def __init__(self, stdin: asyncio.StreamWriter) -> None:
+        self._stdin = stdin
+
+    async def send(self, message: SessionMessage, /) -> None:
+        await self.line(encode(message))
+
+    async def line(self, data: bytes) -> None:
+        if self._stdin.is_closing():
+            raise anyio.ClosedResourceError
+        try:
+            self._stdin.write(data)
+            await self._stdin.drain()
+        except (ConnectionError, OSError) as exc:
+            raise anyio.BrokenResourceError from exc  # the process is gone; the exit watcher reports it
+
+    def line_nowait(self, data: bytes) -> None:
+        """Written without waiting for the pipe (a cancellation notice: its request's caller has moved on)."""
+        if not self._stdin.is_closing():
+            self._stdin.write(data)
+
+    async def aclose(self) -> None:
+        """Nothing: stdin closes when the server is stopped, as MCP's shutdown order has it (`stop_process`)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
 @contextlib.asynccontextmanager
 async def stdio_transport(
-    spec: StdioSpec,
-) -> AsyncIterator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage], ChildProcess]
-]:
-    """Spawn the server and bridge its pipes to the SDK's message streams; stop it on exit."""
+    spec: StdioSpec, claims: Claims | None = None
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], StdinWriter, ChildProcess]]:
+    """Spawn the server and bridge its pipes to the SDK's message streams; stop it on exit. `claims` takes the lines
+    meant for Jarvis's own requests, and writes those on the same stdin."""
     env_path = (get_default_environment() | spec.env).get("PATH", os.defpath)
     command, args = commands.resolve(spec.command, spec.args, env_path)
     spec = dataclasses.replace(spec, command=command, args=args)
@@ -113,20 +163,24 @@ async def stdio_transport(
         raise OSError(f"cannot start '{spec.command}': {exc.strerror or exc}") from exc
     child = ChildProcess(pid=proc.pid)
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](64)
-    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    assert proc.stdin is not None
     assert proc.stdout is not None
     assert proc.stderr is not None
+    stdin = StdinWriter(proc.stdin)
+    if claims is not None:
+        claims.attach(stdin)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(read_messages, _chunks(proc.stdout), to_session, child, spec.server, spec.max_message_bytes)
-        tg.start_soon(_write_stdin, proc, from_session)
+        tg.start_soon(
+            read_messages, _chunks(proc.stdout), to_session, child, spec.server, spec.max_message_bytes, claims
+        )
         tg.start_soon(read_stderr, proc.stderr, child, spec.server)
         tg.start_soon(_watch_exit, proc, child)
         try:
-            yield read_stream, write_stream, child
+            yield read_stream, stdin, child
         finally:
             with anyio.CancelScope(shield=True):
                 await stop_process(proc, child)
-                for stream in (read_stream, write_stream, to_session, from_session):
+                for stream in (read_stream, to_session):
                     await stream.aclose()
             tg.cancel_scope.cancel()
 
@@ -181,10 +235,11 @@ async def read_messages(
     child: ChildProcess,
     server: str,
     max_message_bytes: int,
+    claims: Claims | None = None,
 ) -> None:
     """Split a server's stdout into JSON-RPC messages, bounded: an oversized one is dropped, never buffered whole.
 
-    `send` closes when the output ends, which the session sees as the connection closing.
+    `send` closes when the output ends, which the session sees as the connection closing; `claims` hears it too.
     """
     buffer = bytearray()
     discarding = False
@@ -205,13 +260,16 @@ async def read_messages(
                     if newline < 0:
                         break
                     if discarding:
-                        await _oversized(send, child, server, max_message_bytes, head)
+                        await _oversized(send, child, server, max_message_bytes, head, claims)
                         discarding = False
-                    else:
+                    elif claims is None or not claims.claim(buffer):
                         await _deliver(send, child, server, bytes(buffer))
                     buffer.clear()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return  # the session went away; the server is being stopped
+        finally:
+            if claims is not None:
+                claims.end()
 
 
 async def _deliver(
@@ -237,7 +295,12 @@ async def _deliver(
 
 
 async def _oversized(
-    send: MemoryObjectSendStream[SessionMessage | Exception], child: ChildProcess, server: str, limit: int, head: bytes
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    child: ChildProcess,
+    server: str,
+    limit: int,
+    head: bytes,
+    claims: Claims | None,
 ) -> None:
     """Answer the request an oversized response was for with an error, so its caller does not wait in vain."""
     child.oversized += 1
@@ -247,6 +310,8 @@ async def _oversized(
         return  # a notification or a request of the server's own: nobody is waiting for it
     raw = found.group(1)
     request_id: str | int = raw[1:-1].decode(errors="replace") if raw.startswith(b'"') else int(raw)
+    if claims is not None and claims.refuse(request_id, error):
+        return
     await send.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
 
 
@@ -269,17 +334,6 @@ def oversized_error(server: str, limit: int) -> types.ErrorData:
 def encode(message: SessionMessage) -> bytes:
     """One message as a server reads it on stdin: compact JSON and a newline."""
     return message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-
-
-async def _write_stdin(proc: asyncio.subprocess.Process, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
-    assert proc.stdin is not None
-    async with receive:
-        try:
-            async for message in receive:
-                proc.stdin.write(encode(message))
-                await proc.stdin.drain()
-        except (ConnectionError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return  # the process is gone; the exit watcher reports it
 
 
 async def read_stderr(stderr: asyncio.StreamReader, child: ChildProcess, server: str) -> None:

@@ -39,8 +39,9 @@ class HostOptions:
     init_timeout: float = 30.0
     call_timeout: float = 300.0
     list_timeout: float = 30.0
-    # Requests to streamable-HTTP servers on Jarvis's own connections (http_calls.py); off: the SDK's client.
-    own_http_client: bool = True
+    # Requests sent by Jarvis itself: on its own connections to streamable-HTTP servers (http_calls.py), as its own
+    # lines on stdio servers' pipes (pipe_calls.py); off: through the SDK's session.
+    own_requests: bool = True
 
 
 @dataclass
