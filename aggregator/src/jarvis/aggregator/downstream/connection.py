@@ -253,14 +253,14 @@ async def connect(
 
         child: ChildProcess | None = None
         http_calls: HttpCalls | None = None
-        pipe_calls: PipeCalls | None = None
         read: ReadStream[SessionMessage | Exception]
         write: WriteStream[SessionMessage]
+        piped = plan.stdio is not None or plan.container is not None  # a stdio stream: a child process's, a container's
+        pipe_calls = PipeCalls(server=plan.server, heard=heard) if piped and plan.own_requests else None
         if plan.stdio is not None:
-            pipe_calls = PipeCalls(server=plan.server, heard=heard) if plan.own_requests else None
             read, write, child = await stack.enter_async_context(stdio_transport(plan.stdio, pipe_calls))
         elif plan.container is not None:
-            read, write, child = await stack.enter_async_context(container_transport(plan.container))
+            read, write, child = await stack.enter_async_context(container_transport(plan.container, pipe_calls))
         else:
             await refuse_forbidden_address(plan.url)
             if plan.own_requests and usable_for(plan.url):

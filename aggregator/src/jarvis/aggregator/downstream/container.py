@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import anyio
 import grpc
@@ -23,6 +24,7 @@ from mcp.shared.message import SessionMessage
 from jarvis.aggregator.downstream.stdio import (
     STOP_GRACE_SECONDS,
     ChildProcess,
+    Claims,
     encode,
     read_messages,
     read_stderr,
@@ -44,38 +46,92 @@ class ContainerSpec:
     max_message_bytes: int = 8 * 1024 * 1024
 
 
+class ContainerStdin:
+    """A container's stdin on the runtime's stream, as its SDK session's write stream: the stream takes one write at a
+    time, so writes queue on a lock, in the order sent, whichever path sent them (the session's, or Jarvis's own
+    lines: pipe_calls.py), as stdio.py's StdinWriter keeps them in order on a pipe."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._turn = asyncio.Lock()
+        self._ended = False
+        self._background: set[asyncio.Task[None]] = set()  # cancellation notices being written
+
+    async def send(self, message: SessionMessage, /) -> None:
+        await self.line(encode(message))
+
+    async def line(self, data: bytes) -> None:
+        async with self._turn:
+            if self._ended:
+                raise anyio.ClosedResourceError
+            try:
+                await self._call.write(pb.ServerInput(stdin=data))
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError) as exc:
+                raise anyio.BrokenResourceError from exc  # the call ended; _read_output reports how
+
+    def line_nowait(self, data: bytes) -> None:
+        """Written in the background (a cancellation notice: its request's caller has moved on)."""
+        task = asyncio.ensure_future(self._quietly(data))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def end(self) -> None:
+        """The server reads end-of-file: MCP's signal to exit."""
+        async with self._turn:
+            if self._ended:
+                return
+            self._ended = True
+            with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+                await self._call.done_writing()
+
+    async def aclose(self) -> None:
+        """Nothing: stdin ends when the transport stops the server, in MCP's shutdown order."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def _quietly(self, data: bytes) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self.line(data)
+
+
 @contextlib.asynccontextmanager
 async def container_transport(
-    spec: ContainerSpec,
-) -> AsyncIterator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage], ChildProcess]
-]:
-    """Start the server's container through the runtime and bridge its stdio to the SDK's message streams."""
+    spec: ContainerSpec, claims: Claims | None = None
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], ContainerStdin, ChildProcess]]:
+    """Start the server's container through the runtime and bridge its stdio to the SDK's message streams. `claims`
+    takes the lines meant for Jarvis's own requests, and writes those on the same stdin."""
     call = spec.runtime.attach_server()
     child = await _start(call, spec)
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](64)
-    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    stdin = ContainerStdin(call)
+    if claims is not None:
+        claims.attach(stdin)
     # Bounded: a server writing faster than the session reads is held back through the stream's flow control.
     stdout_send, stdout_receive = anyio.create_memory_object_stream[bytes](16)
     stderr = asyncio.StreamReader(limit=_STDERR_LIMIT)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(read_messages, stdout_receive, to_session, child, spec.server, spec.max_message_bytes)
+        tg.start_soon(read_messages, stdout_receive, to_session, child, spec.server, spec.max_message_bytes, claims)
         tg.start_soon(read_stderr, stderr, child, spec.server)
         tg.start_soon(_read_output, call, stdout_send, stderr, child)
-        tg.start_soon(_write_stdin, call, from_session)
         try:
-            yield read_stream, write_stream, child
+            yield read_stream, stdin, child
         finally:
             with anyio.CancelScope(shield=True):
                 # MCP's shutdown order: close its stdin (the end of our side of the stream) and wait; then end the
                 # call, which makes the runtime kill and remove the container.
-                await write_stream.aclose()
+                await stdin.end()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(child.exited.wait(), STOP_GRACE_SECONDS)
             # The tasks first: a read of a cancelled call would raise a CancelledError of its own.
             tg.cancel_scope.cancel()
             call.cancel()
-            for stream in (read_stream, to_session, from_session, stdout_receive):
+            for stream in (read_stream, to_session, stdout_receive):
                 stream.close()
 
 
@@ -127,13 +183,3 @@ def _exited(child: ChildProcess, exited: pb.ServerExited) -> None:
     child.returncode = exited.exit_code if exited.exit_code >= 0 else None
     child.exit_detail = exited.detail or ("" if child.returncode is not None else "ended; its exit code is unknown")
     child.exited.set()
-
-
-async def _write_stdin(call: Any, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
-    async with receive:
-        try:
-            async for message in receive:
-                await call.write(pb.ServerInput(stdin=encode(message)))
-            await call.done_writing()  # the server reads end-of-file: MCP's signal to exit
-        except (grpc.aio.AioRpcError, grpc.aio.UsageError, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return  # the call ended; _read_output reports how

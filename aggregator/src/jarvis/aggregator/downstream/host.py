@@ -297,6 +297,7 @@ class DownstreamHost:
                 container=ContainerSpec(
                     server.name, launch.image, self.runtime, tuple(launch.args), env, self.max_message_bytes
                 ),
+                own_requests=self.options.own_requests,
             )
         cwd = launch.cwd or str(self.project_root)
         return LaunchPlan(
