@@ -12,8 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import grpc
@@ -25,7 +24,7 @@ from jarvis.aggregator.downstream.stdio import (
     STOP_GRACE_SECONDS,
     ChildProcess,
     Claims,
-    encode,
+    StdinStream,
     read_messages,
     read_stderr,
 )
@@ -46,19 +45,15 @@ class ContainerSpec:
     max_message_bytes: int = 8 * 1024 * 1024
 
 
-class ContainerStdin:
-    """A container's stdin on the runtime's stream, as its SDK session's write stream: the stream takes one write at a
-    time, so writes queue on a lock, in the order sent, whichever path sent them (the session's, or Jarvis's own
-    lines: pipe_calls.py), as stdio.py's StdinWriter keeps them in order on a pipe."""
+class ContainerStdin(StdinStream):
+    """A container's stdin on the runtime's stream. The stream takes one write at a time, so writes queue on a lock,
+    in the order sent, whichever path sent them."""
 
     def __init__(self, call: Any) -> None:
         self._call = call
         self._turn = asyncio.Lock()
         self._ended = False
         self._background: set[asyncio.Task[None]] = set()  # cancellation notices being written
-
-    async def send(self, message: SessionMessage, /) -> None:
-        await self.line(encode(message))
 
     async def line(self, data: bytes) -> None:
         async with self._turn:
@@ -70,8 +65,7 @@ class ContainerStdin:
                 raise anyio.BrokenResourceError from exc  # the call ended; _read_output reports how
 
     def line_nowait(self, data: bytes) -> None:
-        """Written in the background (a cancellation notice: its request's caller has moved on)."""
-        task = asyncio.ensure_future(self._quietly(data))
+        task = asyncio.ensure_future(self._quietly(data))  # written after what is queued before it
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -83,17 +77,6 @@ class ContainerStdin:
             self._ended = True
             with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
                 await self._call.done_writing()
-
-    async def aclose(self) -> None:
-        """Nothing: stdin ends when the transport stops the server, in MCP's shutdown order."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     async def _quietly(self, data: bytes) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

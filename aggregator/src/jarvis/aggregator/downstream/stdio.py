@@ -103,16 +103,38 @@ class Claims(Protocol):
     def end(self) -> None: ...
 
 
-class StdinWriter:
-    """A server's stdin as its SDK session's write stream: each message is written when it is sent, not by a task of
-    its own, so the session's messages and Jarvis's own lines (pipe_calls.py) reach the server in the order sent (a
-    request never overtakes the handshake's `notifications/initialized`)."""
-
-    def __init__(self, stdin: asyncio.StreamWriter) -> None:
-        self._stdin = stdin
+class StdinStream:
+    """A server's stdin as its SDK session's write stream: each message is written as a line when it is sent, not by a
+    task of its own, so the session's messages and Jarvis's own lines (pipe_calls.py) reach the server in the order
+    sent (a request never overtakes the handshake's `notifications/initialized`). Subclasses write the lines."""
 
     async def send(self, message: SessionMessage, /) -> None:
         await self.line(encode(message))
+
+    async def line(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def line_nowait(self, data: bytes) -> None:
+        """Written without waiting (a cancellation notice: its request's caller has moved on)."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Nothing: stdin ends when the transport stops the server, in MCP's shutdown order."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class StdinWriter(StdinStream):
+    """A child process's stdin pipe."""
+
+    def __init__(self, stdin: asyncio.StreamWriter) -> None:
+        self._stdin = stdin
 
     async def line(self, data: bytes) -> None:
         if self._stdin.is_closing():
@@ -124,20 +146,8 @@ class StdinWriter:
             raise anyio.BrokenResourceError from exc  # the process is gone; the exit watcher reports it
 
     def line_nowait(self, data: bytes) -> None:
-        """Written without waiting for the pipe (a cancellation notice: its request's caller has moved on)."""
         if not self._stdin.is_closing():
-            self._stdin.write(data)
-
-    async def aclose(self) -> None:
-        """Nothing: stdin closes when the server is stopped, as MCP's shutdown order has it (`stop_process`)."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+            self._stdin.write(data)  # buffered by the pipe's transport: no wait
 
 
 @contextlib.asynccontextmanager
