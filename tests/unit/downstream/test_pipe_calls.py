@@ -72,6 +72,11 @@ for line in sys.stdin:
         say({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "exit":
         sys.exit(3)
+    elif method == "close-stdin":  # answers, then reads no more: later lines meet a closed pipe
+        say({"jsonrpc": "2.0", "id": rid, "result": {}})
+        import os
+        os.close(0)
+        time.sleep(30)
     # "hang": never answered
 """
 
@@ -234,3 +239,34 @@ async def test_the_sessions_messages_and_own_lines_reach_the_server_in_the_order
     first, second = _received(record)
     assert first["method"] == "notifications/initialized"
     assert second["method"] == "echo"
+
+
+async def test_a_pipe_the_server_closed_is_a_closed_connection(server: Any) -> None:
+    calls, *_ = server
+
+    async def until_refused() -> None:
+        for _ in range(50):  # the pipe's end is seen once a write meets it
+            await calls.request("echo", {"pad": "x" * 70_000}, 5)
+
+    with anyio.fail_after(10):
+        assert await calls.request("close-stdin", None, 5) == {}
+        await anyio.sleep(0.2)
+        with pytest.raises(MCPError) as raised:
+            await until_refused()
+    assert raised.value.error.code == types.CONNECTION_CLOSED
+
+
+async def test_a_failing_relay_costs_its_notification_not_the_call(tmp_path: Path) -> None:
+    heard: list[str] = []
+
+    async def hear(method: str, params: Any) -> None:
+        heard.append(method)
+        raise RuntimeError("the caller's stream is gone")
+
+    calls = PipeCalls(server="scripted", heard=hear)
+    spec = StdioSpec("scripted", sys.executable, ("-c", SERVER, str(tmp_path / "received.jsonl")))
+    async with stdio_transport(spec, calls):
+        with anyio.fail_after(5):
+            await calls.request("log", None, 5)
+            await calls.request("log", None, 5)
+    assert heard == ["notifications/message", "notifications/message"]

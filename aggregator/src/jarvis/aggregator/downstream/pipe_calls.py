@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -98,7 +99,10 @@ class PipeCalls:
         self._waiting[request_id] = _Waiter(answer, progress)
         try:
             async with asyncio.timeout(timeout):
-                await self._lines.line(_encoded(message))
+                try:
+                    await self._lines.line(_encoded(message))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
                 return await answer
         except TimeoutError:
             self._cancel(request_id, f"timed out after {timeout}s")
@@ -136,7 +140,7 @@ class PipeCalls:
                 return False  # progress of the SDK session's own request
             self._spawn(relay_progress(self._server, params, token, waiter.progress))
             return True
-        self._spawn(self._heard(method, params if isinstance(params, dict) else None))
+        self._spawn(self._contained(method, params if isinstance(params, dict) else None))
         return True
 
     def refuse(self, request_id: str | int, error: types.ErrorData) -> bool:
@@ -161,6 +165,13 @@ class PipeCalls:
         notice = {"jsonrpc": "2.0", "method": CANCELLED, "params": {"requestId": request_id, "reason": reason}}
         if self._lines is not None and not self._ended:
             self._lines.line_nowait(_encoded(notice))
+
+    async def _contained(self, method: str, params: JsonObject | None) -> None:
+        """A notification relayed; a failing relay costs that notification only, as in the SDK's dispatcher."""
+        try:
+            await self._heard(method, params)
+        except Exception:
+            log.exception("relaying %s from server %s failed", method, self._server)
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
