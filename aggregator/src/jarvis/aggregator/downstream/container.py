@@ -108,7 +108,8 @@ async def container_transport(
             with anyio.CancelScope(shield=True):
                 # MCP's shutdown order: close its stdin (the end of our side of the stream) and wait; then end the
                 # call, which makes the runtime kill and remove the container.
-                await stdin.end()
+                with anyio.move_on_after(STOP_GRACE_SECONDS):  # a write the container does not read holds stdin
+                    await stdin.end()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(child.exited.wait(), STOP_GRACE_SECONDS)
             # The tasks first: a read of a cancelled call would raise a CancelledError of its own.
