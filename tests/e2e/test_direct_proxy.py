@@ -28,6 +28,7 @@ import httpx2
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from jarvis.aggregator.downstream.answers import FIRST_ID
 from jarvis.aggregator.downstream.http_calls import USER_AGENT
 from tests.e2e.test_downstream_conformance import REFERENCE, _reference
 from tests.support.downstream import FAST_ENV, create_profile, create_server
@@ -169,6 +170,17 @@ def test_a_call_reaches_an_http_server_on_jarvis_own_connections(stacks: Stacks,
     ]
     assert agents[0] == USER_AGENT
     assert agents[1].startswith("python-httpx")
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+def test_a_call_reaches_a_stdio_server_as_jarvis_own_line(stacks: Stacks, version: str) -> None:
+    """Jarvis's own lines (downstream/pipe_calls.py) carry ids from FIRST_ID up; the SDK's session counts from 0."""
+    ids = [
+        int(post(jarvis, *request(version, "ref__test_request_id", {})).json()["result"]["content"][0]["text"])
+        for jarvis in (stacks.direct, stacks.sdk)
+    ]
+    assert ids[0] > FIRST_ID
+    assert ids[1] < FIRST_ID
 
 
 def test_arguments_the_server_refuses_come_back_the_same(stacks: Stacks) -> None:

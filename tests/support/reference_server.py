@@ -450,6 +450,11 @@ def test_user_agent(ctx: Context) -> str:
     return str((ctx.headers or {}).get("user-agent", ""))
 
 
+@server.tool(description="Returns the JSON-RPC id this call came with")
+def test_request_id(ctx: Context) -> str:
+    return str(ctx.request_id)
+
+
 @server.tool(description="Reports progress 0, 50 and 100 of 100")
 async def test_tool_with_progress(ctx: Context) -> str:
     for step in (0, 50, 100):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -14,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
+Heard = Callable[[str, JsonObject | None], Awaitable[None]]  # a server's notification, for connection.py's `heard`
 FIRST_ID = 1 << 40  # ids of their own, apart from the SDK session's counter that shares the server
 CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"

@@ -29,7 +29,7 @@ import re
 import ssl
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -44,6 +44,7 @@ from jarvis.aggregator.downstream.answers import (
     CANCELLED,
     FIRST_ID,
     PROGRESS,
+    Heard,
     JsonObject,
     is_error,
     outcome,
@@ -55,7 +56,6 @@ from jarvis.aggregator.downstream.stdio import oversized_error
 
 log = logging.getLogger(__name__)
 
-Heard = Callable[[str, JsonObject | None], Awaitable[None]]  # a notification that came on a request's stream
 
 IDLE_SECONDS = 4.0  # an idle connection is closed before servers' usual 5 s keep-alive would close it under us
 SETTLE_SECONDS = 2.0  # how long the end of an answered SSE stream is waited for before its connection is dropped

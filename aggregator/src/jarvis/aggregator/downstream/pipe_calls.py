@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -36,24 +36,16 @@ from jarvis.aggregator.downstream.answers import (
     CANCELLED,
     FIRST_ID,
     PROGRESS,
+    Heard,
     JsonObject,
     progress_token,
     relay_progress,
     result_of,
     with_progress_token,
 )
+from jarvis.aggregator.downstream.stdio import StdinStream
 
 log = logging.getLogger(__name__)
-
-Heard = Callable[[str, JsonObject | None], Awaitable[None]]  # a notification the server printed
-
-
-class Lines(Protocol):
-    """Where the lines go: the server's stdin, shared with the SDK's session (stdio.py's StdinWriter)."""
-
-    async def line(self, data: bytes) -> None: ...
-
-    def line_nowait(self, data: bytes) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -68,13 +60,13 @@ class PipeCalls:
     def __init__(self, *, server: str, heard: Heard) -> None:
         self._server = server
         self._heard = heard
-        self._lines: Lines | None = None
+        self._lines: StdinStream | None = None
         self._waiting: dict[int, _Waiter] = {}
         self._next_id = FIRST_ID
         self._ended = False
         self._background: set[asyncio.Task[None]] = set()  # notifications and progress reports being relayed
 
-    def attach(self, lines: Lines) -> None:
+    def attach(self, lines: StdinStream) -> None:
         """The server's stdin, once the process runs."""
         self._lines = lines
 

@@ -30,7 +30,6 @@ from mcp.shared.message import SessionMessage
 
 from jarvis.aggregator.children import dies_with_jarvis
 from jarvis.aggregator.downstream import commands
-from jarvis.aggregator.downstream.pipe_calls import Lines
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +93,7 @@ def argv_of(spec: StdioSpec) -> list[str]:
 class Claims(Protocol):
     """Lines of a server's output taken before its SDK session sees them (pipe_calls.py)."""
 
-    def attach(self, lines: Lines) -> None: ...
+    def attach(self, lines: StdinStream) -> None: ...
 
     def claim(self, line: bytes | bytearray) -> bool: ...
 
