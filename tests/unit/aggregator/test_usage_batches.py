@@ -16,12 +16,14 @@ pytestmark = pytest.mark.anyio
 
 
 class Registry:
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(self, fail: bool = False, delay: float = 0.0) -> None:
         self.batches: list[list[UsageEventRecord]] = []
         self.fail = fail
+        self.delay = delay  # how long a batch is on its way
 
     async def record_usage(self, events: Iterable[UsageEventRecord]) -> None:
         self.batches.append(list(events))
+        await asyncio.sleep(self.delay)
         if self.fail:
             raise Unavailable("registry down")
 
@@ -64,3 +66,22 @@ async def test_an_unreachable_registry_is_not_asked_in_a_loop() -> None:
         registry.fail = False
         await usage.stop()
     assert sum(map(len, registry.batches[1:])) == 3 * BATCH  # nothing lost: all of it went once it answered
+
+
+async def test_calls_recorded_while_a_batch_is_on_its_way_wait_for_the_next_flush() -> None:
+    """Under steady load, a flush sends what it found, once: not the one or two events each RPC's wait lets in."""
+    registry = Registry(delay=0.005)
+    usage = UsageRecorder(registry, flush_interval=3600)  # type: ignore[arg-type]
+    for _ in range(3):
+        usage.record("pinger__ping", "", True, 1.0)
+    flushing = asyncio.create_task(usage.flush())
+    await asyncio.sleep(0)  # the flush takes the buffer and sends it
+    meanwhile = 0
+    while meanwhile < 100:  # a call every millisecond, for longer than several batches take
+        usage.record("pinger__ping", "", True, 1.0)
+        meanwhile += 1
+        await asyncio.sleep(0.001)
+    assert await flushing
+    assert [len(batch) for batch in registry.batches] == [3]
+    await usage.stop()
+    assert [len(batch) for batch in registry.batches] == [3, meanwhile]  # nothing lost: they went at stop

@@ -74,15 +74,22 @@ class UsageRecorder:
             self._full.set()
 
     async def flush(self) -> bool:
-        """Send every buffered event, a batch at a time; False if the registry refused (they stay buffered)."""
+        """Send the events buffered when it starts, a batch at a time; False if the registry refused (the unsent
+        stay buffered).
+
+        Only those: calls keep recording while a batch is on its way, and draining until the buffer is empty sent
+        those one or two at a time, back to back, for as long as the load lasted (each a write transaction in the
+        registry: ~0.5 ms of its CPU per call, measured). Later events wait for the next interval or a full batch.
+        """
         async with self._lock:
-            while self._events:
-                batch, self._events = self._events[:BATCH], self._events[BATCH:]
+            pending, self._events = self._events, []
+            for start in range(0, len(pending), BATCH):
+                batch = pending[start : start + BATCH]
                 try:
                     await self._registry.record_usage(map(_record, batch))
                 except JarvisError as exc:
                     log.warning("usage not recorded yet; will retry", extra={"events": len(batch), "error": str(exc)})
-                    self._events[:0] = batch[: max(0, self._max - len(self._events))]
+                    self._events[:0] = pending[start : start + max(0, self._max - len(self._events))]
                     return False
             return True
 
@@ -102,4 +109,5 @@ class UsageRecorder:
         if self._task is not None:
             self._task.cancel()
             self._task = None
-        await self.flush()
+        while await self.flush() and self._events:  # what was recorded while the last batch was on its way
+            pass
