@@ -6,6 +6,8 @@ state kept in one worker's memory would show as a tool missing from a listing, o
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -40,7 +42,14 @@ def workers(tmp_path_factory: pytest.TempPathFactory, redis: str) -> Iterator[Ru
         home / "data",
         "--workers",
         "2",
-        env={"HOME": str(home), "JARVIS_REDIS_URL": redis, **WORKER_ENV},
+        # INFO, as JSON: each process says it froze its start-up heap, and which process it is (checked below)
+        env={
+            "HOME": str(home),
+            "JARVIS_REDIS_URL": redis,
+            "JARVIS_LOG_LEVEL": "INFO",
+            "JARVIS_LOG_JSON": "1",
+            **WORKER_ENV,
+        },
         timeout=180,
     )
     try:
@@ -69,6 +78,19 @@ async def both_workers(running: RunningJarvis) -> set[int]:
 async def test_both_workers_answer_on_one_port(workers: RunningJarvis) -> None:
     pids = await both_workers(workers)
     assert workers.process.pid in pids  # the main process is one of them
+
+
+async def test_every_worker_freezes_its_start_up_heap(workers: RunningJarvis) -> None:
+    """Otherwise each full collection walks every object of start-up with the worker's event loop stopped."""
+    pids = await both_workers(workers)
+    frozen: dict[int, int] = {}
+    for line in workers.log().splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, dict) and entry.get("msg") == "start-up heap frozen":
+                frozen[entry["pid"]] = entry["frozen_objects"]
+    assert pids <= frozen.keys()
+    assert min(frozen[pid] for pid in pids) > 50_000  # the process's modules and state, not a handful
 
 
 async def test_a_2025_session_keeps_its_loaded_tools_on_every_worker(workers: RunningJarvis) -> None:
