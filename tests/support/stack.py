@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -23,10 +24,37 @@ from jarvis.aggregator.discovery.embedding import model_cache
 REPO = Path(__file__).resolve().parents[2]
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port free now, chosen below the kernel's ephemeral range.
+
+    A port the kernel picked for a port-0 bind is free again once that socket closes, and the kernel may give it
+    to the next port-0 bind before the caller uses it: `jarvis up` binds its embedded gRPC servers to port 0
+    before its HTTP port, and once took the very port chosen for it ("address already in use"). Ports below
+    the ephemeral range are never handed out that way.
+    """
+    floor = _ephemeral_floor()
+    for _ in range(200):
+        port = random.randrange(max(1024, floor - 12_000), floor)
+        if port in _HANDED_OUT:  # two calls in a row must not name one port, whether or not it is in use yet
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port below {floor}")
 
 
 def jarvis_cli(
