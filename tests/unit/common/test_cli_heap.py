@@ -22,7 +22,7 @@ def test_startup_garbage_is_freed_and_what_lives_is_frozen() -> None:
     try:
         frozen = freeze_startup_heap()
         assert garbage() is None  # collected, not frozen with the rest
-        assert frozen == gc.get_freeze_count() > 0
+        assert frozen > 1000  # the test process's modules at least (a frozen object freed since leaves the count)
         assert not any(o is kept for o in gc.get_objects())  # no collection walks it any more
         assert len(gc.get_objects()) < walked_before / 10
     finally:
