@@ -72,8 +72,20 @@ async def run_load(
 
 
 BARE_SERVER = """
-import sys, uvicorn, mcp_types as types
+import gc, sys, time, uvicorn, mcp_types as types
 from mcp.server import Server
+
+if len(sys.argv) > 3:  # a file to log how long each full (generation 2) collection stopped the server
+    log, began = open(sys.argv[3], "a", buffering=1), [0.0]
+
+    def timed(phase, info):
+        if info["generation"] == 2:
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                log.write(f"{(time.perf_counter() - began[0]) * 1000:.3f}\\n")
+
+    gc.callbacks.append(timed)
 
 async def list_tools(ctx, params):
     return types.ListToolsResult(tools=[types.Tool(name="ping", description="trivial",
@@ -90,14 +102,23 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 
 class bare_server:
     """The mcp SDK's low-level server with one trivial tool, on its streamable HTTP app (SSE answers, the
-    SDK's default, or JSON answers)."""
+    SDK's default, or JSON answers). `full_collections()` says how long each of its full garbage collections
+    stopped it: an SDK server's full collection visits every object its imports made (Jarvis freezes those
+    at start), and those pauses are what its own p99 at 16 clients is made of."""
 
     def __init__(self, answers: str = "sse") -> None:
         self.answers = answers
+        self._pauses = tempfile.NamedTemporaryFile("r", suffix=".gc")  # noqa: SIM115 (closed in __exit__)
+
+    def full_collections(self) -> list[float]:
+        """Milliseconds of each full collection since the last call."""
+        return [float(line) for line in self._pauses.read().split()]
 
     def __enter__(self) -> str:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(self.port), self.answers])
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self._pauses.name]
+        )
         import httpx2
 
         deadline = time.monotonic() + 30
@@ -112,6 +133,7 @@ class bare_server:
     def __exit__(self, *_: object) -> None:
         self.process.terminate()
         self.process.wait(10)
+        self._pauses.close()
 
 
 class temp_jarvis:

@@ -13,10 +13,12 @@ replayed on a raw keep-alive connection (bench/replay.py), so the clients' own C
 figures on a machine whose cores they share; `--client wrk` has the C load generator wrk send the captured
 requests instead (bench/wrk_load.py: ~140 us less client CPU per call, which several workers otherwise share
 with the client); `--client sdk` drives every call with the SDK's client.
-`--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start
-once discovery has embedded the catalog in every worker. Targets (issue 13): N workers serve >= 1.8x the
-bare single process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP
-hop; p99 at 16 clients no worse than the bare server's.
+`--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start once discovery
+has embedded the catalog in every worker. Each bare server logs how long its full garbage collections stop it, printed
+per case: those pauses are an SDK server's p99 at 16 clients, and the bare SSE server is also the HTTP-proxied case's
+downstream, so its pauses are in that case's calls too. Targets (issue 13): N workers serve >= 1.8x the bare single
+process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP hop; p99 at 16 clients no
+worse than the bare server's.
 """
 
 from __future__ import annotations
@@ -191,9 +193,10 @@ def main(options: argparse.Namespace) -> None:
         script = Path(tmp) / "stdio_ping.py"
         script.write_text(STDIO_PING)
         os.environ["JARVIS_REDIS_URL"] = options.redis  # read by the jarvis processes started below
+        bares = {"SSE": bare_server("sse"), "JSON": bare_server("json")}
         with (
-            bare_server("sse") as bare_sse,
-            bare_server("json") as bare_json,
+            bares["SSE"] as bare_sse,
+            bares["JSON"] as bare_json,
             temp_jarvis("--workers", "1") as one,
             temp_jarvis("--workers", str(workers)) as many,
             ProcessPoolExecutor(options.client_processes) as pool,
@@ -222,9 +225,12 @@ def main(options: argparse.Namespace) -> None:
             )
             for clients in options.clients:
                 results: dict[str, list[LoadResult]] = {label: [] for label, _, _ in cases}
+                pauses: dict[tuple[str, str], list[float]] = {}  # (case, bare server): its full collections
                 for _ in range(rounds):
                     for label, url, kind in cases:
                         results[label].append(load.run(label, url, clients, calls, kind))
+                        for name, server in bares.items():
+                            pauses.setdefault((label, name), []).extend(server.full_collections())
                 print(f"{clients} concurrent clients (median round by calls/s; p50/p99 over all rounds)")
                 merged = {}
                 for label, runs in results.items():
@@ -232,6 +238,13 @@ def main(options: argparse.Namespace) -> None:
                     lat = [x for r in runs for x in r.latencies_ms]
                     merged[label] = LoadResult(label, len(lat), sum(r.errors for r in runs), len(lat) / rate, lat)
                     print("  " + merged[label].line())
+                print("  full (generation 2) collections of the bare servers, each stopping the server it ran in:")
+                for (label, name), stops in pauses.items():
+                    if stops:
+                        print(
+                            f"    {name} server during '{label}': {len(stops)}, median {statistics.median(stops):.1f} "
+                            f"ms, max {max(stops):.1f} ms"
+                        )
                 for bare_label in BARES:
                     bare = merged[bare_label]
                     print(f"  against the {bare_label.split(':')[0]}:")
