@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -48,7 +48,7 @@ class Usage:
     def record(self, events: Iterable[UsageEvent]) -> int:
         """Add a batch of calls; returns how many were recorded."""
         batch: dict[tuple[str, str], _Totals] = {}
-        audited: list[UsageEvent] = []
+        audited: list[tuple[UsageEvent, datetime]] = []  # with when each happened
         count = 0
         for event in events:
             tool = event.tool.strip()
@@ -56,7 +56,8 @@ class Usage:
                 raise InvalidArgument("every usage event needs a tool name")
             if event.latency_ms < 0:
                 raise InvalidArgument(f"latency_ms of a '{tool}' event is negative")
-            totals = batch.setdefault((tool, event.action.strip()), _Totals())
+            key = (tool, event.action.strip())
+            totals = batch.get(key) or batch.setdefault(key, _Totals())
             at = event.at or utcnow()
             totals.calls += 1
             totals.errors += 0 if event.ok else 1
@@ -64,14 +65,14 @@ class Usage:
             totals.max_latency_ms = max(totals.max_latency_ms, event.latency_ms)
             totals.last_called_at = at if totals.last_called_at is None else max(totals.last_called_at, at)
             if event.surface.strip():
-                audited.append(replace(event, at=at))
+                audited.append((event, at))
             count += 1
         if batch:
             with self._db.write() as session:
                 for (tool, action), totals in sorted(batch.items()):
                     _add(session, tool, action, totals)
                 if audited:  # one executemany: ORM objects cost ~10x more per row, on every call's path
-                    session.execute(insert(_AUDIT_TABLE), [_audit_row(e) for e in audited])
+                    session.execute(insert(_AUDIT_TABLE), [_audit_row(e, at) for e, at in audited])
                 self._prune(session)
         return count
 
@@ -168,10 +169,10 @@ def _add(session: Session, tool: str, action: str, totals: _Totals) -> None:
     session.execute(stmt)
 
 
-def _audit_row(event: UsageEvent) -> dict[str, Any]:
-    """An audit_events row's values."""
+def _audit_row(event: UsageEvent, at: datetime) -> dict[str, Any]:
+    """An audit_events row's values (`at`: the event's time, or when it arrived)."""
     return {
-        "at": event.at or utcnow(),
+        "at": at,
         "token_id": event.token_id[:64],
         "token_name": event.token_name[:200],
         "surface": event.surface.strip()[:100],
