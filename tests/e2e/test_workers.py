@@ -12,11 +12,13 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from jarvis.cli.gil import SWITCH_SECONDS
 from tests.support.discovery import call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_server, eventually, text_of, time_server
 from tests.support.redis_server import redis_url
@@ -42,7 +44,8 @@ def workers(tmp_path_factory: pytest.TempPathFactory, redis: str) -> Iterator[Ru
         home / "data",
         "--workers",
         "2",
-        # INFO, as JSON: each process says it froze its start-up heap, and which process it is (checked below)
+        # INFO, as JSON: each process says it froze its start-up heap and shortened its GIL switch interval, and
+        # which process it is (checked below)
         env={
             "HOME": str(home),
             "JARVIS_REDIS_URL": redis,
@@ -75,6 +78,17 @@ async def both_workers(running: RunningJarvis) -> set[int]:
     return set(await eventually(two, timeout=90, what="two worker processes answering on the one port"))
 
 
+def log_entries(running: RunningJarvis) -> list[dict[str, Any]]:
+    """The JSON entries of `jarvis up`'s log, every process's."""
+    entries = []
+    for line in running.log().splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, dict):
+                entries.append(entry)
+    return entries
+
+
 async def test_both_workers_answer_on_one_port(workers: RunningJarvis) -> None:
     pids = await both_workers(workers)
     assert workers.process.pid in pids  # the main process is one of them
@@ -83,14 +97,22 @@ async def test_both_workers_answer_on_one_port(workers: RunningJarvis) -> None:
 async def test_every_worker_freezes_its_start_up_heap(workers: RunningJarvis) -> None:
     """Otherwise each full collection walks every object of start-up with the worker's event loop stopped."""
     pids = await both_workers(workers)
-    frozen: dict[int, int] = {}
-    for line in workers.log().splitlines():
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
-            if isinstance(entry, dict) and entry.get("msg") == "start-up heap frozen":
-                frozen[entry["pid"]] = entry["frozen_objects"]
+    frozen = {e["pid"]: e["frozen_objects"] for e in log_entries(workers) if e.get("msg") == "start-up heap frozen"}
     assert pids <= frozen.keys()
     assert min(frozen[pid] for pid in pids) > 50_000  # the process's modules and state, not a handful
+
+
+async def test_every_worker_shortens_its_gil_switch_interval(workers: RunningJarvis) -> None:
+    """Otherwise each system call of the event loop may wait 5 ms for the GIL while a thread (the embedded
+    registry writing usage, a stdio server's reader) runs Python."""
+    pids = await both_workers(workers)
+    intervals = {
+        entry["pid"]: entry["seconds"]
+        for entry in log_entries(workers)
+        if entry.get("msg") == "GIL switch interval shortened"
+    }
+    assert pids <= intervals.keys()
+    assert {intervals[pid] for pid in pids} == {SWITCH_SECONDS}
 
 
 async def test_a_2025_session_keeps_its_loaded_tools_on_every_worker(workers: RunningJarvis) -> None:

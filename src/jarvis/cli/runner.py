@@ -25,6 +25,7 @@ from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
+from jarvis.cli.gil import share_gil_promptly
 from jarvis.cli.heap import freeze_startup_heap
 from jarvis.cli.workers import WorkerPool, multi_worker_settings, reuse_port_socket, worker_count
 from jarvis.common.errors import FailedPrecondition, NotFound
@@ -115,6 +116,7 @@ async def serve_http(
         await asyncio.sleep(0.05)
     if server.started:
         freeze_startup_heap()  # start-up is over (the lifespan ran): what exists now lives as long as the process
+        share_gil_promptly()  # the loop now shares the process with threads that run Python (jarvis.cli.gil)
     if server.started and banner is not None:
         banner()
     await task
