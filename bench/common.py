@@ -71,12 +71,14 @@ async def run_load(
     return LoadResult(label, len(latencies), errors, time.perf_counter() - started, latencies)
 
 
-BARE_SERVER = """
-import gc, sys, time, uvicorn, mcp_types as types
-from mcp.server import Server
+# Code a benchmark's SDK server runs first: `log_full_collections(path)` appends to `path` how long each of its full
+# (generation 2) garbage collections stopped it, in milliseconds. An SDK server's full collection visits every object
+# its imports made (Jarvis freezes those at start), and those pauses are what its p99 at 16 clients is made of.
+FULL_COLLECTIONS = """
+import gc, time
 
-if len(sys.argv) > 3:  # a file to log how long each full (generation 2) collection stopped the server
-    log, began = open(sys.argv[3], "a", buffering=1), [0.0]
+def log_full_collections(path):
+    log, began = open(path, "a", buffering=1), [0.0]
 
     def timed(phase, info):
         if info["generation"] == 2:
@@ -86,6 +88,15 @@ if len(sys.argv) > 3:  # a file to log how long each full (generation 2) collect
                 log.write(f"{(time.perf_counter() - began[0]) * 1000:.3f}\\n")
 
     gc.callbacks.append(timed)
+"""
+
+BARE_SERVER = (
+    FULL_COLLECTIONS
+    + """
+import sys, uvicorn, mcp_types as types
+from mcp.server import Server
+
+log_full_collections(sys.argv[3])
 
 async def list_tools(ctx, params):
     return types.ListToolsResult(tools=[types.Tool(name="ping", description="trivial",
@@ -98,26 +109,41 @@ app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamabl
     json_response=sys.argv[2] == "json")
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
+)
+
+
+class PauseLog:
+    """The file a server running FULL_COLLECTIONS logs to; `read()` gives the pauses logged since the last read."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.NamedTemporaryFile("r", suffix=".gc")  # noqa: SIM115 (closed by close())
+        self.path = self._file.name
+
+    def read(self) -> list[float]:
+        return [float(line) for line in self._file.read().split()]
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> PauseLog:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 class bare_server:
     """The mcp SDK's low-level server with one trivial tool, on its streamable HTTP app (SSE answers, the
-    SDK's default, or JSON answers). `full_collections()` says how long each of its full garbage collections
-    stopped it: an SDK server's full collection visits every object its imports made (Jarvis freezes those
-    at start), and those pauses are what its own p99 at 16 clients is made of."""
+    SDK's default, or JSON answers); `pauses` has its full collections."""
 
     def __init__(self, answers: str = "sse") -> None:
         self.answers = answers
-        self._pauses = tempfile.NamedTemporaryFile("r", suffix=".gc")  # noqa: SIM115 (closed in __exit__)
-
-    def full_collections(self) -> list[float]:
-        """Milliseconds of each full collection since the last call."""
-        return [float(line) for line in self._pauses.read().split()]
+        self.pauses = PauseLog()
 
     def __enter__(self) -> str:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self._pauses.name]
+            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self.pauses.path]
         )
         import httpx2
 
@@ -133,7 +159,7 @@ class bare_server:
     def __exit__(self, *_: object) -> None:
         self.process.terminate()
         self.process.wait(10)
-        self._pauses.close()
+        self.pauses.close()
 
 
 class temp_jarvis:

@@ -37,16 +37,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import LoadResult, bare_server, mcp_client, temp_jarvis
+from common import FULL_COLLECTIONS, LoadResult, PauseLog, bare_server, mcp_client, temp_jarvis
 from replay import captured_call, replay
 from wrk_load import wrk_load
 
 from tests.support.stack import result_json
 
-STDIO_PING = """
-import anyio, mcp_types as types
+STDIO_PING = (
+    FULL_COLLECTIONS
+    + """
+import sys, anyio, mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+
+log_full_collections(sys.argv[1])
 
 async def list_tools(ctx, params):
     return types.ListToolsResult(tools=[types.Tool(name="ping", description="trivial",
@@ -63,6 +67,7 @@ async def main():
 
 anyio.run(main)
 """
+)
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "ping": ("ping", {}),
     "proxied": ("pinger__ping", {}),
@@ -152,11 +157,17 @@ class Load:
         return LoadResult(label, len(latencies), int(errors), len(latencies) / rate, latencies)
 
 
-async def prepare(url: str, script: Path, bare_url: str) -> None:
+async def prepare(url: str, script: Path, bare_url: str, pauses: PauseLog) -> None:
     async with mcp_client(url) as admin:
         await admin.call_tool(
             "jarvis_server",
-            {"action": "create", "name": "pinger", "type": "stdio", "command": sys.executable, "args": [str(script)]},
+            {
+                "action": "create",
+                "name": "pinger",
+                "type": "stdio",
+                "command": sys.executable,
+                "args": [str(script), pauses.path],  # each worker's copy of the server logs there
+            },
         )
         await admin.call_tool(
             "jarvis_server", {"action": "create", "name": "webping", "type": "streamable-http", "url": bare_url}
@@ -199,11 +210,17 @@ def main(options: argparse.Namespace) -> None:
             bares["JSON"] as bare_json,
             temp_jarvis("--workers", "1") as one,
             temp_jarvis("--workers", str(workers)) as many,
+            PauseLog() as one_pings,
+            PauseLog() as many_pings,
             ProcessPoolExecutor(options.client_processes) as pool,
         ):
+            # Whose full collections to report, per case: the bare servers', and the stdio ping servers' (one per
+            # worker) under each Jarvis.
+            pause_logs = {f"bare {name} server": bare.pauses for name, bare in bares.items()}
+            pause_logs |= {"stdio ping server, 1w": one_pings, f"stdio ping servers, {workers}w": many_pings}
             load = Load(pool, options.client_processes, options.client, options.protocol, options.seconds)
-            for running in (one, many):
-                asyncio.run(prepare(running.url(), script, bare_sse))
+            for running, pings in ((one, one_pings), (many, many_pings)):
+                asyncio.run(prepare(running.url(), script, bare_sse, pings))
             time.sleep(3)  # every worker sees the profile (they re-read the registry every 2 s)
             cases = [
                 (BARES[0], bare_sse, "ping"),
@@ -225,12 +242,12 @@ def main(options: argparse.Namespace) -> None:
             )
             for clients in options.clients:
                 results: dict[str, list[LoadResult]] = {label: [] for label, _, _ in cases}
-                pauses: dict[tuple[str, str], list[float]] = {}  # (case, bare server): its full collections
+                pauses: dict[tuple[str, str], list[float]] = {}  # (case, server): that server's full collections
                 for _ in range(rounds):
                     for label, url, kind in cases:
                         results[label].append(load.run(label, url, clients, calls, kind))
-                        for name, server in bares.items():
-                            pauses.setdefault((label, name), []).extend(server.full_collections())
+                        for name, log in pause_logs.items():
+                            pauses.setdefault((label, name), []).extend(log.read())
                 print(f"{clients} concurrent clients (median round by calls/s; p50/p99 over all rounds)")
                 merged = {}
                 for label, runs in results.items():
@@ -238,11 +255,11 @@ def main(options: argparse.Namespace) -> None:
                     lat = [x for r in runs for x in r.latencies_ms]
                     merged[label] = LoadResult(label, len(lat), sum(r.errors for r in runs), len(lat) / rate, lat)
                     print("  " + merged[label].line())
-                print("  full (generation 2) collections of the bare servers, each stopping the server it ran in:")
+                print("  full (generation 2) collections of the SDK servers, each stopping the server it ran in:")
                 for (label, name), stops in pauses.items():
                     if stops:
                         print(
-                            f"    {name} server during '{label}': {len(stops)}, median {statistics.median(stops):.1f} "
+                            f"    {name} during '{label}': {len(stops)}, median {statistics.median(stops):.1f} "
                             f"ms, max {max(stops):.1f} ms"
                         )
                 for bare_label in BARES:
