@@ -27,6 +27,7 @@ from jarvis.aggregator.downstream.container import ContainerSpec
 from jarvis.aggregator.downstream.lists import EVERY_LIST, ONLY_TOOLS, Lists
 from jarvis.aggregator.downstream.naming import namespaced
 from jarvis.aggregator.downstream.relay import Caller
+from jarvis.aggregator.downstream.reread import RereadOnMiss
 from jarvis.aggregator.downstream.stdio import StdioSpec
 from jarvis.aggregator.downstream.supervisor import RUNNING, STARTING, HostOptions, ServerHost
 from jarvis.aggregator.downstream.tools import ServedTools, check_pins, known_from_pins, quarantine_message
@@ -101,6 +102,7 @@ class DownstreamHost:
         self._task: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
         self.synced = False
+        self._misses = RereadOnMiss(self.refresh)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -165,6 +167,7 @@ class DownstreamHost:
     async def refresh(self) -> None:
         """Read servers, profiles, pins and config from the registry and apply the differences."""
         async with self._sync_lock:
+            began = time.monotonic()
             reg = self.registry
             servers = (await reg.call(reg.registry.ListServers, pb.ListServersRequest())).servers
             profiles = (await reg.call(reg.registry.ListProfiles, pb.ListProfilesRequest())).profiles
@@ -201,10 +204,15 @@ class DownstreamHost:
                         self.hosts[name].eager = True
                         self.hosts[name].start_eagerly()
             self.synced = True
+            self._misses.read_began(began)
         if regrouped or relaunched:
             self._notify(regrouped | {p for s in relaunched for p in self._profiles_of(s)}, relaunched, EVERY_LIST)
         if retooled:
             self._notify({p for s in retooled for p in self._profiles_of(s)}, retooled, ONLY_TOOLS)
+
+    async def refresh_after_miss(self) -> None:
+        """Read the registry again for a profile or server name this aggregator does not know (reread.py)."""
+        await self._misses.after_miss()
 
     async def _apply_server(self, server: pb.Server) -> bool:
         """Host a new server, or re-host one whose launch spec changed; whether its tools may have changed.

@@ -98,6 +98,8 @@ class _Endpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = scope.get("path_params", {}).get("name", "")
         if not self.surface.exists(target):
+            await self.surface.host.refresh_after_miss()  # made through another worker or replica a moment ago?
+        if not self.surface.exists(target):
             # Names are not listed: this answer comes before authentication.
             await JSONResponse(
                 {"error": "not_found", "message": f"no {self.surface.kind} named '{target}'"}, status_code=404

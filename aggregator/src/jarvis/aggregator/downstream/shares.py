@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from jarvis.aggregator.downstream.reread import RereadOnMiss
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tunnel.manager import Tunnels
 from jarvis.aggregator.tunnel.spec import check_remote_port, parse_target
@@ -30,7 +31,6 @@ PREFIX = "share:"
 SHARE_PATH = "/share/{server}/mcp"
 REQUEST, TOOL_CALL = "request", "tools/call"  # the usage actions a share counts
 _REFRESH_SECONDS = 2.0
-_MISS_REFRESH_SECONDS = 0.25
 
 
 @dataclass
@@ -60,6 +60,9 @@ class Shares:
         self.tunnels = tunnels
         self._active: dict[str, Share] = {}
         self._refreshed = 0.0
+        # Started on another replica since the last read, perhaps a moment ago: a link handed out and used at once
+        # must not get "not found" for up to _REFRESH_SECONDS.
+        self._misses = RereadOnMiss(lambda: self.refresh(force=True))
 
     def url(self, server: str, base_url: str) -> str:
         return base_url.rstrip("/") + SHARE_PATH.format(server=server)
@@ -77,6 +80,7 @@ class Shares:
         """Read the active shares from the registry's tokens (so other replicas' shares count too)."""
         if not force and time.monotonic() - self._refreshed < _REFRESH_SECONDS:
             return
+        began = time.monotonic()
         reg = self.registry
         tokens = await reg.list_tokens()
         active: dict[str, Share] = {}
@@ -93,6 +97,7 @@ class Shares:
             if not share.expired():
                 active[server] = share
         self._active, self._refreshed = active, time.monotonic()
+        self._misses.read_began(began)
         for server in self.tunnels.servers():
             if server not in active:  # expired, or stopped on another replica: nothing to forward to
                 await self.tunnels.close(server)
@@ -100,10 +105,8 @@ class Shares:
     async def active(self, server: str) -> Share | None:
         await self.refresh()
         share = self._active.get(server)
-        if share is None and time.monotonic() - self._refreshed >= _MISS_REFRESH_SECONDS:
-            # Started on another replica since the last read, perhaps a moment ago: a link handed out and used at
-            # once must not get "not found" for up to _REFRESH_SECONDS. Misses re-read at most this often.
-            await self.refresh(force=True)
+        if share is None:
+            await self._misses.after_miss()
             share = self._active.get(server)
         return None if share is None or share.expired() else share
 

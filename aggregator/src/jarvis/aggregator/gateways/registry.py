@@ -84,9 +84,9 @@ IDEMPOTENT = {
 ResponseT = TypeVar("ResponseT", bound=Message)
 ViewT = TypeVar("ViewT")
 
-# Requests that cannot change what cached reads return; any other request drops the cache.
 # Usage events added to a request per turn of the event loop (~0.3 ms of it each; see record_usage).
 _EVENTS_PER_TURN = 256
+# Requests that cannot change what cached reads return; any other request drops the cache.
 _KEEPS_CACHE = frozenset(
     {
         "ListServersRequest",
