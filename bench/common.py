@@ -17,7 +17,17 @@ sys.path.insert(0, str(REPO))
 
 from tests.support.stack import RunningJarvis, free_port, mcp_client, start_jarvis  # noqa: E402
 
-__all__ = ["LoadResult", "RunningJarvis", "bare_server", "mcp_client", "run_load", "start_jarvis", "temp_jarvis"]
+__all__ = [
+    "FULL_COLLECTIONS",
+    "LoadResult",
+    "PauseLog",
+    "RunningJarvis",
+    "bare_server",
+    "mcp_client",
+    "run_load",
+    "start_jarvis",
+    "temp_jarvis",
+]
 
 
 @dataclass

@@ -14,11 +14,11 @@ figures on a machine whose cores they share; `--client wrk` has the C load gener
 requests instead (bench/wrk_load.py: ~140 us less client CPU per call, which several workers otherwise share
 with the client); `--client sdk` drives every call with the SDK's client.
 `--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start once discovery
-has embedded the catalog in every worker. Each bare server logs how long its full garbage collections stop it, printed
-per case: those pauses are an SDK server's p99 at 16 clients, and the bare SSE server is also the HTTP-proxied case's
-downstream, so its pauses are in that case's calls too. Targets (issue 13): N workers serve >= 1.8x the bare single
-process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the SDK's own HTTP hop; p99 at 16 clients no
-worse than the bare server's.
+has embedded the catalog in every worker. Each SDK server (the bare ones, the stdio ping servers) logs how long its
+full garbage collections stop it, printed per case: those pauses are an SDK server's p99 at 16 clients, and the bare
+SSE server is also the HTTP-proxied case's downstream, so its pauses are in that case's calls too. Targets (issue 13):
+N workers serve >= 1.8x the bare single process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the
+SDK's own HTTP hop; p99 at 16 clients no worse than the bare server's.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -310,11 +309,10 @@ class RegistryGateway(ServiceClient):
         # switch interval) at each of its system calls while the thread held it, and the usage pipeline was most of
         # a busy worker's p99 (docs/decisions.md, "The usage pipeline and the p99").
         request = registry_pb2.RecordUsageRequest()
-        pending = iter(events)
-        while chunk := list(itertools.islice(pending, _EVENTS_PER_TURN)):
-            for record in chunk:
-                add_usage_event(request.events, record)
-            await asyncio.sleep(0)
+        for built, record in enumerate(events, 1):
+            add_usage_event(request.events, record)
+            if built % _EVENTS_PER_TURN == 0:
+                await asyncio.sleep(0)
         await self.call(self.registry.RecordUsage, request)
 
     async def audit(self, tool: str, token: str, limit: int) -> list[AuditEntryView]:

@@ -57,7 +57,9 @@ class Usage:
             if event.latency_ms < 0:
                 raise InvalidArgument(f"latency_ms of a '{tool}' event is negative")
             key = (tool, event.action.strip())
-            totals = batch.get(key) or batch.setdefault(key, _Totals())
+            totals = batch.get(key)
+            if totals is None:  # not setdefault: that builds a _Totals for every event
+                totals = batch[key] = _Totals()
             at = event.at or utcnow()
             totals.calls += 1
             totals.errors += 0 if event.ok else 1
