@@ -115,10 +115,12 @@ async def serve_http(
     while not server.started and not task.done():  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     if server.started:
+        # The banner first: /healthz already answers, so whoever waited for it may read the banner at once; the
+        # freeze's one collection (~140 ms) came before it and left a window where Jarvis answered but had not said so.
+        if banner is not None:
+            banner()
         freeze_startup_heap()  # start-up is over (the lifespan ran): what exists now lives as long as the process
         share_gil_promptly()  # the loop now shares the process with threads that run Python (jarvis.cli.gil)
-    if server.started and banner is not None:
-        banner()
     await task
     await aggregator.close_clients()
 
