@@ -16,8 +16,9 @@ Quality, on real catalogs and real queries that nobody here wrote (never built f
 Every method gets the same tools. Plain TF-IDF is spec 003's baseline (lower-cased `\\w+` words of
 name and description, tf-idf vectors, cosine); plain BM25 is Okapi BM25 (k1=1.5, b=0.75) on the same
 words. Jarvis's index also reads what its catalog entries carry (parameter names and descriptions,
-enum values, the server's description and category). Dense is all-MiniLM-L6-v2 (int8 ONNX) alone;
-hybrid is what tool_find runs (index.py's weights). MRR is over the first 10.
+enum values, the server's description and category). Dense is what tool_find's dense side runs alone:
+all-MiniLM-L6-v2 (int8 ONNX) mixed with WordLlama's static vectors (ensemble.py), and beside it MiniLM
+alone; hybrid is what tool_find runs (index.py's weights). MRR is over the first 10.
 
 Speed, with 10,000 tools made by replicating the real ones under varied server names (the server
 name is part of what is embedded, so all 10,000 texts are distinct and every one is embedded):
@@ -60,7 +61,7 @@ import numpy as np  # noqa: E402
 
 from jarvis.aggregator.discovery import dense as dense_module  # noqa: E402
 from jarvis.aggregator.discovery.access import sees_everything, visible_to  # noqa: E402
-from jarvis.aggregator.discovery.dense import DenseIndex, default_cache  # noqa: E402
+from jarvis.aggregator.discovery.dense import DenseIndex, Loader, default_cache  # noqa: E402
 from jarvis.aggregator.discovery.embedding import Embedder  # noqa: E402
 from jarvis.aggregator.discovery.entry import ToolEntry  # noqa: E402
 from jarvis.aggregator.discovery.index import ToolIndex  # noqa: E402
@@ -79,9 +80,9 @@ from tests.support.retrieval_data import (  # noqa: E402
 )
 
 
-def ready_dense(entries: list[ToolEntry], cache: Path) -> DenseIndex:
+def ready_dense(entries: list[ToolEntry], cache: Path, loader: Loader | None = None) -> DenseIndex:
     # At normal priority: Jarvis embeds at nice 19, which on a busy machine measures the machine.
-    dense = DenseIndex(cache, lowest_priority=False)
+    dense = DenseIndex(cache, loader, lowest_priority=False)
     dense.upsert(entries)
     dense.start()
     if not dense.wait_ready(3600):
@@ -102,17 +103,19 @@ def quality(label: str, docs: list[Doc], queries: Queries | MultiQueries, cache:
     entries = [d.entry() for d in docs]
     tool_of = {e.name: e.tool for e in entries}
     dense_module.QUERY_CACHE = 10 * len(queries)  # room for every query and its sentences: no evictions
-    dense = ready_dense(entries, cache)
+    dense, minilm = ready_dense(entries, cache), ready_dense(entries, cache, Embedder)
     lexical, hybrid = ToolIndex(entries), ToolIndex(entries, dense=dense)
     methods: dict[str, Search] = {
         "jarvis hybrid": lambda q: [h.entry.name for h in hybrid.search(q, 10)],
         "jarvis lexical (BM25F)": lambda q: [h.entry.name for h in lexical.search(q, 10)],
-        "jarvis dense (MiniLM)": dense_only(dense),
+        "jarvis dense": dense_only(dense),
+        "dense, MiniLM alone": dense_only(minilm),
         "plain BM25": PlainBm25(docs).search,
         "plain TF-IDF": PlainTfIdf(docs).search,
     }
     results = {name: evaluate(search, queries, tool_of) for name, search in methods.items()}
     dense.stop()
+    minilm.stop()
     print(f"\n{label}: {len(docs)} tools, {len(queries)} queries")
     print(f"  {'method':<24} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
     for name, r in results.items():
@@ -164,8 +167,8 @@ COLD_START = """
 import sys, time
 t, c = time.perf_counter(), time.process_time()
 sys.path[:0] = {paths!r}
-from jarvis.aggregator.discovery.embedding import Embedder
-Embedder().embed(["warm up"])
+from jarvis.aggregator.discovery.ensemble import Ensemble
+Ensemble().embed(["warm up"])
 print(f"{{time.perf_counter() - t:.2f}} {{time.process_time() - c:.2f}}")
 """
 

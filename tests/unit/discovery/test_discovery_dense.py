@@ -16,6 +16,7 @@ import pytest
 from jarvis.aggregator.discovery import graph
 from jarvis.aggregator.discovery.dense import DenseIndex, dense_text
 from jarvis.aggregator.discovery.embedding import FEED_VERSION, MAX_TOKENS, Embedder, ModelUnavailable, Vectors
+from jarvis.aggregator.discovery.ensemble import Ensemble, TextEncoder
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
 from jarvis.aggregator.discovery.text import clauses
@@ -30,10 +31,16 @@ def embedder() -> Embedder:
     return Embedder()  # the model cache: built once per machine
 
 
+@pytest.fixture(scope="module")
+def encoder(embedder: Embedder) -> Ensemble:
+    """What the dense index embeds with by default: MiniLM and WordLlama."""
+    return Ensemble(embedder)
+
+
 class Counting:
     """The real model, counting the texts it is asked to embed."""
 
-    def __init__(self, model: Embedder) -> None:
+    def __init__(self, model: TextEncoder) -> None:
         self.model = model
         self.model_id = model.model_id
         self.dimension = model.dimension
@@ -66,9 +73,9 @@ TOOLS = [
 
 
 @pytest.fixture
-def dense(tmp_path: Path, embedder: Embedder) -> Iterator[DenseIndex]:
+def dense(tmp_path: Path, encoder: Ensemble) -> Iterator[DenseIndex]:
     # At normal priority: at nice 19 a test on a loaded machine measures the machine, not the index.
-    index = DenseIndex(tmp_path, loader=lambda: embedder, lowest_priority=False)
+    index = DenseIndex(tmp_path, loader=lambda: encoder, lowest_priority=False)
     yield index
     index.stop()
 
@@ -139,7 +146,7 @@ def test_hybrid_search_filters_by_the_callers_mask_and_follows_catalog_changes(d
     assert index.search("cloudwatch log events", 5)[0].entry.name == "logs__tail_log_events"
 
 
-def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder: Embedder) -> None:
+def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex) -> None:
     index = ToolIndex(TOOLS, dense=dense)
     assert dense.scores("anything") is None
     assert dense.status().state == "loading"
@@ -153,10 +160,10 @@ def test_lexical_until_vectors_are_ready_then_hybrid(dense: DenseIndex, embedder
 
 
 def test_new_tools_are_embedded_in_the_background_and_search_stays_lexical_meanwhile(
-    tmp_path: Path, embedder: Embedder
+    tmp_path: Path, encoder: Ensemble
 ) -> None:
-    model = Counting(embedder)
-    dense = DenseIndex(tmp_path, loader=lambda: model)  # type: ignore[arg-type, return-value]
+    model = Counting(encoder)
+    dense = DenseIndex(tmp_path, loader=lambda: model)
     index = ToolIndex(TOOLS, dense=dense)
     dense.start()
     assert dense.wait_ready(60)
@@ -171,16 +178,16 @@ def test_new_tools_are_embedded_in_the_background_and_search_stays_lexical_meanw
     dense.stop()
 
 
-def test_vectors_persist_so_a_restart_embeds_nothing(tmp_path: Path, embedder: Embedder) -> None:
-    first = Counting(embedder)
-    dense = DenseIndex(tmp_path, loader=lambda: first)  # type: ignore[arg-type, return-value]
+def test_vectors_persist_so_a_restart_embeds_nothing(tmp_path: Path, encoder: Ensemble) -> None:
+    first = Counting(encoder)
+    dense = DenseIndex(tmp_path, loader=lambda: first)
     dense.upsert(TOOLS)
     dense.start()
     assert dense.wait_ready(60)
     dense.stop()
     assert sorted(first.texts) == sorted(dense_text(t) for t in TOOLS)
-    again = Counting(embedder)
-    restarted = DenseIndex(tmp_path, loader=lambda: again)  # type: ignore[arg-type, return-value]
+    again = Counting(encoder)
+    restarted = DenseIndex(tmp_path, loader=lambda: again)
     restarted.upsert([*TOOLS, entry("wiki__page_search", "Look up encyclopedia articles", source="wiki")])
     restarted.start()
     assert restarted.wait_ready(60)
@@ -276,7 +283,7 @@ def test_each_sentence_of_a_request_finds_its_own_tools(dense: DenseIndex) -> No
 
 
 def test_a_requests_sentences_are_embedded_side_by_side_as_they_would_be_one_by_one(
-    tmp_path: Path, embedder: Embedder
+    tmp_path: Path, encoder: Ensemble
 ) -> None:
     """Each sentence is embedded on its own query thread, at the same time (the model waits until two calls
     are in flight, so embedding them one after the other would time out), and the cosines are those of
@@ -293,8 +300,8 @@ def test_a_requests_sentences_are_embedded_side_by_side_as_they_would_be_one_by_
                 meeting.wait()
             return super().embed(texts, max_tokens)
 
-    model = SideBySide(embedder)
-    dense = DenseIndex(tmp_path, loader=lambda: model, lowest_priority=False)  # type: ignore[arg-type,return-value]
+    model = SideBySide(encoder)
+    dense = DenseIndex(tmp_path, loader=lambda: model, lowest_priority=False)
     dense.upsert(TOOLS)
     dense.start()
     try:
@@ -304,9 +311,9 @@ def test_a_requests_sentences_are_embedded_side_by_side_as_they_would_be_one_by_
         assert pending is not None
         found = pending.result()
         assert sorted(model.texts) == sorted(sentences)
-        matrix = np.stack([embedder.embed([dense_text(t)])[0] for t in TOOLS])
+        matrix = np.stack([encoder.embed([dense_text(t)])[0] for t in TOOLS])
         order = [found.rows[t.name] for t in TOOLS]
-        one_by_one = np.stack([embedder.embed([s])[0] for s in sentences])
+        one_by_one = np.stack([encoder.embed([s])[0] for s in sentences])
         whole = one_by_one.sum(axis=0)
         expected = np.column_stack([matrix @ (whole / np.linalg.norm(whole)), matrix @ one_by_one.T])
         assert found.values.shape == (len(TOOLS), 3)

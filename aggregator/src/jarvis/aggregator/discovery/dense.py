@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jarvis.aggregator.discovery.embedding import Embedder, ModelUnavailable, Vectors
+from jarvis.aggregator.discovery.embedding import ModelUnavailable, Vectors
+from jarvis.aggregator.discovery.ensemble import Ensemble, TextEncoder
 from jarvis.aggregator.discovery.entry import ToolEntry, schema_terms
 from jarvis.aggregator.discovery.text import words
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
@@ -81,7 +82,7 @@ class DenseScores:
     values: Vectors
 
 
-Loader = Callable[[], Embedder]
+Loader = Callable[[], TextEncoder]
 
 
 class PendingQuery:
@@ -110,7 +111,7 @@ class DenseIndex:
     def __init__(self, cache: Path | None, loader: Loader | None = None, *, lowest_priority: bool = True) -> None:
         self._cache = cache
         self._lowest_priority = lowest_priority
-        self._loader = loader or Embedder
+        self._loader = loader or Ensemble
         self._lock = threading.Condition()
         self._texts: dict[str, str] = {}  # name -> text wanted
         self._vectors: dict[str, Vectors] = {}  # name -> vector of its current text
@@ -118,7 +119,7 @@ class DenseIndex:
         self._by_text: dict[str, Vectors] = {}  # text -> vector, shared by tools that read the same
         self._matrix: DenseScores | None = None
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
-        self._model: Embedder | None = None
+        self._model: TextEncoder | None = None
         self._store: VectorStore | None = None
         self._state, self._detail = "loading", ""
         self._stopped = False
@@ -227,13 +228,13 @@ class DenseIndex:
         started = {i: pool.submit(self._part_cosines, table.values, model, parts[i]) for i in longest_first}
         return PendingQuery(table, [started[i] for i in range(len(parts))])
 
-    def _part_cosines(self, matrix: Vectors, model: Embedder, part: str) -> tuple[Vectors, Vectors]:
+    def _part_cosines(self, matrix: Vectors, model: TextEncoder, part: str) -> tuple[Vectors, Vectors]:
         vector = self._query_vector(model, part)
         # einsum's own loop, not BLAS: as fast as one BLAS thread here, and OpenBLAS's threads spin after each
         # call, burning a core that the other query thread (or another request) needs.
         return vector, np.einsum("ij,j->i", matrix, vector)
 
-    def _table(self) -> tuple[DenseScores, Embedder] | None:
+    def _table(self) -> tuple[DenseScores, TextEncoder] | None:
         """The matrix of every tool's vector and the model, once every tool has its vector."""
         with self._lock:
             if self._model is None or self._pending or not self._texts:
@@ -244,7 +245,7 @@ class DenseIndex:
                 self._matrix = DenseScores(names, {n: i for i, n in enumerate(names)}, matrix)
             return self._matrix, self._model
 
-    def _query_vector(self, model: Embedder, query: str) -> Vectors:
+    def _query_vector(self, model: TextEncoder, query: str) -> Vectors:
         with self._lock:
             cached = self._queries.get(query)
             if cached is not None:
@@ -300,7 +301,7 @@ class DenseIndex:
                     self._give_up(f"embedding tools failed ({type(exc).__name__}: {exc})")
                     return
 
-    def _embed(self, model: Embedder, store: VectorStore, work: dict[str, str], pool: ThreadPoolExecutor) -> None:
+    def _embed(self, model: TextEncoder, store: VectorStore, work: dict[str, str], pool: ThreadPoolExecutor) -> None:
         texts = list(dict.fromkeys(work.values()))
         keys = {text: vector_key(model.model_id, text) for text in texts}
         stored = store.get(list(keys.values()))

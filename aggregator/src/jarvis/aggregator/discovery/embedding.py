@@ -55,22 +55,30 @@ def model_cache() -> Path:
     return Path(base) / "jarvis" / "models"
 
 
-def model_dir() -> Path:
-    """Where the model package keeps its files (found without importing it: its __init__ offers torch)."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+def package_files(package: str, files: tuple[str, ...], install: str) -> Path:
+    """The directory of an installed model package, with `files` (relative paths) checked to be there. Found
+    without importing the package: model packages' __init__ modules offer torch, or configure logging."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"the embedding model is not installed: {INSTALL}")
-    path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        raise ModelUnavailable(f"the embedding model is not installed: {install}")
+    path = Path(next(iter(spec.submodule_search_locations)))
+    for name in files:
         if not (path / name).is_file():
-            raise ModelUnavailable(f"the embedding model's {name} is missing under {path}: reinstall {INSTALL}")
+            raise ModelUnavailable(f"the embedding model's {name} is missing under {path}: reinstall {install}")
     return path
 
 
-def _weights_hash(path: Path) -> str:
-    """The weights' sha256: from the package's RECORD when it has one (reading 90 MB costs a cold start)."""
+def model_dir() -> Path:
+    """Where the model package keeps its files."""
+    names = ("model.safetensors", "tokenizer.json", "config.json")
+    return package_files(MODEL_PACKAGE, tuple(f"model/{name}" for name in names), INSTALL) / "model"
+
+
+def weights_hash(path: Path, package: str = MODEL_PACKAGE) -> str:
+    """The sha256 of `package`'s file at `path`: from the package's RECORD when it has one (reading 90 MB
+    costs a cold start)."""
     try:
-        for file in importlib.metadata.files(MODEL_PACKAGE.replace("_", "-")) or ():
+        for file in importlib.metadata.files(package.replace("_", "-")) or ():
             if file.name == path.name and file.hash is not None and file.hash.mode == "sha256":
                 return hashlib.sha256(file.hash.value.encode()).hexdigest()[:16]
     except importlib.metadata.PackageNotFoundError:
@@ -84,7 +92,7 @@ def _weights_hash(path: Path) -> str:
 
 def _model_name(weights_file: Path) -> str:
     """The weights and the function computed with them: what a vector stored from this model depends on."""
-    return f"minilm-l6-v2-{_weights_hash(weights_file)}.{FUNCTION}"
+    return f"minilm-l6-v2-{weights_hash(weights_file)}.{FUNCTION}"
 
 
 def _quantised_graph(path: Path, cache: Path, name: str) -> Path:
