@@ -31,14 +31,15 @@ class StaticEmbedder:
 
     def __init__(self) -> None:
         try:
-            from safetensors.numpy import load_file
+            from safetensors import safe_open
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ModelUnavailable(f"{exc.name} is not installed (scripts/bootstrap installs it)") from None
         root = package_files(PACKAGE, (WEIGHTS, TOKENIZER), INSTALL)
         self.model_id = f"wordllama-l2-supercat-{DIMENSION}-{weights_hash(root / WEIGHTS, PACKAGE)}"
-        # float16, kept so (8 MB, not 16); averaged in float32.
-        self._rows = np.ascontiguousarray(load_file(str(root / WEIGHTS))["embedding.weight"][:, :DIMENSION])
+        # Only the columns used are read; float16, kept so (8 MB); averaged in float32.
+        with safe_open(str(root / WEIGHTS), framework="np") as weights:
+            self._rows = np.ascontiguousarray(weights.get_slice("embedding.weight")[:, :DIMENSION])
         tokenizer = Tokenizer.from_file(str(root / TOKENIZER))
         tokenizer.no_padding()
         tokenizer.no_truncation()  # a token costs a row read: the whole text is read
