@@ -28,7 +28,7 @@ import pytest
 from docker.models.containers import Container
 
 from tests.support.docker_env import docker_client, git_available, remove_instance
-from tests.support.downstream import text_of
+from tests.support.downstream import eventually, text_of
 from tests.support.git_env import BARE_GIT_ENV
 from tests.support.jarvis_image import (
     EXEC_TMP,
@@ -310,6 +310,26 @@ async def test_status_project_analysis_and_a_catalog_server_through_mcp(pod: Pod
     assert '"timezone": "UTC"' in text or "UTC" in text, text
     processes = pod.containers["aggregator"].top(ps_args="-eo pid,args")["Processes"]
     assert any("mcp-server-time" in " ".join(p) for p in processes), processes
+
+
+async def test_tool_find_ranks_with_both_embedding_models_in_the_aggregators_container(pod: Pod) -> None:
+    """MiniLM (its int8 graph written under HOME on the /tmp tmpfs of a read-only root) and WordLlama load in
+    the image, so tool_find turns hybrid and finds the debug service's tools for a plain question."""
+    async with mcp_client(f"{pod.mcp}/jarvis") as admin:
+
+        async def discovery() -> dict[str, Any]:
+            status = result_json(await admin.call_tool("jarvis_check_status", {}))
+            return dict(status["discovery"])
+
+        async def hybrid() -> bool:
+            return bool((await discovery())["search"] == "hybrid")
+
+        await eventually(hybrid, timeout=180, what="hybrid search in the aggregator's container")
+        status = await discovery()
+    assert status["model"] == "ready", f"{status}\n{pod.logs()}"
+    async with mcp_client(pod.mcp) as client:
+        found = result_json(await client.call_tool("tool_find", {"query": "show me the logs of my lambda", "limit": 5}))
+    assert found["results"][0]["name"].startswith("debug__cloudwatch_"), found
 
 
 async def test_a_project_from_a_local_git_source(pod: Pod) -> None:
