@@ -8,7 +8,9 @@ Same run, rounds interleaved (every server stays up, so the machine's background
   server is the bare SSE server itself over streamable HTTP (Jarvis's hop in front of the SDK's own HTTP hop);
 - `jarvis_server action=list`.
 Jarvis runs as `jarvis up --workers 1` and `--workers N` (N = cores; with Redis, which more than one
-worker needs). By default the SDK's client opens each session and makes one call, and that request is
+worker needs), with the benchmark's profiles in `servers.autostart_profiles`: each worker runs its own copy of
+a server, and one started on a call would put that launch inside the measured calls. By default the SDK's
+client opens each session and makes one call, and that request is
 replayed on a raw keep-alive connection (bench/replay.py), so the clients' own CPU does not decide the
 figures on a machine whose cores they share; `--client wrk` has the C load generator wrk send the captured
 requests instead (bench/wrk_load.py: ~140 us less client CPU per call, which several workers otherwise share
@@ -174,6 +176,11 @@ async def prepare(url: str, script: Path, bare_url: str, pauses: PauseLog) -> No
         )
         await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["pinger"]})
         await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench-http", "servers": ["webping"]})
+        # Every worker starts its copy of the servers now, not on its first call: otherwise whichever worker a
+        # round's connection lands on first launches a stdio server inside the measured calls (~0.4 s).
+        await admin.call_tool(
+            "jarvis_config", {"action": "set", "key": "servers.autostart_profiles", "value": ["bench", "bench-http"]}
+        )
     await steady(url)
 
 
