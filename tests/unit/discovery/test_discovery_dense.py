@@ -27,11 +27,6 @@ REFERENCE_VECTORS = Path(__file__).parent / "data" / "minilm_int8pc2_vectors.jso
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()  # the model cache: built once per machine
-
-
-@pytest.fixture(scope="module")
 def encoder(embedder: Embedder) -> Ensemble:
     """What the dense index embeds with by default: MiniLM and WordLlama."""
     return Ensemble(embedder)

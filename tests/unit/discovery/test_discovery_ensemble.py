@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +21,6 @@ from jarvis.aggregator.discovery.static import StaticEmbedder
 from tests.support.retrieval_data import MultiQueries, Queries, evaluate, livemcpbench_tasks, metatool
 
 TEXTS = ["show the logs of a lambda function", "read an AWS Lambda's log output", "bake a chocolate cake"]
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +63,17 @@ def test_an_ensemble_dot_product_mixes_the_two_models_cosines(embedder: Embedder
     assert np.allclose(capped[:384], np.sqrt(1 - STATIC_SHARE) * embedder.embed([TEXTS[0]], max_tokens=8)[0])
 
 
-def _index(tmp_path: Path, model: TextEncoder, entries: list[ToolEntry]) -> Iterator[ToolIndex]:
+@contextmanager
+def _hybrid(tmp_path: Path, model: TextEncoder, entries: list[ToolEntry]) -> Iterator[ToolIndex]:
+    """A hybrid index over `entries` whose vectors are all ready."""
     dense = DenseIndex(tmp_path, loader=lambda: model, lowest_priority=False)
-    index = ToolIndex(entries, dense=dense)
-    dense.start()
-    assert dense.wait_ready(300)
-    yield index
-    dense.stop()
+    try:
+        index = ToolIndex(entries, dense=dense)
+        dense.start()
+        assert dense.wait_ready(300)
+        yield index
+    finally:
+        dense.stop()
 
 
 def test_the_mix_finds_more_right_tools_than_minilm_alone(
@@ -91,7 +91,7 @@ def test_the_mix_finds_more_right_tools_than_minilm_alone(
     recall: dict[str, list[float]] = {}
     for label, model in (("minilm", embedder), ("ensemble", Ensemble(embedder, words))):
         for n, (entries, asked) in enumerate(sets):
-            for index in _index(tmp_path / f"{label}{n}", model, entries):
+            with _hybrid(tmp_path / f"{label}{n}", model, entries) as index:
                 tool_of = {e.name: e.tool for e in entries}
                 search = lambda q, index=index: [h.entry.name for h in index.search(q, 10)]  # noqa: E731
                 recall.setdefault(label, []).append(evaluate(search, asked, tool_of)["r@5"])
