@@ -433,6 +433,41 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced_and_the_req
         calls.close()
 
 
+def until_close(content_type: str, payload: bytes, *, cut: int | None = None) -> Reply:
+    """An answer with neither a length nor chunks (HTTP/1.0's framing): its body ends where the server closes the
+    connection, after `cut` bytes of `payload` if given."""
+
+    async def reply(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        body = payload.replace(b"ID", str(seen.body["id"]).encode())
+        writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nconnection: close\r\n\r\n".encode())
+        for piece in (body[: len(body) // 2], body[len(body) // 2 : cut]):  # in two pieces, as a network may cut it
+            writer.write(piece)
+            await writer.drain()
+        writer.close()
+
+    return reply
+
+
+async def test_an_answer_that_ends_with_its_connection_is_read_to_the_close() -> None:
+    json_answer = b'{"jsonrpc": "2.0", "id": ID, "result": {"n": 1}}'
+    sse_answer = b'event: message\ndata: {"jsonrpc": "2.0", "id": ID, "result": {"n": 2}}\n\n'
+    async with serving(
+        until_close("application/json", json_answer),
+        until_close("text/event-stream", sse_answer),
+        until_close("application/json", json_answer, cut=-3),
+        json_result({"n": 4}),
+    ) as scripted:
+        calls = calls_to(scripted)
+        assert await calls.request("ping", None, HEADERS, 5) == {"n": 1}
+        assert await calls.request("ping", None, HEADERS, 5) == {"n": 2}
+        with pytest.raises(MCPError) as cut:  # what came before the close is the body: here, not JSON
+            await calls.request("ping", None, HEADERS, 5)
+        assert cut.value.error.code == types.PARSE_ERROR
+        assert await calls.request("ping", None, HEADERS, 5) == {"n": 4}
+        assert [s.connection for s in scripted.seen] == [1, 2, 3, 4]  # a connection that ended is not used again
+        calls.close()
+
+
 async def test_a_server_that_is_not_there_is_a_failed_connection() -> None:
     async with serving(json_result({})) as scripted:
         port = scripted.port

@@ -112,6 +112,7 @@ class _Link(asyncio.Protocol):
         self._chunks: list[bytes] = []
         self._size = 0
         self._complete = False
+        self._ends_at_close = False  # a response with neither a length nor chunks: its body ends with the connection
         self._keep_alive = False
         self._failure: BaseException | None = None
         self._wake: asyncio.Future[None] | None = None
@@ -162,6 +163,11 @@ class _Link(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if not self._complete and self._ends_at_close and exc is None:
+            # RFC 9112 6.3: such a body is whatever came before the close. llhttp would be told the end with
+            # llhttp_finish, which httptools does not expose.
+            self._complete = True
+            self._poke()
         if not self._complete:
             self._fail(ConnectionFailed(f"the server closed the connection{f': {exc}' if exc else ''}"))
 
@@ -172,6 +178,8 @@ class _Link(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self._header_lines}
         answer = _Answer(self._parser.get_status_code(), headers.get("content-type", "").lower(), headers)
+        chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        self._ends_at_close = "content-length" not in headers and not chunked
         if not self._head.done():
             self._head.set_result(answer)
 
