@@ -94,6 +94,15 @@ async def test_both_workers_answer_on_one_port(workers: RunningJarvis) -> None:
     assert workers.process.pid in pids  # the main process is one of them
 
 
+async def test_a_worker_shares_the_main_process_session_in_a_process_group_of_its_own(workers: RunningJarvis) -> None:
+    """Linux's autogroup scheduler shares the CPU between sessions: a worker in a session of its own stalled for
+    20-130 ms at a time beside a busy one. A process group of its own keeps a terminal's Ctrl-C (sent to the
+    foreground group) away from it, so only the main process stops it."""
+    (other,) = await both_workers(workers) - {workers.process.pid}
+    assert os.getsid(other) == os.getsid(workers.process.pid)
+    assert os.getpgid(other) == other != os.getpgid(workers.process.pid)
+
+
 async def test_every_worker_freezes_its_start_up_heap(workers: RunningJarvis) -> None:
     """Otherwise each full collection walks every object of start-up with the worker's event loop stopped."""
     pids = await both_workers(workers)

@@ -87,8 +87,11 @@ class WorkerPool:
     """Runs `count` extra worker processes and starts each again when it dies, until stopped.
 
     A worker gets its settings on stdin (they may hold the internal plane's token, which must not be
-    seen in a process listing) and runs in its own session, so a Ctrl-C meant for the main process
-    reaches the workers only through `stop`, and is never mistaken for a crash to recover from.
+    seen in a process listing) and runs in a process group of its own, so a Ctrl-C meant for the main process
+    reaches the workers only through `stop`, and is never mistaken for a crash to recover from. It stays in the
+    main process's session: Linux's autogroup scheduler (on by default) shares the CPU fairly between sessions,
+    not processes, and a worker in a session of its own was starved beside a busy one (event-loop stalls of
+    20-130 ms several times a second; decisions.md, "Workers stay in the main process's session").
     """
 
     def __init__(self, settings: AggregatorSettings, mode: str, count: int) -> None:
@@ -123,7 +126,7 @@ class WorkerPool:
             process = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed module, no shell
                 [sys.executable, "-m", "jarvis.cli.worker", str(slot)],
                 stdin=subprocess.PIPE,
-                start_new_session=True,
+                process_group=0,
             )
             self.processes[slot] = process
         assert process.stdin is not None
