@@ -117,6 +117,8 @@ async def call_tool(ctx, params):
 
 app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app(
     json_response=sys.argv[2] == "json")
+if sys.argv[4] == "frozen":
+    gc.freeze()  # what exists now is left out of every collection, as Jarvis does with its start-up heap
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 )
@@ -144,16 +146,18 @@ class PauseLog:
 
 class bare_server:
     """The mcp SDK's low-level server with one trivial tool, on its streamable HTTP app (SSE answers, the
-    SDK's default, or JSON answers); `pauses` has its full collections."""
+    SDK's default, or JSON answers); `pauses` has its full collections. With `frozen`, its start-up heap is left
+    out of its collections (`gc.freeze()`), so they stop it for far less: not how the SDK serves, a diagnosis."""
 
-    def __init__(self, answers: str = "sse") -> None:
+    def __init__(self, answers: str = "sse", *, frozen: bool = False) -> None:
         self.answers = answers
+        self.heap = "frozen" if frozen else "default"
         self.pauses = PauseLog()
 
     def __enter__(self) -> str:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self.pauses.path]
+            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self.pauses.path, self.heap]
         )
         import httpx2
 

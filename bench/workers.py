@@ -18,9 +18,11 @@ with the client); `--client sdk` drives every call with the SDK's client.
 `--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start once discovery
 has embedded the catalog in every worker. Each SDK server (the bare ones, the stdio ping servers) logs how long its
 full garbage collections stop it, printed per case: those pauses are an SDK server's p99 at 16 clients, and the bare
-SSE server is also the HTTP-proxied case's downstream, so its pauses are in that case's calls too. Targets (issue 13):
-N workers serve >= 1.8x the bare single process's calls/s on `jarvis_server list`; proxying adds <= 1 ms p50 over the
-SDK's own HTTP hop; p99 at 16 clients no worse than the bare server's.
+SSE server is also the HTTP-proxied case's downstream, so its pauses are in that case's calls too. `--frozen-bare` has
+the bare servers freeze their start-up heap, as Jarvis does: their collections then stop them for about 1 ms, which
+takes those pauses out of every case and leaves each one's own tail (a diagnosis, not how the SDK serves).
+Targets (issue 13): N workers serve >= 1.8x the bare single process's calls/s on `jarvis_server list`; proxying adds
+<= 1 ms p50 over the SDK's own HTTP hop; p99 at 16 clients no worse than the bare server's.
 """
 
 from __future__ import annotations
@@ -211,7 +213,7 @@ def main(options: argparse.Namespace) -> None:
         script = Path(tmp) / "stdio_ping.py"
         script.write_text(STDIO_PING)
         os.environ["JARVIS_REDIS_URL"] = options.redis  # read by the jarvis processes started below
-        bares = {"SSE": bare_server("sse"), "JSON": bare_server("json")}
+        bares = {name: bare_server(name.lower(), frozen=options.frozen_bare) for name in ("SSE", "JSON")}
         with (
             bares["SSE"] as bare_sse,
             bares["JSON"] as bare_json,
@@ -299,6 +301,12 @@ if __name__ == "__main__":
         help="raw replay of the SDK's request (Python, or wrk), or the SDK",
     )
     parser.add_argument("--seconds", type=float, default=5.0, help="length of a wrk round")
+    parser.add_argument(
+        "--frozen-bare",
+        action="store_true",
+        help="the bare servers freeze their start-up heap (gc.freeze), as Jarvis does: their full collections, which "
+        "are their p99 and the HTTP-proxied case's, then stop them for far less, which isolates Jarvis's own tail",
+    )
     parser.add_argument("--protocol", default="legacy", help="legacy (2025-11-25 sessions) or 2026-07-28")
     parser.add_argument(
         "--clients", type=lambda v: [int(c) for c in v.split(",")], default=[1, 16], help="concurrency levels"
