@@ -162,9 +162,9 @@ class _Link(asyncio.Protocol):
             self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        if not self._complete and self._ends_at_close and exc is None:
-            # RFC 9112 6.3: such a body is whatever came before the close. llhttp would be told the end with
+        by_the_server, self.closed = not self.closed, True
+        if not self._complete and self._ends_at_close and by_the_server and exc is None:
+            # RFC 9112 6.3: such a body is whatever came before the server's close. llhttp would be told the end with
             # llhttp_finish, which httptools does not expose.
             self._complete = True
             self._poke()
