@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.scheduler_env import wait_for
 from tests.support.stack import (
     error_text,
     free_port,
@@ -189,7 +190,8 @@ def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
             timeout=10,
         )
         assert response.status_code == 401
-        assert "token required" in running.log()
+        # The banner follows the port's first answer by up to uvicorn's 50 ms start-up poll (cli/runner.py).
+        wait_for(lambda: "token required" in running.log() or None, 10, running.log)
     finally:
         running.stop()
 
