@@ -13,6 +13,10 @@ Any scope but `admin`/`*` may be bound to one project with a suffix `@<project_i
 allows only calls that name that project (their `project_id`), so a token for project A cannot
 touch project B, and it allows no call that names no project.
 
+`metrics` allows one thing only: reading the aggregator's `/metrics` where it needs a token (by default
+whenever tokens are required). `read` does not include it; `admin` and `*` do. It takes no tool, action or
+project: the metrics span every server and project.
+
 Installed downstream servers' tools are addressed as the surface `servers`: `servers`,
 `servers:<server>`, `servers:<server>:<tool>`. Every valid token reaches the `discovery`
 surface (`OPEN_SURFACES`), which only finds and calls what the token's other scopes allow.
@@ -28,9 +32,12 @@ from jarvis.common.errors import InvalidArgument
 ADMIN = "admin"
 ALL = "*"
 READ = "read"
+# Reading the aggregator's /metrics, and nothing else (least privilege for a Prometheus scraping it).
+METRICS = "metrics"
 GRAMMAR = (
     "'<surface>[:<tool>[:<action>]]' (e.g. 'jarvis', 'jarvis:jarvis_server', 'jarvis:jarvis_server:list', "
-    "'orchestrator:project:create'), '<surface>:read', 'read' (every read-only action), 'admin' or '*'; "
+    "'orchestrator:project:create'), '<surface>:read', 'read' (every read-only action), 'metrics' (/metrics only), "
+    "'admin' or '*'; "
     "any but admin may end in '@<project_id>' to allow one project only"
 )
 _SEGMENT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
@@ -38,9 +45,22 @@ _SEGMENT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _NAME_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 PROJECT_SEPARATOR = "@"
-# Settings whose value flows into what other people run or connect to (every client config Jarvis
-# writes points at `aggregator_url`): setting them needs `admin`, like defining a command does.
-ADMIN_CONFIG_KEYS = frozenset({"aggregator_url"})
+# Settings only an admin may set: each weakens security or the audit trail, or flows into what other people run
+# or connect to. The one list, checked whole by the tests; the registry's key definitions (config/keys.py) say so
+# in each key's description, and refuse a name here that is no key.
+ADMIN_CONFIG_KEYS = frozenset(
+    {
+        "aggregator_url",  # every client config Jarvis writes points at it
+        "audit.retention_days",  # a short retention prunes the audit trail
+        "usage.enabled",  # off, tool calls are no longer recorded (nor audited)
+        "share.default_expiry_seconds",  # a share link that lives for a century
+        "servers.interactive",  # lets a server ask callers for sampling and elicitation
+        "servers.oauth",  # sends each person through a server's authorization with their own account
+        "servers.oauth_clients",  # which client (and secret) Jarvis presents to those authorization servers
+        "servers.per_person",  # which of a server's env variables or headers each person sets for themselves
+        "log_level",  # what the logs keep for an investigation
+    }
+)
 # Surfaces every valid token reaches: the discovery surface only shows, and only calls, what the
 # token's other scopes allow, so it needs no scope of its own.
 OPEN_SURFACES = frozenset({"discovery"})
@@ -55,6 +75,8 @@ def validate_scope(scope: str) -> str:
     if base in (ADMIN, ALL, READ):
         return normalised
     parts = base.split(":")
+    if parts[0] == METRICS and normalised != METRICS:
+        raise InvalidArgument(f"invalid scope '{scope}'; '{METRICS}' takes no tool, action or project")
     if len(parts) > 3 or not _SEGMENT.match(parts[0]) or not all(_NAME_SEGMENT.match(p) for p in parts[1:]):
         raise InvalidArgument(f"invalid scope '{scope}'; a scope is {GRAMMAR}")
     return normalised
@@ -126,3 +148,8 @@ def reaches_surface(scopes: Iterable[str], surface: str) -> bool:
         return True
     bases = (s.partition(PROJECT_SEPARATOR)[0] for s in scopes)
     return any(b in (ADMIN, ALL, READ) or b.split(":")[0] == surface for b in bases)
+
+
+def reads_metrics(scopes: Iterable[str]) -> bool:
+    """Whether `scopes` may read the aggregator's /metrics where it needs a token: `metrics`, `admin` or `*`."""
+    return any(s in (METRICS, ADMIN, ALL) for s in scopes)

@@ -6,16 +6,20 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from cryptography.fernet import MultiFernet
+
 from jarvis.common.errors import AlreadyExists, InvalidArgument
+from jarvis.common.fernet_keys import load_keys
 from jarvis.registry.domain.bootstrap import BootstrapResult, bootstrap
 from jarvis.registry.domain.catalog.store import Catalog
 from jarvis.registry.domain.client_links import ClientLinks
 from jarvis.registry.domain.clients import ClientManager
 from jarvis.registry.domain.config.store import ConfigFile
 from jarvis.registry.domain.doctor import Check, doctor
+from jarvis.registry.domain.oauth_records import OAuthRecords
 from jarvis.registry.domain.pins import Pins
 from jarvis.registry.domain.profiles import Profiles
 from jarvis.registry.domain.search import Document, Hit, search
@@ -23,6 +27,7 @@ from jarvis.registry.domain.servers import Servers
 from jarvis.registry.domain.suggestions import Suggestions, suggest_for_project
 from jarvis.registry.domain.tokens import Tokens
 from jarvis.registry.domain.usage import Usage
+from jarvis.registry.domain.vault import KEY_FILE, Vault
 from jarvis.registry.settings import RegistrySettings
 from jarvis.registry.storage.database import Database
 from jarvis.registry.storage.migrate import upgrade_to_head
@@ -36,6 +41,9 @@ def installed_jarvis() -> str:
     return shutil.which("jarvis") or "jarvis"
 
 
+VAULT_SETTING = "JARVIS_REGISTRY_VAULT_KEY"
+
+
 class Registry:
     """Use cases over one database, one config file and the user's MCP client configs."""
 
@@ -46,8 +54,10 @@ class Registry:
         home: Path,
         project_roots: Sequence[Path] | None = None,
         served_url: str = "",
+        vault_keys: Callable[[], MultiFernet] | None = None,
     ) -> None:
         self.db = db
+        self.data_dir = data_dir
         self.project_roots = list(project_roots) if project_roots is not None else [home]
         # Unless an admin set aggregator_url for the team, it is the URL this instance serves.
         self.config = ConfigFile(data_dir / "config.json", {"aggregator_url": served_url} if served_url else {})
@@ -64,12 +74,16 @@ class Registry:
             )
 
         self.catalog = Catalog(db)
-        self.servers = Servers(db, client_manager)
+        self.servers = Servers(db, client_manager, default_directories=self.project_roots)
         self.profiles = Profiles(db, client_manager)
-        self.clients = ClientLinks(client_manager, self.servers, self.profiles)
+        self.clients = ClientLinks(client_manager, self.servers, self.profiles, self.config)
         self.tokens = Tokens(db)
         self.usage = Usage(db, retention_days=lambda: int(self.config.value("audit.retention_days")))
         self.pins = Pins(db)
+        self.oauth = OAuthRecords(db)
+        self.vault = Vault(
+            db, vault_keys or (lambda: load_keys("", None, data_dir, setting=VAULT_SETTING, file_name=KEY_FILE))
+        )
 
     @classmethod
     def open(cls, settings: RegistrySettings) -> Registry:
@@ -77,7 +91,20 @@ class Registry:
         db = Database.from_url(settings.database_url)
         try:
             upgrade_to_head(db.engine)
-            registry = cls(db, settings.data_dir, settings.home, settings.project_roots, settings.aggregator_url)
+            registry = cls(
+                db,
+                settings.data_dir,
+                settings.home,
+                settings.project_roots,
+                settings.aggregator_url,
+                lambda: load_keys(
+                    settings.vault_key.get_secret_value(),
+                    settings.vault_key_file,
+                    settings.data_dir,
+                    setting=VAULT_SETTING,
+                    file_name=KEY_FILE,
+                ),
+            )
             # A replica starting at the same moment may insert the same bundled entries first.
             with contextlib.suppress(AlreadyExists):
                 registry.catalog.load_bundled()
@@ -111,7 +138,7 @@ class Registry:
         return bootstrap(self.db, self.catalog, self.servers, self.profiles, self.config, restore)
 
     def doctor(self) -> list[Check]:
-        return doctor(self.db, self.catalog, self.config)
+        return doctor(self.db, self.catalog, self.config, self.data_dir)
 
     def close(self) -> None:
         self.db.close()

@@ -75,6 +75,7 @@ def server_to_pb(server: records.Server) -> pb.Server:
         last_error=server.last_error,
         created_at=timestamp(server.created_at),
         updated_at=timestamp(server.updated_at),
+        note=server.note,
     )
 
 

@@ -11,6 +11,7 @@ from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
 from jarvis.registry import convert
 from jarvis.registry.app import Registry
+from jarvis.registry.domain.client_links import ClientChange
 from jarvis.registry.domain.config.store import parse_value_json
 from jarvis.registry.domain.pins import SeenTool
 from jarvis.registry.domain.servers import ServerEdit
@@ -36,7 +37,9 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
         return convert.server_to_pb(self._registry.servers.get(request.name))
 
     def InstallServer(self, request: pb.InstallServerRequest, context: grpc.ServicerContext) -> pb.Server:
-        server = self._registry.servers.install(request.catalog_name, request.name, dict(request.env))
+        server = self._registry.servers.install(
+            request.catalog_name, request.name, dict(request.env), list(request.directories)
+        )
         return convert.server_to_pb(server)
 
     def CreateServer(self, request: pb.CreateServerRequest, context: grpc.ServicerContext) -> pb.Server:
@@ -156,21 +159,23 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
         return pb.ListClientsResponse(clients=[convert.client_to_pb(c) for c in self._registry.clients.list()])
 
     def EditClient(self, request: pb.EditClientRequest, context: grpc.ServicerContext) -> pb.EditClientResponse:
-        result = self._registry.clients.edit(
-            request.name,
+        change = ClientChange(
             add_servers=request.add_servers,
             remove_servers=request.remove_servers,
             add_profiles=request.add_profiles,
             remove_profiles=request.remove_profiles,
-            path=request.path if request.HasField("path") else None,
-            authorization=request.authorization,
+            add_surfaces=request.add_surfaces,
+            remove_surfaces=request.remove_surfaces,
         )
+        path = request.path if request.HasField("path") else None
+        result = self._registry.clients.edit(request.name, change, path=path, authorization=request.authorization)
         client = next(c for c in self._registry.clients.list() if c.name == result.client)
         return pb.EditClientResponse(
             client=convert.client_to_pb(client),
             backup_path=result.backup_path or "",
             added=result.added,
             removed=result.removed,
+            notes=result.notes,
         )
 
     def ImportClient(self, request: pb.ImportClientRequest, context: grpc.ServicerContext) -> pb.ImportClientResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.common.roots import parse_roots
@@ -29,6 +29,10 @@ class RegistrySettings(ProcessSettings):
         description="URL the aggregator in front of this registry serves: the "
         "default of the aggregator_url setting client configs and shares point at.",
     )
+    # The token vault's Fernet keys (issue 32), comma-separated, newest first; or a file of them. Neither given:
+    # <data_dir>/vault.key is created, owner-only.
+    vault_key: SecretStr = Field(default=SecretStr(""), description="Fernet key(s) sealing the token vault.")
+    vault_key_file: Path | None = None
     home: Path = Field(default=Path("~"), description="Home directory whose MCP client configs are managed.")
     project_roots: list[Path] = Field(
         default_factory=list,

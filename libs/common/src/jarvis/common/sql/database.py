@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from jarvis.common.errors import AlreadyExists, InvalidArgument, Unavailable
 
 WRITE_OPTION = "jarvis_write"
+# What SQLite writes beside a database file; it creates each with the database file's own mode.
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+log = logging.getLogger(__name__)
 
 
 def normalize_url(url: str) -> str:
@@ -39,9 +46,30 @@ def create_db_engine(url: str) -> Engine:
     raise InvalidArgument(f"unsupported database '{parsed.get_backend_name()}'; use sqlite or postgresql")
 
 
+def private_sqlite_file(path: Path) -> None:
+    """Make `path` an owner-only SQLite file before SQLite opens it: its directory 0700 when made here, the file
+    created 0600 (SQLite's own default is 0644 less the umask, and it gives -wal/-shm/-journal the database
+    file's mode), and a file or side file an older start left readable by others tightened to owner-only.
+
+    The registry's database holds servers' environment in clear; the runtime's and scheduler's hold tokens.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)):
+        try:
+            mode = stat.S_IMODE(file.stat().st_mode)
+            if mode & 0o077:
+                file.chmod(mode & 0o700)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # not the owner: say so, the database still opens
+            log.warning("cannot make %s owner-only (%s); run `chmod 600 %s`", file, exc, file)
+
+
 def _sqlite_engine(url: str, database: str | None) -> Engine:
-    if database and database != ":memory:":
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if database and database != ":memory:" and not database.startswith("file:"):
+        private_sqlite_file(Path(database).expanduser())
     # gRPC serves calls from a thread pool, so connections cross threads.
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 

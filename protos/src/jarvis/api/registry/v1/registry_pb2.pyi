@@ -177,6 +177,7 @@ class Server(_message.Message):
     LAST_ERROR_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     catalog_name: _builtins.str
@@ -186,6 +187,8 @@ class Server(_message.Message):
     running, failing. "not-hosted" until the downstream-server host exists.
     """
     last_error: _builtins.str
+    note: _builtins.str
+    """InstallServer only: what the install chose, e.g. the directories served"""
     @_builtins.property
     def launch(self) -> Global___LaunchSpec: ...
     @_builtins.property
@@ -211,10 +214,11 @@ class Server(_message.Message):
         last_error: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
+        note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "launch", b"launch", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_name", b"catalog_name", "created_at", b"created_at", "description", b"description", "last_error", b"last_error", "launch", b"launch", "name", b"name", "profiles", b"profiles", "status", b"status", "tools", b"tools", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_name", b"catalog_name", "created_at", b"created_at", "description", b"description", "last_error", b"last_error", "launch", b"launch", "name", b"name", "note", b"note", "profiles", b"profiles", "status", b"status", "tools", b"tools", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -301,6 +305,7 @@ class InstallServerRequest(_message.Message):
     CATALOG_NAME_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     ENV_FIELD_NUMBER: _builtins.int
+    DIRECTORIES_FIELD_NUMBER: _builtins.int
     catalog_name: _builtins.str
     """the catalog entry to install"""
     name: _builtins.str
@@ -309,16 +314,21 @@ class InstallServerRequest(_message.Message):
     def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """values for the entry's environment variables"""
 
+    @_builtins.property
+    def directories(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """an entry that serves directories: these (default: the project roots)"""
+
     def __init__(
         self,
         *,
         catalog_name: _builtins.str = ...,
         name: _builtins.str = ...,
         env: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        directories: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_name", b"catalog_name", "env", b"env", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["catalog_name", b"catalog_name", "directories", b"directories", "env", b"env", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1160,6 +1170,8 @@ class EditClientRequest(_message.Message):
     REMOVE_PROFILES_FIELD_NUMBER: _builtins.int
     PATH_FIELD_NUMBER: _builtins.int
     AUTHORIZATION_FIELD_NUMBER: _builtins.int
+    ADD_SURFACES_FIELD_NUMBER: _builtins.int
+    REMOVE_SURFACES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     path: _builtins.str
     """another config file of the client's format, for this edit only"""
@@ -1173,6 +1185,12 @@ class EditClientRequest(_message.Message):
     def add_profiles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def remove_profiles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def add_surfaces(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Jarvis's own surfaces: jarvis, discovery, orchestrator, debug"""
+
+    @_builtins.property
+    def remove_surfaces(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -1183,10 +1201,12 @@ class EditClientRequest(_message.Message):
         remove_profiles: _abc.Iterable[_builtins.str] | None = ...,
         path: _builtins.str | None = ...,
         authorization: _builtins.str = ...,
+        add_surfaces: _abc.Iterable[_builtins.str] | None = ...,
+        remove_surfaces: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "path", b"path"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "add_profiles", b"add_profiles", "add_servers", b"add_servers", "authorization", b"authorization", "name", b"name", "path", b"path", "remove_profiles", b"remove_profiles", "remove_servers", b"remove_servers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_path", b"_path", "add_profiles", b"add_profiles", "add_servers", b"add_servers", "add_surfaces", b"add_surfaces", "authorization", b"authorization", "name", b"name", "path", b"path", "remove_profiles", b"remove_profiles", "remove_servers", b"remove_servers", "remove_surfaces", b"remove_surfaces"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__path: _TypeAlias = _typing.Literal["path"]  # noqa: Y015
     _WhichOneofArgType__path: _TypeAlias = _typing.Literal["_path", b"_path"]  # noqa: Y015
@@ -1202,6 +1222,7 @@ class EditClientResponse(_message.Message):
     BACKUP_PATH_FIELD_NUMBER: _builtins.int
     ADDED_FIELD_NUMBER: _builtins.int
     REMOVED_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     backup_path: _builtins.str
     """empty when the file did not exist before"""
     @_builtins.property
@@ -1210,6 +1231,10 @@ class EditClientResponse(_message.Message):
     def added(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """what the user must still do, e.g. trust a folder in Gemini CLI"""
+
     def __init__(
         self,
         *,
@@ -1217,10 +1242,11 @@ class EditClientResponse(_message.Message):
         backup_path: _builtins.str = ...,
         added: _abc.Iterable[_builtins.str] | None = ...,
         removed: _abc.Iterable[_builtins.str] | None = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["client", b"client"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["added", b"added", "backup_path", b"backup_path", "client", b"client", "removed", b"removed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["added", b"added", "backup_path", b"backup_path", "client", b"client", "notes", b"notes", "removed", b"removed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

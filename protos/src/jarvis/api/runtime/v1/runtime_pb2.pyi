@@ -53,6 +53,8 @@ class CreateProjectRequest(_message.Message):
     NETWORK_FIELD_NUMBER: _builtins.int
     AGENT_FIELD_NUMBER: _builtins.int
     EGRESS_ALLOW_FIELD_NUMBER: _builtins.int
+    CREATED_BY_FIELD_NUMBER: _builtins.int
+    UNCAPPED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     source_url: _builtins.str
     """git repository: local path, file://, https:// or ssh://"""
@@ -64,6 +66,12 @@ class CreateProjectRequest(_message.Message):
     """false: the container has no network"""
     agent: _builtins.str
     """a preset (claude, codex, gemini, opencode, aider); not with agent_command"""
+    created_by: _builtins.str
+    """Who asks: the aggregator's token id (empty: the local user), recorded as the project's owner. Unless `uncapped`
+    (an admin), the owner's projects, and their containers running at once, are capped per token
+    (max_projects_per_token, max_running_containers_per_token).
+    """
+    uncapped: _builtins.bool
     @_builtins.property
     def agent_command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """empty: the runtime's default agent command"""
@@ -85,10 +93,12 @@ class CreateProjectRequest(_message.Message):
         network: _builtins.bool = ...,
         agent: _builtins.str = ...,
         egress_allow: _abc.Iterable[_builtins.str] | None = ...,
+        created_by: _builtins.str = ...,
+        uncapped: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "egress_allow", b"egress_allow", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_command", b"agent_command", "agent_protocol", b"agent_protocol", "created_by", b"created_by", "egress_allow", b"egress_allow", "image", b"image", "name", b"name", "network", b"network", "source_url", b"source_url", "uncapped", b"uncapped"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -790,12 +800,34 @@ class SpawnSessionRequest(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class AgentEnvEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PROJECT_ID_FIELD_NUMBER: _builtins.int
     WORKSPACE_ID_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     AGENT_FIELD_NUMBER: _builtins.int
     SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ENV_FIELD_NUMBER: _builtins.int
     project_id: _builtins.str
     workspace_id: _builtins.str
     """empty: a new workspace"""
@@ -807,9 +839,19 @@ class SpawnSessionRequest(_message.Message):
     """
     agent: _builtins.str
     """a preset for this session instead of the project's agent"""
+    session_id: _builtins.str
+    """optional: the session's id, chosen by the caller (the letter s and 12 hex digits), e.g. one the credential it
+    gives the agent names; empty: the runtime picks one
+    """
     @_builtins.property
     def secret_overrides(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """environment variable -> the name of another of the project's secrets to give it (a schedule's own key)"""
+
+    @_builtins.property
+    def agent_env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Jarvis's own environment for the agent, on top of the project's secrets: only JARVIS_* variables (its
+        credential JARVIS_TOKEN and where to use it, JARVIS_URL); the values are masked in the agent's output
+        """
 
     def __init__(
         self,
@@ -820,10 +862,12 @@ class SpawnSessionRequest(_message.Message):
         idempotency_key: _builtins.str = ...,
         agent: _builtins.str = ...,
         secret_overrides: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        session_id: _builtins.str = ...,
+        agent_env: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "agent_env", b"agent_env", "idempotency_key", b"idempotency_key", "project_id", b"project_id", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "session_id", b"session_id", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -61,6 +61,7 @@ class Schedule(_message.Message):
     NEXT_FIRE_AT_FIELD_NUMBER: _builtins.int
     LAST_FIRED_AT_FIELD_NUMBER: _builtins.int
     SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
+    PAUSED_REASON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     cron: _builtins.str
@@ -74,6 +75,8 @@ class Schedule(_message.Message):
     missed: _builtins.str
     """run_once | record: what happens to fires missed during downtime"""
     created_by: _builtins.str
+    paused_reason: _builtins.str
+    """why Jarvis disabled it (its owner, a signed-in person, was disabled); cleared when it is enabled again"""
     @_builtins.property
     def targets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """runtime project ids"""
@@ -110,10 +113,11 @@ class Schedule(_message.Message):
         next_fire_at: _timestamp_pb2.Timestamp | None = ...,
         last_fired_at: _timestamp_pb2.Timestamp | None = ...,
         secret_overrides: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        paused_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "last_fired_at", b"last_fired_at", "next_fire_at", b"next_fire_at", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created_at", b"created_at", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "id", b"id", "last_fired_at", b"last_fired_at", "missed", b"missed", "name", b"name", "next_fire_at", b"next_fire_at", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created_at", b"created_at", "created_by", b"created_by", "cron", b"cron", "enabled", b"enabled", "id", b"id", "last_fired_at", b"last_fired_at", "missed", b"missed", "name", b"name", "next_fire_at", b"next_fire_at", "paused_reason", b"paused_reason", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -373,6 +377,7 @@ class UpdateScheduleRequest(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     MISSED_FIELD_NUMBER: _builtins.int
     SECRET_OVERRIDES_FIELD_NUMBER: _builtins.int
+    PAUSED_REASON_FIELD_NUMBER: _builtins.int
     schedule_id: _builtins.str
     name: _builtins.str
     cron: _builtins.str
@@ -381,6 +386,8 @@ class UpdateScheduleRequest(_message.Message):
     enabled: _builtins.bool
     concurrency: _builtins.str
     missed: _builtins.str
+    paused_reason: _builtins.str
+    """set with enabled=false by Jarvis; enabling clears it"""
     @_builtins.property
     def targets(self) -> Global___Targets: ...
     @_builtins.property
@@ -400,10 +407,11 @@ class UpdateScheduleRequest(_message.Message):
         concurrency: _builtins.str | None = ...,
         missed: _builtins.str | None = ...,
         secret_overrides: Global___SecretOverrides | None = ...,
+        paused_reason: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_paused_reason", b"_paused_reason", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "paused_reason", b"paused_reason", "prompt", b"prompt", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "prompt", b"prompt", "schedule_id", b"schedule_id", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_cron", b"_cron", "_enabled", b"_enabled", "_missed", b"_missed", "_name", b"_name", "_paused_reason", b"_paused_reason", "_prompt", b"_prompt", "_timezone", b"_timezone", "concurrency", b"concurrency", "cron", b"cron", "enabled", b"enabled", "missed", b"missed", "name", b"name", "paused_reason", b"paused_reason", "prompt", b"prompt", "schedule_id", b"schedule_id", "secret_overrides", b"secret_overrides", "targets", b"targets", "timezone", b"timezone"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
     _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015
@@ -415,6 +423,8 @@ class UpdateScheduleRequest(_message.Message):
     _WhichOneofArgType__missed: _TypeAlias = _typing.Literal["_missed", b"_missed"]  # noqa: Y015
     _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
     _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__paused_reason: _TypeAlias = _typing.Literal["paused_reason"]  # noqa: Y015
+    _WhichOneofArgType__paused_reason: _TypeAlias = _typing.Literal["_paused_reason", b"_paused_reason"]  # noqa: Y015
     _WhichOneofReturnType__prompt: _TypeAlias = _typing.Literal["prompt"]  # noqa: Y015
     _WhichOneofArgType__prompt: _TypeAlias = _typing.Literal["_prompt", b"_prompt"]  # noqa: Y015
     _WhichOneofReturnType__timezone: _TypeAlias = _typing.Literal["timezone"]  # noqa: Y015
@@ -429,6 +439,8 @@ class UpdateScheduleRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__missed) -> _WhichOneofReturnType__missed | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__paused_reason) -> _WhichOneofReturnType__paused_reason | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__prompt) -> _WhichOneofReturnType__prompt | None: ...
     @_typing.overload

@@ -1,8 +1,11 @@
-"""Health checks a person runs when something is off: config, database, schema, catalog."""
+"""Health checks a person runs when something is off: config, database, schema, catalog, data dir modes."""
 
 from __future__ import annotations
 
+import shlex
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -22,8 +25,45 @@ class Check:
     detail: str
 
 
-def doctor(db: Database, catalog: Catalog, config: ConfigFile) -> list[Check]:
-    return [_config(config), _database(db), _migrations(db), _catalog(catalog)]
+# The check whose failure is a warning: Jarvis works, but other local users may read what it keeps.
+DATA_DIR_CHECK = "data_dir"
+# Where `jarvis up` keeps the runtime's and the scheduler's data, inside the registry's data dir.
+EMBEDDED_SUBDIRS = ("runtime", "scheduler")
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def doctor(db: Database, catalog: Catalog, config: ConfigFile, data_dir: Path | None = None) -> list[Check]:
+    checks = [_config(config), _database(db), _migrations(db), _catalog(catalog)]
+    return checks if data_dir is None else [*checks, data_dir_modes(data_dir, db)]
+
+
+def data_dir_modes(data_dir: Path, db: Database | None = None) -> Check:
+    """Whether the data dir and its SQLite databases (with `jarvis up`'s runtime and scheduler dirs in it) are
+    the owner's alone: the registry's database holds servers' environment in clear. Each path open to other
+    users is named with the command that closes it."""
+    if not data_dir.is_dir():
+        return Check(DATA_DIR_CHECK, True, f"{data_dir} does not exist yet; Jarvis makes it owner-only (0700)")
+    directories = [data_dir, *(d for d in (data_dir / name for name in EMBEDDED_SUBDIRS) if d.is_dir())]
+    databases = {db for d in directories for db in d.glob("*.db")}
+    if db is not None and db.dialect == "sqlite" and db.engine.url.database not in (None, "", ":memory:"):
+        databases.add(Path(str(db.engine.url.database)).expanduser())
+    files = sorted(Path(f"{database}{suffix}") for database in databases for suffix in ("", *SQLITE_SIDE_FILES))
+    problems = [
+        f"{path} is readable by others (mode {oct(mode)}): run `chmod {fix} {shlex.quote(str(path))}`"
+        for paths, fix in ((directories, "700"), (files, "600"))
+        for path in paths
+        if (mode := _mode(path)) is not None and mode & 0o077
+    ]
+    if problems:
+        return Check(DATA_DIR_CHECK, False, "; ".join(problems))
+    return Check(DATA_DIR_CHECK, True, f"{data_dir} and its databases are owner-only")
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
 
 
 def _config(config: ConfigFile) -> Check:

@@ -7,6 +7,7 @@ import re
 from urllib.parse import urlsplit
 
 from jarvis.common.errors import InvalidArgument
+from jarvis.common.urls import masked_url
 from jarvis.registry.domain.records import TRANSPORTS, Launch
 
 # Cloud metadata endpoints reachable by name; their addresses are caught by the IP checks below.
@@ -60,12 +61,12 @@ def validate_url(url: str) -> str:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError as exc:
-        raise InvalidArgument(f"url '{url}' is not a valid URL ({exc})") from exc
+        raise InvalidArgument(f"url '{masked_url(url)}' is not a valid URL ({exc})") from exc
     if parts.scheme not in ("http", "https") or not host:
-        raise InvalidArgument(f"url '{url}' must be an http:// or https:// URL with a host")
+        raise InvalidArgument(f"url '{masked_url(url)}' must be an http:// or https:// URL with a host")
     if host in _METADATA_HOSTS or _is_forbidden_address(host):
         raise InvalidArgument(
-            f"url '{url}' points at a link-local or cloud-metadata address, which Jarvis refuses "
+            f"url '{masked_url(url)}' points at a link-local or cloud-metadata address, which Jarvis refuses "
             "to register (SSRF protection); use the server's routable address"
         )
     return url

@@ -99,6 +99,7 @@ class Server:
     last_error: str
     created_at: datetime
     updated_at: datetime
+    note: str = ""  # set by an install only: what it chose, e.g. the directories a filesystem server serves
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import cast
 
 from sqlalchemy import select
@@ -11,6 +12,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from jarvis.common.errors import AlreadyExists, InvalidArgument, NotFound
 from jarvis.registry.domain.catalog.store import find_entry
+from jarvis.registry.domain.directories import note as directories_note
+from jarvis.registry.domain.directories import served_directories
 from jarvis.registry.domain.launch import validate_launch
 from jarvis.registry.domain.names import validate_name
 from jarvis.registry.domain.ports import ClientCascade
@@ -56,9 +59,15 @@ class Uninstalled:
 
 
 class Servers:
-    def __init__(self, db: Database, clients: Callable[[], ClientCascade] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clients: Callable[[], ClientCascade] | None = None,
+        default_directories: Sequence[Path] = (),
+    ) -> None:
         self._db = db
         self._clients = clients
+        self._default_directories = tuple(default_directories)  # what an entry serving directories gets unasked
 
     def list(self) -> list[Server]:
         with self._db.read() as session:
@@ -69,8 +78,15 @@ class Servers:
         with self._db.read() as session:
             return server_from_row(find_server(session, name))
 
-    def install(self, catalog_name: str, name: str = "", env: dict[str, str] | None = None) -> Server:
-        """Install a catalog entry under `name` (default: the entry's name) with values for its env vars."""
+    def install(
+        self,
+        catalog_name: str,
+        name: str = "",
+        env: dict[str, str] | None = None,
+        directories: Sequence[str] = (),
+    ) -> Server:
+        """Install a catalog entry under `name` (default: the entry's name) with values for its env vars, and for
+        an entry that serves directories, those `directories` (default: the project roots)."""
         env = dict(env or {})
         with self._db.write() as session:
             entry = find_entry(session, catalog_name)
@@ -82,11 +98,12 @@ class Servers:
                     f'the install request\'s env map (e.g. env={{"{missing[0]}": "..."}})'
                 )
             template = Launch.from_json(entry.launch)
+            template, served = served_directories(entry.name, template, directories, self._default_directories)
             launch = validate_launch(replace(template, env={**template.env, **env}) if env else template)
             row = self._new_row(session, local, entry.description or entry.title, launch)
             row.catalog_name = entry.name
             row.tools = list(entry.tools)
-            return server_from_row(row)
+            return replace(server_from_row(row), note=directories_note(served, bool(directories)))
 
     def create(self, name: str, description: str, launch: Launch) -> Server:
         with self._db.write() as session:

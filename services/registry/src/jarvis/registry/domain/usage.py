@@ -81,12 +81,17 @@ class Usage:
     def audit(
         self, tool: str = "", token: str = "", since: datetime | None = None, before_id: int = 0, limit: int = 100
     ) -> list[AuditEntry]:
-        """Audit entries, newest first; `token` matches a token id or name."""
+        """Audit entries, newest first; `token` matches a token id or name, or the person a name says called (a
+        signed-in person's entries are named "alice@example.com via token <client>" or "... via session <id>")."""
         query = select(AuditRow).order_by(AuditRow.id.desc()).limit(min(max(limit, 1), _MAX_PAGE))
         if tool.strip():
             query = query.where(AuditRow.tool == tool.strip())
         if token.strip():
-            query = query.where(or_(AuditRow.token_id == token.strip(), AuditRow.token_name == token.strip()))
+            who = token.strip()
+            person = who.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " via %"
+            query = query.where(
+                or_(AuditRow.token_id == who, AuditRow.token_name == who, AuditRow.token_name.like(person, escape="\\"))
+            )
         if since is not None:
             query = query.where(AuditRow.at >= since)
         if before_id > 0:

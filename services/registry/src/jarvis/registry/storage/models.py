@@ -103,6 +103,22 @@ class TokenRow(Base):
     last_used_at: Mapped[datetime | None] = mapped_column()
 
 
+class OAuthRecordRow(Base):
+    """Sign-in state of the authorization server (clients, pending authorizations, codes, refresh tokens, users,
+    roles), one JSON body per (kind, key); codes and refresh tokens are keyed by the SHA-256 of the secret."""
+
+    __tablename__ = "oauth_records"
+
+    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    family: Mapped[str] = mapped_column(String(64), default="", index=True)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column()
+    consumed_at: Mapped[datetime | None] = mapped_column()
+    revoked_at: Mapped[datetime | None] = mapped_column()
+
+
 class UsageRow(Base):
     """Aggregated calls of one tool action; one row per (tool, action) keeps the table small."""
 
@@ -154,3 +170,18 @@ class ToolPinRow(Base):
     seen_json: Mapped[str] = mapped_column(Text)
     pinned_at: Mapped[datetime] = mapped_column(default=utcnow)
     changed_at: Mapped[datetime | None] = mapped_column()
+
+
+class DownstreamGrantRow(Timestamped, Base):
+    """A person's OAuth grant at a downstream server (issue 32): tokens and client registration, sealed with the
+    vault key (domain/vault.py); the person and server are sealed in too, so a row moved to another key does not
+    open there."""
+
+    __tablename__ = "downstream_grants"
+
+    person: Mapped[str] = mapped_column(String(300), primary_key=True)
+    server: Mapped[str] = mapped_column(String(200), primary_key=True)
+    ciphertext: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[int] = mapped_column(BigInteger, default=0)
+    refreshable: Mapped[bool] = mapped_column(default=False)
+    has_tokens: Mapped[bool] = mapped_column(default=False)

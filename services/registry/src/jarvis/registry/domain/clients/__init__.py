@@ -1,5 +1,6 @@
 """MCP client applications (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf) and their config files."""
 
+from .entries import SURFACES, JarvisEntry
 from .formats import CLIENTS, ClientFormat
 from .manager import ClientManager
 from .models import (
@@ -16,6 +17,7 @@ from .models import (
 
 __all__ = [
     "CLIENTS",
+    "SURFACES",
     "ClientFormat",
     "ClientManager",
     "ClientStatus",
@@ -23,6 +25,7 @@ __all__ = [
     "EditResult",
     "EntryKind",
     "ImportResult",
+    "JarvisEntry",
     "PathInfo",
     "ServerLaunch",
     "SkippedEntry",

@@ -132,6 +132,8 @@ def _expected(
 ) -> dict[str, Any]:
     """The parsed content the edited file must have."""
     expected = copy.deepcopy(loaded.root)
+    for key, value in client.top_defaults:
+        expected.setdefault(key, value)
     if client.servers_list:
         key = client.shape.name_key or "name"
         items = expected.setdefault(client.servers_key, [])

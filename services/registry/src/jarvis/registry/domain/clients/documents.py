@@ -33,6 +33,9 @@ def edit(client: ClientFormat, text: str, remove: Sequence[str], put: Sequence[t
     doc = _load(client, text)
     if doc is None:  # an empty YAML file
         doc = CommentedMap()
+    for key, value in client.top_defaults:
+        if key not in doc:
+            doc[key] = value
     if client.syntax == "toml":
         return _edit_toml(client, doc, remove, put)
     servers = doc.get(client.servers_key)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from jarvis.common.errors import InvalidArgument
 
@@ -60,6 +60,8 @@ class ClientFormat:
     shape: EntryShape = EntryShape()
     suffixes: tuple[str, ...] = (".json",)  # what a config file of this format may be called (paths.py)
     servers_list: bool = False  # the servers are a list of entries named by shape.name_key (Continue)
+    top_defaults: tuple[tuple[str, Any], ...] = ()  # top-level keys the file's schema requires, added when missing
+    note: str = ""  # what the user must still do once Jarvis wrote the file
 
     @property
     def jsonc(self) -> bool:
@@ -104,23 +106,6 @@ class ClientFormat:
             if key is not None and isinstance(raw.get(key), str):
                 return str(raw[key])
         return None
-
-    def profile_launch(self, profile: str, access: Access) -> ServerLaunch:
-        """The entry that connects this client to a Jarvis profile surface."""
-        name = PROFILE_ENTRY_PREFIX + profile
-        if self.shape.url_key is None:
-            # A stdio-only client spawns Jarvis itself: the absolute command of the running install
-            # (a venv's `jarvis` is not on PATH) and its data dir, so it sees the same registry.
-            # When a `jarvis up` serves that data dir, `jarvis mcp` relays to it over HTTP: a Jarvis that
-            # requires tokens gets the entry's own (JARVIS_TOKEN, the bearer the relay sends).
-            data = ("--data-dir", access.data_dir) if access.data_dir else ()
-            args = (*data, "mcp", "--surface", PROFILE_SURFACE_PREFIX + profile)
-            token = access.authorization.removeprefix("Bearer ")
-            env = {"JARVIS_TOKEN": token} if token else {}
-            return ServerLaunch(name=name, transport="stdio", command=access.jarvis_command, args=args, env=env)
-        url = f"{access.aggregator_url}/mcp/{PROFILE_SURFACE_PREFIX}{quote(profile, safe='')}"
-        headers = {"Authorization": access.authorization} if access.authorization else {}
-        return ServerLaunch(name=name, transport="streamable-http", url=url, headers=headers)
 
     def decode(self, name: str, raw: object) -> ServerLaunch | str:
         """The launch config of an existing entry, or why it cannot be imported."""
@@ -323,6 +308,11 @@ CLIENTS: tuple[ClientFormat, ...] = (
         servers_key="mcpServers",
         syntax="json",
         shape=EntryShape(url_key="httpUrl"),
+        note=(
+            "Gemini CLI connects MCP servers only in folders you trust, and ignores them elsewhere (`gemini mcp "
+            "list` shows them Disabled): start `gemini` in your project folder and trust it when asked, or later "
+            "with /permissions"
+        ),
         app_dir=lambda home, platform: home / ".gemini",
         config_file=lambda home, platform: home / ".gemini" / "settings.json",
     ),
@@ -347,7 +337,7 @@ CLIENTS: tuple[ClientFormat, ...] = (
         config_file=lambda home, platform: _goose_dir(home, platform) / "config.yaml",
     ),
     # https://docs.continue.dev/customize/deep-dives/mcp : mcpServers is a list of named entries;
-    # HTTP headers go under requestOptions.
+    # HTTP headers go under requestOptions. Its schema requires a config's name, version and schema.
     ClientFormat(
         name="continue",
         display_name="Continue",
@@ -356,6 +346,7 @@ CLIENTS: tuple[ClientFormat, ...] = (
         shape=EntryShape(http_type="streamable-http", headers_key=("requestOptions", "headers"), name_key="name"),
         suffixes=(".yaml", ".yml"),
         servers_list=True,
+        top_defaults=(("name", "Local Assistant"), ("version", "1.0.0"), ("schema", "v1")),
         app_dir=lambda home, platform: home / ".continue",
         config_file=lambda home, platform: home / ".continue" / "config.yaml",
     ),

@@ -15,8 +15,10 @@ from typing import Any
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 
 from .config import ConfigUnreadable, LoadedConfig, load_config, render
+from .detect import detected
+from .entries import JarvisEntry, jarvis_launch
 from .files import atomic_write, backup
-from .formats import CLIENTS, CLIENTS_BY_NAME, PROFILE_ENTRY_PREFIX, Access, ClientFormat
+from .formats import CLIENTS, CLIENTS_BY_NAME, Access, ClientFormat
 from .models import (
     ClientStatus,
     ConfigEntry,
@@ -27,7 +29,6 @@ from .models import (
     SkippedEntry,
     name_problem,
     validate_launch,
-    validate_name,
 )
 from .paths import ConfigPathPolicy
 from .state import ClientState, ManagedEntry, StateStore
@@ -61,6 +62,7 @@ class ClientManager:
         *,
         jarvis_command: str = "jarvis",
         jarvis_data_dir: str = "",
+        search_path: str | None = None,
     ) -> None:
         self._data_dir = data_dir
         self._state = StateStore(data_dir / "clients.json")
@@ -69,6 +71,7 @@ class ClientManager:
         self._platform = platform
         self._jarvis_command = jarvis_command
         self._jarvis_data_dir = jarvis_data_dir
+        self._search_path = search_path  # the PATH clients' commands are looked for on (None: this process's)
         self._paths = ConfigPathPolicy(home, platform, protected=(data_dir,))
         self._lock = threading.RLock()
 
@@ -82,29 +85,32 @@ class ClientManager:
     def edit(
         self,
         name: str,
-        add_servers: Sequence[ServerLaunch] = (),
+        add_servers: Sequence[ServerLaunch | str] = (),
         remove_servers: Sequence[str] = (),
         add_profiles: Sequence[str] = (),
         remove_profiles: Sequence[str] = (),
+        add_surfaces: Sequence[str] = (),
+        remove_surfaces: Sequence[str] = (),
         *,
         path: str | None = None,
         authorization: str = "",
     ) -> EditResult:
         """Change one client's config; `path` names another file of the client's format for this edit
         (a workspace's .vscode/mcp.json), checked by the one path policy; `authorization` is the
-        Authorization header HTTP profile entries carry when the instance requires a token."""
+        Authorization header HTTP entries carry when the instance requires a token.
+
+        A server given by name is reached through Jarvis, on its one-server profile of the same name
+        (entries.py); a ServerLaunch is written as given."""
         client = self._client(name)
-        if not (add_servers or remove_servers or add_profiles or remove_profiles):
-            raise InvalidArgument("nothing to change: give servers or profiles to add or remove")
+        if not (add_servers or remove_servers or add_profiles or remove_profiles or add_surfaces or remove_surfaces):
+            raise InvalidArgument("nothing to change: give servers, profiles or surfaces to add or remove")
         access = Access(self._aggregator_url, self._jarvis_command, self._jarvis_data_dir, authorization)
-        adds = self._planned_adds(client, add_servers, add_profiles, access)
+        adds = self._planned_adds(client, add_servers, add_profiles, add_surfaces, access)
         removes: dict[str, str] = {}  # entry name -> how the caller named it
-        for server in remove_servers:
-            validate_name(server, "server")
-            removes[server] = f"server {server!r}"
-        for profile in remove_profiles:
-            validate_name(profile, "profile")
-            removes[PROFILE_ENTRY_PREFIX + profile] = f"profile {profile!r} (entry {PROFILE_ENTRY_PREFIX + profile!r})"
+        gone = [JarvisEntry("server", s) for s in remove_servers] + [JarvisEntry("profile", p) for p in remove_profiles]
+        for gone_entry in gone + [JarvisEntry("surface", s) for s in remove_surfaces]:
+            gone_entry.validate()
+            removes[gone_entry.entry_name] = gone_entry.label
 
         with self._locked():
             states = self._state.load()
@@ -123,11 +129,17 @@ class ClientManager:
                         f"entry {entry!r} in {target.path} was not added by Jarvis, so Jarvis will not "
                         "remove it; edit the file yourself if you want it gone"
                     )
-            for entry, _, _ in adds:
+            for entry, record, _ in adds:
                 if entry in loaded.servers and entry not in managed:
                     raise AlreadyExists(
                         f"{target.path} already has its own entry {entry!r}, not added by Jarvis; "
                         "rename or remove it first, or use another name"
+                    )
+                held = managed.get(entry)
+                if held is not None and held != record and entry in loaded.servers:
+                    raise AlreadyExists(
+                        f"entry {entry!r} in {target.path} already stands for {held.kind} {held.ref!r}; "
+                        f"remove that first (remove=[{held.ref!r}]) to use the name for {record.kind} {record.ref!r}"
                     )
             backup_path = self._write(target, state, states, loaded, builtins.list(removes), adds)
         return EditResult(
@@ -136,6 +148,7 @@ class ClientManager:
             backup_path=backup_path,
             added=[entry for entry, _, _ in adds],
             removed=builtins.list(removes),
+            notes=[client.note] if client.note and adds else [],
         )
 
     def import_servers(self, name: str) -> ImportResult:
@@ -216,7 +229,6 @@ class ClientManager:
     def _status(self, client: ClientFormat, state: ClientState) -> ClientStatus:
         target = self._target(client, state)
         exists = target.path.exists()
-        detected = exists or client.app_dir(self._home, self._platform).is_dir()
         entries: builtins.list[ConfigEntry] = []
         error = None
         try:
@@ -229,7 +241,8 @@ class ClientManager:
                 record = managed.get(entry)
                 if record is not None:
                     profile = record.ref if record.kind == "profile" else None
-                    entries.append(ConfigEntry(entry, record.kind, True, profile))
+                    kind = "jarvis" if record.kind == "surface" else record.kind
+                    entries.append(ConfigEntry(entry, kind, True, profile))
                 else:
                     kind, profile = client.classify(raw, self._aggregator_url)
                     entries.append(ConfigEntry(entry, kind, False, profile))
@@ -237,7 +250,7 @@ class ClientManager:
             name=client.name,
             display_name=client.display_name,
             config_path=str(target.path),
-            detected=detected,
+            detected=exists or detected(client, self._home, self._platform, self._search_path),
             config_exists=exists,
             custom_path=target.custom,
             entries=entries,
@@ -246,17 +259,25 @@ class ClientManager:
         )
 
     def _planned_adds(
-        self, client: ClientFormat, servers: Sequence[ServerLaunch], profiles: Sequence[str], access: Access
+        self,
+        client: ClientFormat,
+        servers: Sequence[ServerLaunch | str],
+        profiles: Sequence[str],
+        surfaces: Sequence[str],
+        access: Access,
     ) -> builtins.list[tuple[str, ManagedEntry, dict[str, Any]]]:
         adds: builtins.list[tuple[str, ManagedEntry, dict[str, Any]]] = []
+        wanted = [JarvisEntry("server", s) for s in servers if isinstance(s, str)]
+        wanted += [JarvisEntry("profile", p) for p in profiles] + [JarvisEntry("surface", s) for s in surfaces]
         for server in servers:
-            validate_launch(server)
-            adds.append((server.name, ManagedEntry("server", server.name), client.encode(server)))
-        for profile in profiles:
-            validate_name(profile, "profile")
-            launch = client.profile_launch(profile, access)
+            if not isinstance(server, str):
+                validate_launch(server)
+                adds.append((server.name, ManagedEntry("server", server.name), client.encode(server)))
+        for entry in wanted:
+            entry.validate()
+            launch = jarvis_launch(client, entry, access)
             validate_launch(launch)
-            adds.append((launch.name, ManagedEntry("profile", profile), client.encode(launch)))
+            adds.append((launch.name, ManagedEntry(entry.kind, entry.ref), client.encode(launch)))
         names = [entry for entry, _, _ in adds]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -285,11 +306,12 @@ class ClientManager:
         text = render(client, loaded, removes, [(entry, raw) for entry, _, raw in adds])
         path = self._paths.write_target(client, target.path, custom=target.custom)
         if loaded.text is None and not path.parent.is_dir():
-            app_dir = client.app_dir(self._home, self._platform)
-            if not (target.custom or app_dir.is_dir()):
+            # A client found by its command or app location may not have made its folder yet: make it.
+            if not (target.custom or detected(client, self._home, self._platform, self._search_path)):
                 raise FailedPrecondition(
-                    f"{client.display_name} does not seem to be installed ({app_dir} does not exist); "
-                    "install it, or set a custom config path with the config action"
+                    f"{client.display_name} does not seem to be installed (no {path.parent}, no command on PATH, "
+                    "no app where its installer puts it); install it, or set a custom config path with the "
+                    "config action"
                 )
             path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -373,7 +395,7 @@ class ClientManager:
                 return
             import fcntl
 
-            self._data_dir.mkdir(parents=True, exist_ok=True)
+            self._data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             with open(self._data_dir / "clients.lock", "a") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
                 try:

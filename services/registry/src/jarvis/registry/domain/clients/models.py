@@ -68,6 +68,7 @@ class EditResult:
     backup_path: str | None
     added: list[str]
     removed: list[str]
+    notes: list[str] = field(default_factory=list)  # what the user must still do (trust a folder in Gemini CLI)
 
 
 @dataclass(frozen=True)

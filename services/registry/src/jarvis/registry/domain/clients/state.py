@@ -12,12 +12,12 @@ from jarvis.common.errors import FailedPrecondition
 from .files import atomic_write
 
 STATE_VERSION = 1
-ManagedKind = Literal["server", "profile"]
+ManagedKind = Literal["server", "profile", "surface"]
 
 
 @dataclass(frozen=True)
 class ManagedEntry:
-    """An entry Jarvis added: for a server entry `ref` is the server name, for a profile its name."""
+    """An entry Jarvis added: `ref` names the server, profile or surface (jarvis, discovery, …) it stands for."""
 
     kind: ManagedKind
     ref: str
@@ -67,7 +67,7 @@ class StateStore:
             ) from exc
 
     def save(self, states: dict[str, ClientState]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(self.path, json.dumps(_encode(states), indent=2) + "\n")
 
 
@@ -82,7 +82,7 @@ def _decode(data: Any) -> dict[str, ClientState]:
         managed: dict[str, dict[str, ManagedEntry]] = {}
         for file, entries in raw.get("managed", {}).items():
             for entry, record in entries.items():
-                if record["kind"] not in ("server", "profile") or not isinstance(record["ref"], str):
+                if record["kind"] not in ("server", "profile", "surface") or not isinstance(record["ref"], str):
                     raise ValueError(f"bad managed record {entry!r} of {client}")
                 managed.setdefault(file, {})[entry] = ManagedEntry(record["kind"], record["ref"])
         states[client] = ClientState(path, managed)

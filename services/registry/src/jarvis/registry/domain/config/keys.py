@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StringConstraints, TypeAdapter, ValidationError
 
 from jarvis.common.errors import InvalidArgument
+from jarvis.common.scopes import ADMIN_CONFIG_KEYS
 from jarvis.registry.domain.names import NAME_RULE
 
 
@@ -30,6 +31,11 @@ class ConfigKey:
     takes: str  # what values are accepted, in words, for error messages
     adapter: TypeAdapter[Any]
 
+    @property
+    def admin_only(self) -> bool:
+        """Setting it needs the admin scope (jarvis.common.scopes.ADMIN_CONFIG_KEYS, enforced by the aggregator)."""
+        return self.name in ADMIN_CONFIG_KEYS
+
     def validate(self, value: Any) -> Any:
         try:
             return self.adapter.validate_python(value, strict=True)
@@ -42,7 +48,7 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "aggregator_url",
         "http://127.0.0.1:8765",
-        "URL of the Jarvis aggregator that client configs point at (setting it needs the admin scope).",
+        "URL of the Jarvis aggregator that client configs point at.",
         "an http(s) URL string",
         TypeAdapter(Annotated[str, AfterValidator(_http_url)]),
     ),
@@ -112,6 +118,33 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
         TypeAdapter(list[_ProfileName]),
     ),
     ConfigKey(
+        "servers.oauth",
+        [],
+        "Streamable-HTTP servers each person uses with their own account (OAuth): a person's first call asks "
+        "for their authorization (a link), and their calls run on a connection of their own with their tokens.",
+        f"a list of server names ({NAME_RULE})",
+        TypeAdapter(list[_ProfileName]),
+    ),
+    ConfigKey(
+        "servers.oauth_clients",
+        {},
+        "Pre-registered OAuth clients of Jarvis at the authorization servers of servers in servers.oauth, by "
+        "server: client_id, client_secret (or ${ENV_VAR}, read where Jarvis runs) and token_endpoint_auth_method "
+        "(none, client_secret_basic, client_secret_post). Without one, Jarvis uses its client metadata document "
+        "or registers dynamically.",
+        "an object: server name -> {client_id, client_secret, token_endpoint_auth_method}",
+        TypeAdapter(dict[_ProfileName, dict[str, str]]),
+    ),
+    ConfigKey(
+        "servers.per_person",
+        {},
+        "Servers whose env variables (stdio, container) or headers (streamable-http) are each person's own, by "
+        "server: the names. Each person sets theirs (jarvis_server action=connect) and their calls run on an "
+        "instance of their own.",
+        "an object: server name -> list of env variable or header names",
+        TypeAdapter(dict[_ProfileName, list[str]]),
+    ),
+    ConfigKey(
         "log_level",
         "INFO",
         "Log level of Jarvis processes.",
@@ -120,6 +153,8 @@ KNOWN_KEYS: tuple[ConfigKey, ...] = (
     ),
 )
 KEYS_BY_NAME = {k.name: k for k in KNOWN_KEYS}
+if unknown_admin_keys := ADMIN_CONFIG_KEYS - KEYS_BY_NAME.keys():
+    raise RuntimeError(f"ADMIN_CONFIG_KEYS names no config key: {sorted(unknown_admin_keys)}")
 
 
 def known_key(name: str) -> ConfigKey:

@@ -94,7 +94,8 @@ class ConfigFile:
     def _value(self, spec: ConfigKey, doc: dict[str, Any]) -> ConfigValue:
         found, value = get_path(doc, spec.name)
         default = self._defaults.get(spec.name, spec.default)
-        return ConfigValue(spec.name, value if found else default, spec.description, not found)
+        description = spec.description + (" Setting it needs the admin scope." if spec.admin_only else "")
+        return ConfigValue(spec.name, value if found else default, description, not found)
 
     def _current(self) -> dict[str, Any]:
         """The document at the current version (upgraded in memory if the file is older)."""
@@ -119,7 +120,7 @@ class ConfigFile:
 
     def _write(self, doc: dict[str, Any]) -> Path | None:
         """Replace the file atomically; the previous content is kept as a timestamped backup."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         backup = self._backup() if self.path.exists() else None
         tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
