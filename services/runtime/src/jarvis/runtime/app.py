@@ -6,6 +6,8 @@ import logging
 import threading
 from typing import Any
 
+from cryptography.fernet import MultiFernet
+
 from jarvis.common.errors import JarvisError
 from jarvis.common.sql.database import Database
 from jarvis.runtime.adapters.docker_engine import DockerEngine
@@ -45,7 +47,7 @@ class Runtime:
         db: Database,
         engine: Engine,
         git: Git,
-        secrets_key: bytes,
+        secrets_keys: MultiFernet,
         egress_connector: Connector = open_tcp,
     ) -> None:
         self.settings = settings
@@ -64,7 +66,7 @@ class Runtime:
         self.containers = Containers(
             self.deps, self.egress, on_stop=lambda project, why: self._end_project(project, why)
         )
-        self.secrets = Secrets(db, secrets_key)
+        self.secrets = Secrets(db, secrets_keys)
         self.sessions = Sessions(self.deps, self.live, self.containers, self.workspaces, self.secrets)
         self.projects = Projects(self.deps, self.containers, self.sessions)
         self.servers = Servers(self.deps)
@@ -85,7 +87,7 @@ class Runtime:
             settings,
             db,
             DockerEngine(settings.docker_host),
-            HostGit(settings.data_dir / "git-home"),
+            HostGit(settings.data_dir / "git-home", internal_hosts=settings.egress_internal_hosts),
             key,
             egress_connector,
         )

@@ -47,6 +47,8 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
             request.network,
             list(request.egress_allow),
             request.agent,
+            created_by=request.created_by,
+            uncapped=request.uncapped,
         )
         return convert.project_to_pb(project)
 
@@ -145,6 +147,8 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
             request.idempotency_key,
             request.agent,
             dict(request.secret_overrides),
+            session_id=request.session_id,
+            agent_env=dict(request.agent_env),
         )
         return convert.session_to_pb(session)
 

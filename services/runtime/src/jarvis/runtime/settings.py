@@ -95,6 +95,13 @@ class RuntimeSettings(ProcessSettings):
     build_timeout_seconds: int = 1800
     logs_tail_default: int = 200
     max_workers: int = 64
+    # `session events wait=N` long-polls waiting at once (at most half of max_workers counts): one more answers at
+    # once with what there is, so waiting callers can never hold the threads every other call needs.
+    max_waiting_polls: int = 8
+    # Per token (the one that created the project; admin tokens and the local user are exempt): the projects it may
+    # own, and how many of their containers may run at once. 0: no cap.
+    max_projects_per_token: int = 20
+    max_running_containers_per_token: int = 10
     # Local and file:// project sources must lie under one of these (jarvis.common.roots); default: the home.
     project_roots: list[Path] = Field(
         default_factory=default_roots,
@@ -124,7 +131,8 @@ class RuntimeSettings(ProcessSettings):
     egress_internal_hosts: list[str] = Field(
         default_factory=list,
         description="Host names (JSON list) that may resolve to internal addresses "
-        "(loopback, private, link-local, metadata); every other name resolving to one is refused.",
+        "(loopback, private, link-local, metadata); every other name resolving to one is refused, "
+        "by the egress proxy and for a project's https:// or ssh:// source_url alike.",
     )
     egress_resolve: dict[str, list[str]] = Field(
         default_factory=dict,

@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry
 
 from jarvis.common.sql.database import Database
 from jarvis.scheduler.adapters.metrics import SchedulerMetrics
+from jarvis.scheduler.adapters.owners_grpc import RegistryOwners
 from jarvis.scheduler.adapters.runtime_grpc import GrpcRuntime
 from jarvis.scheduler.domain.beat import Beat, BeatPolicy
 from jarvis.scheduler.domain.ports import Dispatcher, RuntimePort
@@ -29,6 +30,7 @@ class Scheduler:
         runtime: RuntimePort,
         dispatcher: Dispatcher,
         metrics: SchedulerMetrics,
+        owners: RegistryOwners | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -59,7 +61,9 @@ class Scheduler:
                 retry_cap_seconds=settings.retry_cap_seconds,
                 queue_poll_seconds=settings.queue_poll_seconds,
             ),
+            owners=owners,
         )
+        self.owners = owners
         metrics.watch_queue(dispatcher.queue_depth)
 
     @classmethod
@@ -68,10 +72,14 @@ class Scheduler:
             settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = MIGRATIONS.open_database(settings.database_url)
         runtime = GrpcRuntime(settings.runtime_target, settings.internal_plane())
-        return cls(settings, db, runtime, dispatcher, SchedulerMetrics(registry))
+        plane = settings.internal_plane()
+        owners = RegistryOwners(settings.registry_target, plane) if settings.registry_target else None
+        return cls(settings, db, runtime, dispatcher, SchedulerMetrics(registry), owners)
 
     def close(self) -> None:
         if isinstance(self.runtime, GrpcRuntime):
             self.runtime.close()
+        if self.owners is not None:
+            self.owners.close()
         self.db.close()
         self.metrics.close()

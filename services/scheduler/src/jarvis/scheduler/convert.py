@@ -24,6 +24,7 @@ def schedule_to_pb(s: Schedule) -> pb.Schedule:
         updated_at=timestamp(s.updated_at),
         next_fire_at=timestamp(s.next_fire_at),
         last_fired_at=timestamp(s.last_fired_at),
+        paused_reason=s.paused_reason,
     )
 
 

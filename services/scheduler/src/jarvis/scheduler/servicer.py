@@ -63,6 +63,7 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
             concurrency=optional("concurrency"),
             missed=optional("missed"),
             secret_overrides=dict(request.secret_overrides.pairs) if request.HasField("secret_overrides") else None,
+            paused_reason=optional("paused_reason"),
         )
         return convert.detail_to_pb(self._schedules.update(request.schedule_id, changes))
 

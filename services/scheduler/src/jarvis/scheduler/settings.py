@@ -27,6 +27,11 @@ class SchedulerSettings(ProcessSettings):
     )
     listen: str = Field(default="127.0.0.1:0", description="gRPC listen address (host:port or unix:path).")
     runtime_target: str = Field(default="", description="gRPC address of the runtime service that runs sessions.")
+    registry_target: str = Field(
+        default="",
+        description="gRPC address of the registry: runs of a signed-in person's schedule act for them (decision "
+        "0057); empty: runs act for no one",
+    )
     redis_url: str = Field(
         default="",
         validation_alias=AliasChoices("JARVIS_SCHEDULER_REDIS_URL", "REDIS_URL"),

@@ -270,7 +270,11 @@ class EgressProxy:
                 raise Refused(400, BAD_REQUEST, f"CONNECT needs host:port, got '{target[:200]}'")
             return method, *found, b""
         url = urlsplit(target)
-        found = parse_target(f"{url.hostname or ''}:{url.port or 80}") if url.scheme == "http" else None
+        try:
+            port = url.port or 80
+        except ValueError:  # urlsplit's answer to a port past 65535 or not a number
+            raise Refused(400, BAD_REQUEST, f"the URL's port is not a port number: '{target[:200]}'") from None
+        found = parse_target(f"{url.hostname or ''}:{port}") if url.scheme == "http" else None
         if found is None:
             raise Refused(
                 400,
@@ -279,7 +283,9 @@ class EgressProxy:
             )
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         headers = [h for h in rest.split(b"\r\n") if h and h.split(b":", 1)[0].strip().lower() not in HOP_HEADERS]
-        head = b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), *headers, b"Connection: close"])
+        host_line = _host_header(headers, *found)
+        kept = [h for h in headers if h.split(b":", 1)[0].strip().lower() != b"host"]
+        head = b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), host_line, *kept, b"Connection: close"])
         return method, *found, head + b"\r\n\r\n"
 
     async def _open(self, project_id: str, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -326,6 +332,23 @@ class EgressProxy:
 
 
 _STATUS = {400: b"Bad Request", 403: b"Forbidden", 502: b"Bad Gateway"}
+
+
+def _host_header(headers: list[bytes], host: str, port: int) -> bytes:
+    """The Host line the upstream gets: the one the URL names. A client's Host naming another virtual host behind
+    the same address (the allowlist checked the URL's name, not that one) is refused."""
+    wanted = host if port == 80 else f"{host}:{port}"
+    for line in headers:
+        field, _, value = line.partition(b":")
+        if field.strip().lower() != b"host":
+            continue
+        given = value.strip().decode("latin-1").lower()
+        given_host, sep, given_port = given.rpartition(":") if given.count(":") == 1 else (given, "", "")
+        if given_host.rstrip(".") != host or (sep and given_port != str(port)) or (not sep and port != 80):
+            raise Refused(
+                400, BAD_REQUEST, f"the Host header '{given[:200]}' does not name the request's host {wanted}"
+            )
+    return f"Host: {wanted}".encode("latin-1")
 
 
 def _inode(path: Path) -> int:

@@ -11,13 +11,23 @@ filter or diff drivers to it either (see domain/layout.py).
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
+import re
 import shutil
+import socket
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, InvalidArgument
+from jarvis.common.urls import masked_url
+from jarvis.runtime.domain.egress_policy import choose
 from jarvis.runtime.domain.models import Changes
+
+log = logging.getLogger(__name__)
 
 SAFE_CONFIG = (
     "-c",
@@ -34,6 +44,30 @@ SAFE_CONFIG = (
 ALLOWED_PROTOCOLS = "file:https:ssh"
 
 
+# What follows a URL's userinfo: a name, an IPv4 or a bracketed IPv6 literal, and a port. Nothing git, curl or ssh
+# could read as another host than urlsplit does (a backslash, a second '@', a zone id), nor a shell's metacharacter
+# (the name reaches core.sshCommand as ssh's HostKeyAlias).
+_HOST_PORT = re.compile(r"(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])(?::[0-9]*)?")
+
+
+def remote_target(source: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an https:// or ssh:// source; None for a local one."""
+    parsed = urlsplit(source)
+    if parsed.scheme not in ("https", "ssh") or not parsed.hostname:
+        return None
+    userinfo, _, host_port = parsed.netloc.rpartition("@")
+    if not _HOST_PORT.fullmatch(host_port.lower()) or "@" in userinfo or "\\" in userinfo:
+        raise InvalidArgument(
+            f"source_url '{masked_url(source)[:200]}' does not name a host plainly: give "
+            "https://host[:port]/path or ssh://[user@]host[:port]/path with a host name or an IP address"
+        )
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 22)
+    except ValueError:
+        raise InvalidArgument(f"source_url '{masked_url(source)[:200]}' has a port that is no port number") from None
+    return parsed.scheme, parsed.hostname.lower().rstrip("."), port
+
+
 class HostGit:
     """The Git port, running the `git` executable found on PATH.
 
@@ -42,8 +76,9 @@ class HostGit:
     container may run with a read-only root and no /tmp.
     """
 
-    def __init__(self, home: Path, executable: str = "git") -> None:
+    def __init__(self, home: Path, executable: str = "git", internal_hosts: Iterable[str] = ()) -> None:
         self._git = shutil.which(executable) or executable
+        self._internal_hosts = frozenset(internal_hosts)  # names an admin allowed to resolve to internal addresses
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._home = str(home)
         # The one config git reads besides the repository's: `-c safe.directory=*` does not reach the
@@ -100,18 +135,51 @@ class HostGit:
         }
 
     def clone(self, source: str, target: Path, timeout: float) -> None:
+        """Clone `source` to `target`. A remote source (https://, ssh://) is reached only at an address its name
+        resolves to that is public (or the name is one an admin allowed in egress_internal_hosts), the same rules
+        as the egress proxy's, and git is pinned to that address; its failure says nothing of what answered."""
+        remote = remote_target(source)
+        pinned = self._pin(*remote) if remote is not None else []
         # --no-hardlinks: a local source's object files must not be shared (they are chowned later).
         try:
             self._run(
-                ["clone", "--quiet", "--no-hardlinks", "--", source, str(target)],
+                [*pinned, "clone", "--quiet", "--no-hardlinks", "--", source, str(target)],
                 timeout=timeout,
-                what=f"cloning '{source}'",
+                what=f"cloning '{masked_url(source)}'",
             )
         except FailedPrecondition as exc:
+            if remote is None:
+                raise InvalidArgument(
+                    f"{exc.message}; check that source_url names a git repository this host can "
+                    "read (a local path, file://, https:// or ssh://)"
+                ) from exc
+            # Whether a port was closed, filtered or answered in another protocol stays in the log: an error that
+            # told them apart would make project create a port scanner.
+            log.warning("clone of a remote source failed", extra={"source": masked_url(source), "detail": exc.message})
             raise InvalidArgument(
-                f"{exc.message}; check that source_url names a git repository this host can "
-                "read (a local path, file://, https:// or ssh://)"
-            ) from exc
+                f"could not clone '{masked_url(source)}': the repository could not be read (it does not exist, is "
+                "not reachable from the Jarvis host, or needs credentials this host does not have)"
+            ) from None
+
+    def _pin(self, scheme: str, host: str, port: int) -> list[str]:
+        """git's options that make it connect to the address checked here, not to one a second lookup gives."""
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError:
+            infos = []
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        address = choose(addresses, host in self._internal_hosts)
+        if address is None:
+            raise InvalidArgument(
+                f"source_url's host {host} does not resolve, or resolves to an internal address (loopback, "
+                "private, link-local or metadata); an admin can allow the name in the runtime setting "
+                "egress_internal_hosts"
+            )
+        if scheme == "https":
+            literal = f"[{address}]" if address.version == 6 else str(address)
+            # No redirects: a Location naming another host (https://10.0.0.1/...) would be connected to unchecked.
+            return ["-c", f"http.curloptResolve={host}:{port}:{literal}", "-c", "http.followRedirects=false"]
+        return ["-c", f"core.sshCommand=ssh -o BatchMode=yes -o HostName={address} -o HostKeyAlias={host}"]
 
     def add_worktree(self, repo: Path, path: Path, branch: str) -> None:
         git_dir = str(repo / ".git")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jarvis.common.errors import InvalidArgument
+from jarvis.runtime.domain.agents import redact_text, redact_value, secret_texts
 
 STREAM_JSON = "stream-json"
 TEXT = "text"
@@ -33,22 +34,34 @@ def encode_message(protocol: str, text: str) -> bytes:
     return text.replace("\r", " ").replace("\n", " ").encode() + b"\n"
 
 
-def parse_line(protocol: str, stream: str, line: bytes) -> tuple[str, Any]:
-    """(event type, payload) of one output line."""
+def parse_line(protocol: str, stream: str, line: bytes, redact: tuple[bytes, ...] = ()) -> tuple[str, Any]:
+    """(event type, payload) of one output line, with the secret values `redact` masked.
+
+    A JSON event is masked after it is decoded, every string in it (keys too), so a secret the agent's JSON
+    escaped (`\\"`, `\\\\`, `\\u002d`) is masked as well as one written plainly; any other line is masked as
+    text, escaped forms included (agents.redact_text)."""
     text = line.decode("utf-8", errors="replace")
+    secrets = secret_texts(redact)
     if stream == "stderr":
-        return "stderr", {"text": text}
+        return "stderr", {"text": redact_text(text, secrets)}
     if protocol != TEXT and text.startswith("{"):
         try:
             value = json.loads(text)
         except ValueError:
             value = None
         if isinstance(value, dict):
+            if secrets:
+                value, changed = redact_value(value, secrets)
+                if changed:
+                    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+                if redact_text(text, secrets) != text:
+                    # A secret spanning the event's own structure (`a","b`): the event cannot be kept as JSON.
+                    return "text", {"text": redact_text(line.decode("utf-8", errors="replace"), secrets)}
             kind = value.get("type")
             kind = kind if isinstance(kind, str) and kind else "message"
             mapper = _DIALECTS.get(protocol)
             return mapper(kind, value, text) if mapper else (kind, text)
-    return "text", {"text": text}
+    return "text", {"text": redact_text(text, secrets)}
 
 
 # Each CLI's own JSON events keep their payload; their type is mapped onto Jarvis's (`system`,

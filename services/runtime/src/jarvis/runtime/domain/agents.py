@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from jarvis.common.errors import InvalidArgument
 from jarvis.runtime.domain.presets import ARGV, CUSTOM, check_agent_keys, preset
@@ -13,6 +17,7 @@ from jarvis.runtime.settings import RuntimeSettings
 # Secret values shorter than this are not masked in output: they would mask ordinary words.
 MIN_REDACTED = 6
 REDACTED = b"[secret]"
+_MASK = REDACTED.decode()
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,10 @@ def launch(
     prompt: str,
     base_env: Mapping[str, str],
     secrets: Mapping[str, str],
+    masked: Mapping[str, str] | None = None,
 ) -> Launch:
-    """How to start one session: the project's agent (or `override`, a preset), its env and secrets."""
+    """How to start one session: the project's agent (or `override`, a preset), its env and secrets, and `masked`,
+    Jarvis's own variables for it (its credential), which win over both and are masked in its output too."""
     choice = (
         AgentChoice(preset(override).name, list(preset(override).command), preset(override).protocol)
         if override
@@ -71,8 +78,9 @@ def launch(
             "a new session in the same workspace_id)"
         )
     # Secrets first: a preset's fixed variables and Jarvis's own always win over a stored value.
-    env = {**secrets, **(p.env if p else {}), **base_env}
-    values = {v.encode() for v in secrets.values() if len(v) >= MIN_REDACTED}
+    masked = masked or {}
+    env = {**secrets, **(p.env if p else {}), **masked, **base_env}
+    values = {v.encode() for v in (*secrets.values(), *masked.values()) if len(v) >= MIN_REDACTED}
     return Launch(
         agent=choice.agent,
         argv=p.argv(prompt) if p else choice.command,
@@ -85,7 +93,92 @@ def launch(
 
 
 def redact(line: bytes, values: tuple[bytes, ...]) -> bytes:
-    for value in values:
-        if value in line:
-            line = line.replace(value, REDACTED)
-    return line
+    """`line` with every secret masked (see `redact_text`)."""
+    if not values:
+        return line
+    return redact_text(line.decode("utf-8", errors="replace"), secret_texts(values)).encode()
+
+
+def secret_texts(values: tuple[bytes, ...]) -> tuple[str, ...]:
+    return tuple(v.decode("utf-8", errors="replace") for v in values)
+
+
+# A JSON string literal, and the escapes JSON (and so every agent's JSON output) may write a character as.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def redact_text(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every secret masked: as written, as JSON writes it in a string (`\\"`, `\\\\`, `\\u002d`,
+    any mix), and so also inside a JSON string literal or an escaped run that decodes to it."""
+    if not secrets:
+        return text
+    text = _replace(text, secrets)
+    if "\\" not in text:
+        return text
+    # Whatever a JSON reader would decode: each string literal (keeping the line's JSON intact where it is
+    # JSON), then the whole text read as one escaped run (an agent printing a value JSON-escaped, unquoted).
+    text = _JSON_STRING.sub(lambda m: _masked_literal(m.group(0), secrets), text)
+    if "\\" in text:
+        decoded = _unescape(text)
+        if decoded != text and _replace(decoded, secrets) != decoded:
+            return _replace(decoded, secrets)
+    return text
+
+
+def redact_value(value: Any, secrets: tuple[str, ...]) -> tuple[Any, bool]:
+    """A decoded JSON value with every string in it (object keys too) masked by `redact_text`; and whether any was."""
+    if isinstance(value, str):
+        masked = redact_text(value, secrets)
+        return masked, masked != value
+    if isinstance(value, list):
+        items = [redact_value(v, secrets) for v in value]
+        return [v for v, _ in items], any(changed for _, changed in items)
+    if isinstance(value, dict):
+        changed = False
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            new_key, key_changed = redact_value(key, secrets)
+            new_item, item_changed = redact_value(item, secrets)
+            out[new_key] = new_item
+            changed = changed or key_changed or item_changed
+        return out, changed
+    return value, False
+
+
+def _replace(text: str, secrets: tuple[str, ...]) -> str:
+    # Longest first: `"abcdef` written escaped is `\\"abcdef`, which must go whole, not leave its `\\`.
+    for form in sorted({f for secret in secrets for f in _forms(secret)}, key=len, reverse=True):
+        if form in text:
+            text = text.replace(form, _MASK)
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _forms(secret: str) -> tuple[str, ...]:
+    """The secret, and the ways a JSON encoder writes it inside a string (escaped, with or without `\\uXXXX`)."""
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    ascii_escaped = json.dumps(secret)[1:-1]
+    return tuple(dict.fromkeys((secret, escaped, ascii_escaped, escaped.replace("/", "\\/"))))
+
+
+def _masked_literal(literal: str, secrets: tuple[str, ...]) -> str:
+    if "\\" not in literal:
+        return literal
+    try:
+        decoded = json.loads(literal)
+    except ValueError:
+        return literal
+    masked = redact_text(decoded, secrets)
+    return literal if masked == decoded else json.dumps(masked, ensure_ascii=False)
+
+
+def _unescape(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return chr(int(code[1:], 16)) if code[0] == "u" else _SIMPLE_ESCAPES[code]
+
+    decoded = _JSON_ESCAPE.sub(one, text)
+    # `\\ud83d\\ude00` decodes to two surrogates: join them into the character they spell.
+    return decoded.encode("utf-16-le", errors="surrogatepass").decode("utf-16-le", errors="replace")

@@ -61,18 +61,50 @@ class Containers:
             if current.state == "running":
                 self._egress.ensure(project_id, current.id)
                 return current
-            container_id = current.id
-            if container_id and current.image != row.image:
-                # The project's image changed (image_rebuild): a stopped container is recreated from it.
-                self._d.engine.remove(container_id)
-                container_id = ""
-            if not container_id:
-                container_id = self._d.engine.create(self.spec(row), KEEPALIVE)
-                with self._d.db.write() as session:
-                    project_row(session, project_id).container_id = container_id
-            self._d.engine.start(container_id)
-            self._egress.ensure(project_id, container_id)
-            return self.info(container_id)
+            if row.capped:
+                with self._d.locks.hold(f"token:{row.created_by}"):  # two starts cannot both take the last place
+                    return self._start(row, current)
+            return self._start(row, current)
+
+    def _start(self, row: ProjectRow, current: ContainerInfo) -> ContainerInfo:
+        project_id = row.id
+        if row.capped:
+            self._check_running_cap(row)
+        container_id = current.id
+        if container_id and current.image != row.image:
+            # The project's image changed (image_rebuild): a stopped container is recreated from it.
+            self._d.engine.remove(container_id)
+            container_id = ""
+        if not container_id:
+            container_id = self._d.engine.create(self.spec(row), KEEPALIVE)
+            with self._d.db.write() as session:
+                project_row(session, project_id).container_id = container_id
+        self._d.engine.start(container_id)
+        self._egress.ensure(project_id, container_id)
+        return self.info(container_id)
+
+    def _check_running_cap(self, row: ProjectRow) -> None:
+        """Refuse to start one more container of the token that owns `row` once its cap of running ones is reached."""
+        cap = self._d.settings.max_running_containers_per_token
+        if not cap:
+            return
+        with self._d.db.read() as session:
+            others = session.scalars(
+                select(ProjectRow.container_id).where(
+                    ProjectRow.created_by == row.created_by,
+                    ProjectRow.capped,
+                    ProjectRow.id != row.id,
+                    ProjectRow.container_id != "",
+                )
+            ).all()
+        running = sum(1 for container_id in others if self.info(container_id).state == "running")
+        if running >= cap:
+            raise FailedPrecondition(
+                f"the token that owns project {row.id} already has {running} containers running, the most a token "
+                f"may (the runtime's max_running_containers_per_token={cap}); stop one of them (container "
+                "action=stop), or have an admin raise the cap (JARVIS_RUNTIME_MAX_RUNNING_CONTAINERS_PER_TOKEN, "
+                "0 for none)"
+            )
 
     def stop(self, project_id: str) -> ContainerInfo:
         with self._d.locks.hold(project_id):

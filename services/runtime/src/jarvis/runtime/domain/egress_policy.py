@@ -7,11 +7,12 @@ and the proxy resolves it itself, so what it connects to is what it checked.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from jarvis.common.addresses import Address as Address  # also the proxy's and the tests' name
+from jarvis.common.addresses import is_internal as is_internal  # also the proxy's and git's
 from jarvis.common.errors import InvalidArgument
 
 DEFAULT_PORTS = (80, 443)
@@ -25,8 +26,6 @@ UNRESOLVED = "unresolved"
 BAD_REQUEST = "bad_request"
 UPSTREAM_FAILED = "upstream_failed"
 REASONS = (NOT_ALLOWED, INTERNAL_ADDRESS, UNRESOLVED, BAD_REQUEST, UPSTREAM_FAILED)
-
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def _is_host_name(name: str) -> bool:
@@ -95,14 +94,6 @@ class Policy:
 
     allowlist: Allowlist
     internal_names: frozenset[str] = frozenset()  # names an admin allowed to resolve to internal addresses
-
-
-def is_internal(address: Address) -> bool:
-    """True for anything that is not a public unicast address: loopback, private, link-local (cloud metadata
-    169.254.169.254), unique-local (fd00:ec2::254), unspecified, multicast, reserved, shared (100.64/10)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
 
 
 def parse_target(authority: str) -> tuple[str, int] | None:

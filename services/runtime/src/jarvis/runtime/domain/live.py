@@ -10,7 +10,6 @@ from sqlalchemy import update
 
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import parse_line
-from jarvis.runtime.domain.agents import redact
 from jarvis.runtime.domain.deps import Deps
 from jarvis.runtime.domain.models import ENDED, EXITED, RUNNING
 from jarvis.runtime.domain.ports import AgentProcess
@@ -75,7 +74,7 @@ class LiveSessions:
                 self._d.events.append(
                     live.project_id,
                     live.session_id,
-                    (parse_line(live.protocol, stream, redact(line, live.redact)) for stream, line in batch),
+                    (parse_line(live.protocol, stream, line, live.redact) for stream, line in batch),
                 )
                 if any(stream == "stdout" for stream, _ in batch):
                     live.spoke = True

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Sequence
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, JarvisError
 from jarvis.common.sql.types import utcnow
@@ -41,11 +42,18 @@ class Projects:
         network: bool,
         egress_allow: Sequence[str] = (),
         agent: str = "",
+        created_by: str = "",
+        uncapped: bool = False,
     ) -> Project:
+        """A project owned by the token `created_by` ("": the local user); unless `uncapped` (an admin's), it counts
+        against that token's cap on projects, and its containers against its cap on running containers."""
         s = self._d.settings
         name, source, image = check_name(name), check_source(source_url, s.project_roots), check_image(image) or s.image
         choice = agents.choose(agent, agent_command, agent_protocol, s)
         egress = check_entries(egress_allow)
+        capped = bool(created_by) and not uncapped
+        if capped:
+            self._check_project_cap(created_by)  # before cloning anything; again where the row is written
         self._check_name_free(name)
         if not self._d.engine.image_exists(image):
             raise FailedPrecondition(
@@ -64,6 +72,8 @@ class Projects:
             final.prepare(staging, git=bool(source))
             staging.rename(final.root)
             with self._d.db.write() as session:
+                if capped:
+                    self._check_project_cap(created_by, session)
                 row = ProjectRow(
                     id=project_id,
                     name=name,
@@ -77,6 +87,8 @@ class Projects:
                     git=bool(source),
                     container_id="",
                     created_at=utcnow(),
+                    created_by=created_by,
+                    capped=capped,
                 )
                 session.add(row)
         except BaseException:
@@ -84,6 +96,23 @@ class Projects:
             remove_tree(final.root)
             raise
         return to_project(row, ABSENT)
+
+    def _check_project_cap(self, token_id: str, session: Session | None = None) -> None:
+        cap = self._d.settings.max_projects_per_token
+        if not cap:
+            return
+        query = select(func.count()).select_from(ProjectRow).where(ProjectRow.created_by == token_id, ProjectRow.capped)
+        if session is None:
+            with self._d.db.read() as reading:
+                owned = reading.scalar(query) or 0
+        else:
+            owned = session.scalar(query) or 0
+        if owned >= cap:
+            raise FailedPrecondition(
+                f"this token already owns {owned} projects, the most a token may (the runtime's "
+                f"max_projects_per_token={cap}); delete one of them, or have an admin create the project or raise "
+                "the cap (JARVIS_RUNTIME_MAX_PROJECTS_PER_TOKEN, 0 for none)"
+            )
 
     def _check_name_free(self, name: str) -> None:
         with self._d.db.read() as session:

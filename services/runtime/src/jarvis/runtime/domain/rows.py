@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session as DbSession
 
 from jarvis.common.errors import NotFound
 from jarvis.runtime.domain.validate import check_id
-from jarvis.runtime.storage.models import ProjectRow, SessionRow, WorkspaceRow
+from jarvis.runtime.storage.models import BuildRow, ProjectRow, SessionRow, WorkspaceRow
 
 
 def project_row(session: DbSession, project_id: str) -> ProjectRow:
@@ -32,3 +32,16 @@ def session_row(session: DbSession, project_id: str, session_id: str) -> Session
     if row is None or row.project_id != project_id:
         raise NotFound(f"session '{session_id}' not found in project {project_id}; list them with session action=list")
     return row
+
+
+def project_of_stream(session: DbSession, stream_id: str) -> str:
+    """The project a session (or a build, `b…`) belongs to: its id alone names it, so a caller need not repeat the
+    project (session action=events with only session_id)."""
+    row: BuildRow | SessionRow | None
+    if stream_id.startswith("b"):
+        row = session.get(BuildRow, check_id("build", stream_id))
+    else:
+        row = session.get(SessionRow, check_id("session", stream_id))
+    if row is None:
+        raise NotFound(f"'{stream_id}' not found; list sessions with session action=list project_id=<project>")
+    return row.project_id

@@ -1,7 +1,8 @@
 """Per-project secrets (model API keys, tokens): encrypted at rest, write-only, given only to that project's agents.
 
 Values are sealed with Fernet (AES-128-CBC + HMAC-SHA256) under a key the deployment provides
-(`JARVIS_RUNTIME_SECRETS_KEY` or `_FILE`); embedded Jarvis creates one in its data dir, readable by
+(`JARVIS_RUNTIME_SECRETS_KEY` or `_FILE`; several, comma-separated and newest first, to rotate; managed as
+jarvis.common.fernet_keys manages every sealing key); embedded Jarvis creates one in its data dir, readable by
 its owner only. Each ciphertext also seals the project and name it belongs to, so a row copied to
 another project or name in the database does not decrypt there. Nothing reads a value back out:
 the only way out is the environment of the project's agent sessions.
@@ -9,17 +10,17 @@ the only way out is the environment of the project's agent sessions.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import MultiFernet
 from sqlalchemy import select
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from jarvis.common.fernet_keys import Unsealable, load_keys, seal, unseal
 from jarvis.common.sql.database import Database
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.rows import project_row
@@ -33,48 +34,9 @@ RESERVED_PREFIX = "JARVIS_"
 KEY_FILE = "secrets.key"
 
 
-class SecretsKeyMissing(FailedPrecondition):
-    """The runtime was started without the key that seals secrets (a deployment error)."""
-
-
-def load_key(key: str, key_file: Path | None, create_in: Path | None) -> bytes:
-    """The Fernet key: given, read from a file, or (embedded: `create_in`) created there owner-only."""
-    if key:
-        return _checked(key.encode(), "JARVIS_RUNTIME_SECRETS_KEY")
-    if key_file is not None:
-        try:
-            return _checked(key_file.read_bytes().strip(), str(key_file))
-        except OSError as exc:
-            raise SecretsKeyMissing(
-                f"cannot read the secrets key file {key_file} ({exc.strerror}); fix JARVIS_RUNTIME_SECRETS_KEY_FILE"
-            ) from exc
-    if create_in is None:
-        raise SecretsKeyMissing(
-            "the runtime needs a key to encrypt project secrets: set JARVIS_RUNTIME_SECRETS_KEY (or "
-            'JARVIS_RUNTIME_SECRETS_KEY_FILE) to a Fernet key, e.g. the output of `python -c "from '
-            'cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`, and keep it: secrets '
-            "stored under one key cannot be read with another"
-        )
-    path = create_in / KEY_FILE
-    try:
-        # O_EXCL: two processes starting at once never write two different keys.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _checked(path.read_bytes().strip(), str(path))
-    with os.fdopen(fd, "wb") as out:
-        out.write(Fernet.generate_key())
-    return _checked(path.read_bytes().strip(), str(path))
-
-
-def _checked(key: bytes, source: str) -> bytes:
-    try:
-        Fernet(key)
-    except (ValueError, TypeError) as exc:
-        raise SecretsKeyMissing(
-            f"the secrets key from {source} is not a Fernet key (32 url-safe base64-encoded "
-            "bytes); generate one with Fernet.generate_key()"
-        ) from exc
-    return key
+def load_key(key: str, key_file: Path | None, create_in: Path | None) -> MultiFernet:
+    """The keys (newest first): given, read from a file, or (embedded: `create_in`) created there owner-only."""
+    return load_keys(key, key_file, create_in, setting="JARVIS_RUNTIME_SECRETS_KEY", file_name=KEY_FILE)
 
 
 @dataclass(frozen=True)
@@ -97,20 +59,16 @@ def check_secret_name(name: str, what: str = "secret name") -> str:
 
 
 class Secrets:
-    def __init__(self, db: Database, key: bytes) -> None:
+    def __init__(self, db: Database, keys: MultiFernet) -> None:
         self._db = db
-        self._fernet = Fernet(key)
-
-    @staticmethod
-    def _sealed(project_id: str, name: str, value: str) -> bytes:
-        return f"{project_id}\0{name}\0{value}".encode()
+        self._fernet = keys
 
     def set(self, project_id: str, name: str, value: str) -> SecretInfo:
         """Store (or replace) a secret; the answer never carries the value."""
         name = check_secret_name(name)
         if not value or len(value.encode()) > MAX_VALUE_BYTES or "\x00" in value:
             raise InvalidArgument(f"the value of secret {name} must be 1 to {MAX_VALUE_BYTES} bytes without NUL")
-        token = self._fernet.encrypt(self._sealed(project_id, name, value)).decode()
+        token = seal(self._fernet, project_id, name, value)
         now = utcnow()
         with self._db.write() as session:
             project_row(session, project_id)
@@ -171,18 +129,15 @@ class Secrets:
 
     def _open(self, project_id: str, name: str, token: str) -> str:
         try:
-            plain = self._fernet.decrypt(token.encode()).decode()
-        except InvalidToken:
-            raise FailedPrecondition(
-                f"secret {name} of project {project_id} cannot be decrypted with this runtime's "
-                "key (was JARVIS_RUNTIME_SECRETS_KEY changed?); store it again with "
-                "project action=secret_set"
-            ) from None
-        owner, _, rest = plain.partition("\0")
-        sealed_name, _, value = rest.partition("\0")
-        if owner != project_id or sealed_name != name:
+            return unseal(self._fernet, token, project_id, name)
+        except Unsealable as exc:
+            if exc.reason == "key":
+                raise FailedPrecondition(
+                    f"secret {name} of project {project_id} cannot be decrypted with this runtime's "
+                    "key (was JARVIS_RUNTIME_SECRETS_KEY changed?); store it again with "
+                    "project action=secret_set"
+                ) from None
             raise FailedPrecondition(
                 f"secret {name} of project {project_id} was sealed for another project or name; "
                 "store it again with project action=secret_set"
-            )
-        return value
+            ) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Mapping
 from datetime import timedelta
 
@@ -24,7 +25,7 @@ from jarvis.runtime.domain.images import build_state
 from jarvis.runtime.domain.live import LiveSession, LiveSessions
 from jarvis.runtime.domain.models import ENDED, FINISHED_STATES, LOST, RUNNING, EventPage, Session
 from jarvis.runtime.domain.records import to_session
-from jarvis.runtime.domain.rows import project_row, session_row
+from jarvis.runtime.domain.rows import project_of_stream, project_row, session_row
 from jarvis.runtime.domain.secrets import Secrets
 from jarvis.runtime.domain.spawn import Spawner, check_idempotency_key
 from jarvis.runtime.domain.validate import check_id, clamp
@@ -42,6 +43,9 @@ class Sessions:
         self._d = deps
         self._live = live
         self._spawner = Spawner(deps, live, containers, workspaces, secrets, expire=self._expire)
+        # A long-poll holds a server thread while it waits; only this many may, so the rest of the pool stays free.
+        self.waits_max = max(1, min(deps.settings.max_waiting_polls, deps.settings.max_workers // 2))
+        self._waits = threading.BoundedSemaphore(self.waits_max)
 
     def _session(self, row: SessionRow) -> Session:
         # Never called with a database session open: the event log takes its lock and then a
@@ -60,11 +64,16 @@ class Sessions:
         idempotency_key: str = "",
         agent: str = "",
         secret_overrides: Mapping[str, str] | None = None,
+        *,
+        session_id: str = "",
+        agent_env: Mapping[str, str] | None = None,
     ) -> Session:
         """Start the project's agent (or the preset `agent`) in a workspace (a new one unless given).
 
         The container starts if needed. The agent gets the project's secrets as environment variables,
-        with `secret_overrides` (variable -> another secret's name) applied. The spawn waits briefly for the
+        with `secret_overrides` (variable -> another secret's name) applied, and Jarvis's `agent_env` (JARVIS_*
+        only: the credential it acts with for the person who spawned it, decision 0057), masked in its output; the
+        session's id is `session_id` when given (the one that credential names). The spawn waits briefly for the
         agent's first output: one that exits with an error first (a missing binary, a crash) fails the spawn
         with its reason instead of reporting a running session.
 
@@ -76,7 +85,9 @@ class Sessions:
         earlier = self._spawner.spawned_with(project_id, key)
         if earlier is not None:
             return self._session(earlier)
-        started = self._spawner.start(project_id, workspace_id, key, prompt, agent, secret_overrides or {})
+        started = self._spawner.start(
+            project_id, workspace_id, key, prompt, agent, secret_overrides or {}, session_id, agent_env or {}
+        )
         if started.live is None:
             return self._session(started.row)
         if started.live.stdin and prompt:
@@ -179,10 +190,26 @@ class Sessions:
         return [self._session(r) for r in rows]
 
     def events(self, project_id: str, stream_id: str, after: int, limit: int, wait: float) -> EventPage:
-        """Events of a session (or of a build, by its id) after the cursor `after`."""
+        """Events of a session (or of a build, by its id) after the cursor `after`.
+
+        Waits up to `wait` s for one while the stream runs, unless `waits_max` long-polls already wait: then it
+        answers at once, so long-polls cannot take the server threads every other call needs (issue 34 #8).
+        An empty `project_id` is the stream's own project."""
+        if not project_id:
+            with self._d.db.read() as session:
+                project_id = project_of_stream(session, stream_id)
         state = self._stream_state(project_id, stream_id)
         limit = clamp(limit, 100, self._d.settings.events_page_max, "limit")
-        events, cursor = self._d.events.page(stream_id, max(after, 0), limit, wait if state == RUNNING else 0.0)
+        wait = wait if state == RUNNING else 0.0
+        waiting = wait > 0 and self._waits.acquire(blocking=False)
+        if wait > 0 and not waiting:
+            # Every waiting slot is taken: answer at once with what there is; the caller polls again.
+            log.info("%d event long-polls already waiting: %s answered without waiting", self.waits_max, stream_id)
+        try:
+            events, cursor = self._d.events.page(stream_id, max(after, 0), limit, wait if waiting else 0.0)
+        finally:
+            if waiting:
+                self._waits.release()
         return EventPage(events, cursor, self._stream_state(project_id, stream_id) if not events else state)
 
     def _stream_state(self, project_id: str, stream_id: str) -> str:

@@ -23,7 +23,7 @@ from jarvis.runtime.domain.models import EXITED, RUNNING, Workspace
 from jarvis.runtime.domain.ports import AgentProcess
 from jarvis.runtime.domain.rows import project_row, session_row
 from jarvis.runtime.domain.secrets import Secrets
-from jarvis.runtime.domain.validate import new_id
+from jarvis.runtime.domain.validate import check_id, new_id
 from jarvis.runtime.domain.workspaces import Workspaces
 from jarvis.runtime.storage.models import ProjectRow, SessionRow
 
@@ -44,6 +44,23 @@ def check_idempotency_key(key: str) -> str | None:
             "leave it empty for none"
         )
     return key
+
+
+AGENT_ENV_PREFIX = "JARVIS_"
+_RUNTIME_OWN = frozenset({"JARVIS_SESSION_ID", "JARVIS_PROJECT_ID", "JARVIS_WORKSPACE"})
+_ENV_NAME = re.compile(r"JARVIS_[A-Z0-9_]{1,60}")
+
+
+def checked_agent_env(env: Mapping[str, str]) -> dict[str, str]:
+    """Jarvis's own variables for an agent: JARVIS_* names the runtime does not set itself, bounded values."""
+    for name, value in env.items():
+        if not _ENV_NAME.fullmatch(name) or name in _RUNTIME_OWN:
+            raise InvalidArgument(
+                f"agent_env may only set JARVIS_* variables (upper case) other than {', '.join(sorted(_RUNTIME_OWN))}"
+            )
+        if len(value) > 16 * 1024 or "\0" in value:
+            raise InvalidArgument(f"agent_env {name} is too long or holds a NUL byte")
+    return dict(env)
 
 
 @dataclass(frozen=True)
@@ -86,14 +103,22 @@ class Spawner:
             ).first()
 
     def start(
-        self, project_id: str, workspace_id: str, key: str | None, prompt: str, agent: str, overrides: Mapping[str, str]
+        self,
+        project_id: str,
+        workspace_id: str,
+        key: str | None,
+        prompt: str,
+        agent: str,
+        overrides: Mapping[str, str],
+        session_id: str = "",
+        agent_env: Mapping[str, str] | None = None,
     ) -> Started:
         """Start the agent in the workspace (a new one unless given), in the project's container (started if
         needed); or find the session another call spawned with `key`."""
         with self._d.db.read() as session:
             project = project_row(session, project_id)
-        session_id = new_id("session")
-        how = self._plan(project, session_id, agent, prompt, overrides)
+        session_id = check_id("session", session_id) if session_id else new_id("session")
+        how = self._plan(project, session_id, agent, prompt, overrides, checked_agent_env(agent_env or {}))
         container = self._containers.start(project_id)
         with self._d.locks.hold(project_id):
             # Again under the project's lock: a concurrent spawn with the key in this process has finished by now.
@@ -127,7 +152,13 @@ class Spawner:
         return Started(row, live, created)
 
     def _plan(
-        self, project: ProjectRow, session_id: str, agent: str, prompt: str, overrides: Mapping[str, str]
+        self,
+        project: ProjectRow,
+        session_id: str,
+        agent: str,
+        prompt: str,
+        overrides: Mapping[str, str],
+        agent_env: Mapping[str, str],
     ) -> Launch:
         """How to launch the agent; checked before anything starts: an unknown agent, a missing key or override
         changes nothing."""
@@ -140,6 +171,7 @@ class Spawner:
             prompt,
             base_env,
             self._secrets.environment(project.id, overrides),
+            masked=agent_env,
         )
 
     def _run(self, container_id: str, how: Launch, workspace: Workspace, workspace_created: bool) -> AgentProcess:

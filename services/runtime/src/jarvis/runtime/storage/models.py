@@ -34,6 +34,10 @@ class ProjectRow(Base):
     git: Mapped[bool] = mapped_column(default=False)
     container_id: Mapped[str] = mapped_column(String(100), default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The token that created it ("": the local user, or made before owners were kept), and whether its caps apply
+    # (not for an admin): the projects a token owns, and their containers running at once, are capped per token.
+    created_by: Mapped[str] = mapped_column(String(64), default="", index=True)
+    capped: Mapped[bool] = mapped_column(default=False)
 
 
 class WorkspaceRow(Base):

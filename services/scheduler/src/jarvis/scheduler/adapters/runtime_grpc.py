@@ -56,9 +56,22 @@ class GrpcRuntime:
                 missing.append(project_id)
         return missing
 
-    def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
+    def spawn(
+        self,
+        project_id: str,
+        prompt: str,
+        idempotency_key: str,
+        secret_overrides: dict[str, str],
+        session_id: str = "",
+        agent_env: dict[str, str] | None = None,
+    ) -> str:
         request = pb.SpawnSessionRequest(
-            project_id=project_id, prompt=prompt, idempotency_key=idempotency_key, secret_overrides=secret_overrides
+            project_id=project_id,
+            prompt=prompt,
+            idempotency_key=idempotency_key,
+            secret_overrides=secret_overrides,
+            session_id=session_id,
+            agent_env=agent_env or {},
         )
         session = self._call(self._stubs()[1].SpawnSession, request, SPAWN_TIMEOUT_SECONDS)
         return str(session.id)

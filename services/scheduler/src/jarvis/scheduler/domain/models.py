@@ -39,6 +39,7 @@ class Schedule:
     updated_at: datetime
     next_fire_at: datetime | None
     last_fired_at: datetime | None
+    paused_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class ScheduleChanges:
     concurrency: str | None = None
     missed: str | None = None
     secret_overrides: dict[str, str] | None = None
+    paused_reason: str | None = None  # with enabled=False: why Jarvis disabled it
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def to_schedule(row: ScheduleRow) -> Schedule:
         updated_at=row.updated_at,
         next_fire_at=row.next_fire_at,
         last_fired_at=row.last_fired_at,
+        paused_reason=row.paused_reason or "",
     )
 
 

@@ -9,6 +9,7 @@ never spawned twice).
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,7 +29,7 @@ from jarvis.scheduler.domain.models import (
     SUCCEEDED,
     SessionOutcome,
 )
-from jarvis.scheduler.domain.ports import Observer, RuntimePort
+from jarvis.scheduler.domain.ports import Observer, OwnersPort, RuntimePort
 from jarvis.scheduler.storage.models import RunRow, ScheduleRow
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,19 @@ class RetryAt:
 
 
 Outcome = Done | RetryAt
+USER_PREFIX = "user:"
+
+
+class OwnerDisabled(Exception):
+    """The schedule's owner, a signed-in person, is disabled: its runs do not start (decision 0057)."""
+
+
+def schedule_owner(created_by: str) -> str:
+    """The subject of the signed-in person who created a schedule ("alice@example.com (user:alice)"); "" else."""
+    inside = created_by.rpartition(" (")[2].removesuffix(")") if created_by.endswith(")") else created_by
+    return inside.removeprefix(USER_PREFIX) if inside.startswith(USER_PREFIX) else ""
+
+
 TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
@@ -69,8 +83,10 @@ class RunExecutor:
         observer: Observer,
         policy: RunPolicy,
         clock: Callable[[], datetime] = utcnow,
+        owners: OwnersPort | None = None,
     ) -> None:
         self._db = db
+        self._owners = owners  # None: no registry configured, runs act for no one (as before decision 0057)
         self._runtime = runtime
         self._observer = observer
         self._policy = policy
@@ -91,6 +107,8 @@ class RunExecutor:
                 f"target project '{claim.target}' no longer exists ({exc.message}); "
                 "remove it from the schedule's targets",
             )
+        except OwnerDisabled as exc:
+            return self._finish(claim.id, FAILED, str(exc))
         except JarvisError as exc:
             return self._finish(claim.id, FAILED, f"the runtime refused the session: {exc.message}")
         try:
@@ -99,7 +117,17 @@ class RunExecutor:
             # The session runs on; the run stays ours until the lease lapses, then beat re-sends it.
             log.warning("lost sight of a run's session", extra={"run_id": claim.id, "reason": str(exc)})
             return RetryAt(self._now() + timedelta(seconds=self._policy.lease_seconds))
+        self._revoke_quietly(claim.id)
         return self._finish(claim.id, SUCCEEDED if outcome.ok else FAILED, "" if outcome.ok else outcome.detail)
+
+    def _revoke_quietly(self, run_id: str) -> None:
+        """The run's session is over: so is its credential for the schedule's owner (else it expires by itself)."""
+        if self._owners is None:
+            return
+        try:
+            self._owners.revoke(run_id)
+        except JarvisError as exc:
+            log.info("run credential left to expire", extra={"run_id": run_id, "reason": exc.message})
 
     def _claim(self, run_id: str) -> RunRow | Outcome:
         """The run, now ours to execute; or why not (finished, taken by a live worker, or not its turn)."""
@@ -145,8 +173,36 @@ class RunExecutor:
             session.expunge(run)
             return run
 
+    def _acting_for(self, run: RunRow) -> tuple[str, dict[str, str]]:
+        """The session id and agent environment of a run whose schedule a signed-in person owns: a credential for
+        them bound to the target (decision 0057); OwnerDisabled when they are disabled; nothing for a token's."""
+        if self._owners is None:
+            return "", {}
+        with self._db.read() as session:
+            schedule = session.get(ScheduleRow, run.schedule_id)
+        owner = schedule_owner(schedule.created_by if schedule is not None else "")
+        if not owner:
+            return "", {}
+        standing = self._owners.standing(owner)
+        if standing is not None and standing.disabled:
+            raise OwnerDisabled(
+                f"the schedule's owner {standing.email} is disabled (jarvis user disable); the run did not start"
+            )
+        session_id = "s" + secrets.token_hex(6)  # the runtime's form of a session id
+        ttl = int(self._policy.run_timeout_seconds) + 600
+        credential = self._owners.credential(owner, run.target, session_id, run.id, ttl)
+        return session_id, {"JARVIS_TOKEN": credential}
+
     def _spawn(self, run: RunRow) -> str:
-        session_id = self._runtime.spawn(run.target, run.prompt, run.idempotency_key, dict(run.secret_overrides or {}))
+        chosen, agent_env = self._acting_for(run)
+        session_id = self._runtime.spawn(
+            run.target,
+            run.prompt,
+            run.idempotency_key,
+            dict(run.secret_overrides or {}),
+            session_id=chosen,
+            agent_env=agent_env or None,
+        )
         now = self._now()
         with self._db.write() as session:
             row = session.get(RunRow, run.id)

@@ -133,6 +133,10 @@ class Schedules:
             enabling = changes.enabled is True and not row.enabled
             if changes.enabled is not None:
                 row.enabled = changes.enabled
+            if changes.paused_reason is not None:
+                row.paused_reason = changes.paused_reason[:500]
+            elif changes.enabled is not None:
+                row.paused_reason = ""  # enabled or disabled by hand: no longer paused by Jarvis
             now = self._now()
             if not row.enabled:
                 row.next_fire_at = None

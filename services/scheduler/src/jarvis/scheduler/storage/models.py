@@ -40,6 +40,8 @@ class ScheduleRow(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     next_fire_at: Mapped[datetime | None] = mapped_column()
     last_fired_at: Mapped[datetime | None] = mapped_column()
+    # Why Jarvis disabled it (its owner was disabled, decision 0057); "" otherwise, and once enabled again.
+    paused_reason: Mapped[str] = mapped_column(String(500), default="")
 
 
 class RunRow(Base):
