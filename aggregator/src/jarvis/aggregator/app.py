@@ -21,28 +21,40 @@ from starlette.routing import Route
 
 from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
-from jarvis.aggregator.auth import GateSettings, McpGate, TokenVerifier
+from jarvis.aggregator.auth.checks import GateSettings
+from jarvis.aggregator.auth.gate import McpGate
+from jarvis.aggregator.auth.verifier import TokenVerifier
+from jarvis.aggregator.auth.wire import REALM
 from jarvis.aggregator.context import SystemControl, ToolContext
 from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
-from jarvis.aggregator.downstream import metrics as downstream_metrics
-from jarvis.aggregator.downstream.routes import build_downstream, create_host
+from jarvis.aggregator.downstream.hosting import metrics as downstream_metrics
+from jarvis.aggregator.downstream.proxy.routes import build_downstream, create_host
+from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.gateways.scheduler import SchedulerGateway
 from jarvis.aggregator.mcp_server import Binding, ServesItself, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.oauth.agents import AgentCredentials, RunCredentials
+from jarvis.aggregator.oauth.resource import build_protected_resource
+from jarvis.aggregator.oauth.server.build import build_authorization_server
+from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.debug import build_debug_surface
-from jarvis.aggregator.surfaces.discovery import DISCOVERY_PATH, build_discovery_surface
+from jarvis.aggregator.surfaces.discovery import DiscoverySurface, build_discovery_surface
+from jarvis.aggregator.surfaces.discovery.code import code_policy
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
+from jarvis.aggregator.surfaces.paths import DISCOVERY_PATH
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.aggregator.worker_metrics import WorkerMetrics
+from jarvis.common import scopes
+from jarvis.common.errors import JarvisError, Unauthenticated
 
 VERSION = package_version("jarvis-aggregator")
 
@@ -55,6 +67,62 @@ def build_surfaces(ctx: ToolContext) -> list[Surface]:
         build_debug_surface(ctx),
         build_orchestrator_surface(ctx),
     ]
+
+
+class MetricsAccess:
+    """Who may read /metrics where it needs a token (`metrics_require_token`, by default whenever tokens are required).
+
+    The metrics name installed servers, their tools and failure counts, so beyond an open loopback Jarvis they are
+    not for everyone. Least privilege: a token with the `metrics` scope (which allows nothing else), or `admin`/`*`.
+    No token: 401 with `WWW-Authenticate`; a token without the scope: 403. Prometheus sends its token from a file
+    (`authorization: {credentials_file: ...}` in its scrape config).
+    """
+
+    def __init__(self, verifier: TokenVerifier, metrics: AggregatorMetrics) -> None:
+        self.verifier = verifier
+        self.metrics = metrics
+
+    async def refusal(self, request: Request) -> Response | None:
+        """The answer refusing `request`, or None when its token may read the metrics."""
+        header = request.headers.get("authorization", "")
+        kind, _, secret = header.partition(" ")
+        if not header:
+            return self._unauthorized(
+                "missing",
+                REALM,
+                f"/metrics needs a token: send 'Authorization: Bearer <token>' with a token of scope "
+                f"'{scopes.METRICS}' (`jarvis token create --name prometheus --scope {scopes.METRICS}`)",
+            )
+        if kind.lower() != "bearer" or not secret.strip():
+            return self._unauthorized("malformed", f'{REALM}, error="invalid_token"', "malformed Authorization header")
+        try:
+            principal = await self.verifier.verify(secret.strip())
+        except Unauthenticated:
+            return self._unauthorized("invalid", f'{REALM}, error="invalid_token"', "invalid, expired or revoked token")
+        except JarvisError:
+            self.metrics.auth_failures.labels("token_unverifiable").inc()
+            return JSONResponse(
+                {"error": "unavailable", "message": "cannot verify the token: the registry is unreachable"},
+                status_code=503,
+            )
+        if not scopes.reads_metrics(principal.scopes):
+            self.metrics.auth_failures.labels("insufficient_scope").inc()
+            return JSONResponse(
+                {
+                    "error": "insufficient_scope",
+                    "message": f"your token's scopes ({', '.join(principal.scopes)}) do not include "
+                    f"'{scopes.METRICS}', the scope that reads /metrics (or admin)",
+                },
+                status_code=403,
+                headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope", scope="{scopes.METRICS}"'},
+            )
+        return None
+
+    def _unauthorized(self, problem: str, challenge: str, message: str) -> Response:
+        self.metrics.auth_failures.labels(f"token_{problem}").inc()
+        return JSONResponse(
+            {"error": "unauthorized", "message": message}, status_code=401, headers={"WWW-Authenticate": challenge}
+        )
 
 
 class Aggregator:
@@ -74,8 +142,13 @@ class Aggregator:
         self.usage = UsageRecorder(registry)
         plane = registry.plane  # the credential the runner gave the registry client serves every backend
         runtime = RuntimeGateway(settings.runtime_target, plane) if settings.runtime_target else None
+        debug = DebugGateway(settings.debug_target, plane) if settings.debug_target else None
+        scheduler = SchedulerGateway(settings.scheduler_target, plane) if settings.scheduler_target else None
+        # Closed with the registry's channel once serving has ended; the context sees them only as gateways/protocols.
+        self.backends: list[ServiceClient] = [client for client in (debug, runtime, scheduler) if client is not None]
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
+        self.agents = AgentCredentials(self.shares.base_url)
         self.context = ToolContext(
             registry=registry,
             usage=self.usage,
@@ -83,14 +156,15 @@ class Aggregator:
             project_root=settings.project_root,
             started_at=time.time(),
             auth_mode="token required" if settings.auth_required else "loopback-open",
-            debug=DebugGateway(settings.debug_target, plane) if settings.debug_target else None,
+            debug=debug,
             runtime=runtime,
-            scheduler=SchedulerGateway(settings.scheduler_target, plane) if settings.scheduler_target else None,
+            scheduler=scheduler,
             redis_url=settings.redis_url,
             downstream=self.downstream,
             shares=self.shares,
             discovery_cache=settings.discovery_cache_dir,
             discovery_dense=settings.discovery_dense,
+            agents=self.agents,
         )
         self.surfaces = build_surfaces(self.context)
         self.context.events.served.publish(tuple(self.surfaces))
@@ -119,6 +193,20 @@ class Aggregator:
             if settings.metrics_dir
             else None
         )
+        self.resource = build_protected_resource(settings, self.shares.base_url)
+        self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
+        # An agent a signed-in person spawns acts for them at every surface (oauth/agents.py, decision 0057).
+        self.agents.keys, self.agents.paths = self.resource.keys, tuple(s.path for s in self.surfaces)
+        self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
+        # Sign-in for people (issue 31): the authorization server, when an OpenID provider is configured.
+        self.authorization = build_authorization_server(
+            settings, plane, self.shares.base_url, self.resource.keys, self.metrics.rate_limited
+        )
+        if self.authorization is not None:
+            self.backends.append(self.authorization.deps.store)
+            # Disabling a person reaches their tokens and sessions on every replica within this cache's life.
+            self.resource.standing = StandingCache(self.authorization.deps.store, settings.token_cache_seconds)
+            self.resource.runs = RunCredentials(self.authorization.deps.store)
         self.app = self._build_app()
         self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
@@ -132,6 +220,8 @@ class Aggregator:
             Route("/readyz", self._readyz),
             Route("/metrics", self._metrics),
         ]
+        routes += self.authorization.routes() if self.authorization is not None else []
+        routes += self.resource.routes()
         app = Starlette(routes=routes, lifespan=self._lifespan)
         hosts, origins = self.settings.host_patterns()
         gate = GateSettings(
@@ -140,7 +230,6 @@ class Aggregator:
             allowed_origins=origins,
             max_body_bytes=self.settings.max_body_bytes,
         )
-        verifier = TokenVerifier(self.registry, ttl=self.settings.token_cache_seconds)
         # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
         inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
         limiter = RateLimiter(
@@ -150,17 +239,46 @@ class Aggregator:
             {tool: Limit(x.per_second, x.burst, x.concurrent) for tool, x in self.settings.rate_limit_tools.items()},
             self.metrics.rate_limited,
         )
-        return McpGate(
+        for surface in self.surfaces:
+            if isinstance(surface, DiscoverySurface):
+                surface.discovery.limiter = limiter  # code_run's inner calls take from the same buckets
+                surface.discovery.code_policy = code_policy(self.settings)
+        guarded = McpGate(
             inner,
             gate,
-            verifier,
+            self.verifier,
             {s.path: s for s in self.surfaces},
             self.metrics,
             dynamic=self.downstream_routes.guard,
             sessions=None if self.settings.stateless else self.sessions,
             limiter=limiter,
             usage=self.usage,
+            resource=self.resource,
         )
+        self.resource.surface_at = lambda path: getattr(guarded.target({"type": "http", "path": path}), "name", None)
+        return guarded
+
+    def _sweep_disabled(self) -> asyncio.Task[None] | None:
+        """With sign-in, a task ending the MCP sessions of people disabled meanwhile (decision 0057)."""
+        standing = self.resource.standing
+        if standing is None:
+            return None
+
+        async def end(session_ids: set[str]) -> int:
+            # Jarvis's own surfaces and the profiles and shares it proxies: all their sessions are in one ledger.
+            managers = [*self.managers.values(), *self.downstream_routes.managers.values()]
+            return sum([await m.end(session_ids) for m in managers])
+
+        return asyncio.create_task(
+            sweep(self.sessions.owners, standing, end, max(1.0, self.settings.token_cache_seconds))
+        )
+
+    def _pause_disabled_owners(self) -> asyncio.Task[None] | None:
+        """With sign-in and a scheduler, a task disabling the schedules of disabled people (decision 0057)."""
+        if self.authorization is None or self.context.scheduler is None:
+            return None
+        interval = max(5.0, 5 * self.settings.token_cache_seconds)
+        return asyncio.create_task(keep_pausing(self.authorization.deps.store, self.context.scheduler, interval))
 
     def _surface_app(self, surface: Surface) -> Any:
         """The SDK's app for the surface's path; for a fixed tool list, with its tool calls answered directly."""
@@ -185,12 +303,14 @@ class Aggregator:
             self.usage.start()
             await self.downstream.start()
             publishing = asyncio.create_task(self.worker_metrics.run()) if self.worker_metrics else None
+            sweeping, pausing = self._sweep_disabled(), self._pause_disabled_owners()
             try:
                 yield
             finally:
-                if publishing is not None:
-                    publishing.cancel()
-                    await asyncio.gather(publishing, return_exceptions=True)
+                for task in (publishing, sweeping, pausing):
+                    if task is not None:
+                        task.cancel()
+                        await asyncio.gather(task, return_exceptions=True)
                 await self.shares.tunnels.close_all()  # nor does a tunnel's ssh client
                 await self.downstream.stop()  # no downstream process outlives the aggregator
                 await self.usage.stop()
@@ -198,9 +318,8 @@ class Aggregator:
     async def close_clients(self) -> None:
         """Close the channels to the registry and the backend services, once serving has ended."""
         await self.registry.close()
-        for client in (self.context.debug, self.context.runtime, self.context.scheduler):
-            if client is not None:
-                await client.close()
+        for client in self.backends:
+            await client.close()
 
     async def _livez(self, _: Request) -> Response:
         """Alive: this process answers HTTP. Asks nothing else, so a backend outage never restarts it.
@@ -215,8 +334,13 @@ class Aggregator:
         ready, body = await health.readiness(self.context)
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    async def _metrics(self, _: Request) -> Response:
-        """This process's metrics; with several workers, every worker's, each series labelled by its worker."""
+    async def _metrics(self, request: Request) -> Response:
+        """This process's metrics; with several workers, every worker's, each series labelled by its worker.
+
+        Where `metrics_require_token` holds (by default whenever tokens are required), only for a token of
+        scope `metrics` or admin (MetricsAccess)."""
+        if self.metrics_access is not None and (refusal := await self.metrics_access.refusal(request)):
+            return refusal
         if self.worker_metrics is not None:
             body = await asyncio.to_thread(self.worker_metrics.render)
         else:

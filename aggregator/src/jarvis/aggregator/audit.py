@@ -4,7 +4,8 @@ Arguments are kept only where the tool's input schema names them (unknown fields
 never for fields named like a secret (secret, token, password, key, env, credential, auth, ...),
 nor, in a call whose action is named like one (`project action=secret_set`), for any field but the
 action and what it acts on (the secret's value is a field called `value`), and only as scalars
-(strings cut to 200 characters); a list or object is kept as its size, since
+(strings cut to 200 characters, any URL in them without its userinfo or credential-like query values,
+`jarvis.common.urls`); a list or object is kept as its size, since
 it can carry anything (a command line, an environment). The entries travel with the usage events
 (`jarvis.aggregator.usage`), so every replica's calls land in the registry.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jarvis.aggregator.tooling.principal import Principal
+from jarvis.common.urls import masked_urls
 
 SECRET_NAME = re.compile(r"secret|token|passw|key|env|credential|auth|cookie|private|signature", re.IGNORECASE)
 _MAX_TEXT = 200
@@ -27,8 +29,8 @@ _TARGETS = ("project_id", "server", "profile", "name", "path", "schedule_id", "s
 
 @dataclass(frozen=True)
 class AuditFields:
-    token_id: str
-    token_name: str
+    token_id: str  # a signed-in person's calls: user:<subject>, whatever client or agent session made them
+    token_name: str  # who: a token's name, or "alice@example.com via token <client>" / "... via session <id>"
     surface: str
     target: str
     outcome: str
@@ -48,6 +50,7 @@ def redact(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> di
         if SECRET_NAME.search(name) or (secret_action and name not in ("action", *_TARGETS)):
             kept[name] = "[redacted]"
         elif isinstance(value, str):
+            value = masked_urls(value)  # before the cut, which could leave a URL's userinfo without its `@`
             kept[name] = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "…"
         elif value is None or isinstance(value, (bool, int, float)):
             kept[name] = value
@@ -78,7 +81,7 @@ def fields(
     kept = redact(arguments or {}, schema)
     return AuditFields(
         principal.token_id,
-        principal.name,
+        principal.who,
         surface,
         target or target_of(kept),
         outcome,

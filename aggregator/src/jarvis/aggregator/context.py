@@ -7,15 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.downstream.shares import Shares
-from jarvis.aggregator.gateways.debug import DebugGateway
-from jarvis.aggregator.gateways.registry import RegistryGateway
-from jarvis.aggregator.gateways.runtime import RuntimeGateway
-from jarvis.aggregator.gateways.scheduler import SchedulerGateway
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.proxy.shares import Shares
+from jarvis.aggregator.gateways.protocols import DebugApi, RegistryApi, RuntimeApi, SchedulerApi
 from jarvis.aggregator.tooling.events import Published, Signal
+from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
+
+
+class AgentMinter(Protocol):
+    """Mints an agent session's credential for the signed-in person spawning it (oauth/agents.py, decision 0057)."""
+
+    async def session_credential(self, principal: Principal, project_id: str) -> tuple[str, dict[str, str]] | None:
+        """The new session's id and the agent's JARVIS_* environment; None for no one (a machine's token)."""
+        ...
 
 
 class SystemControl(Protocol):
@@ -51,15 +57,16 @@ class ContextEvents:
 
 @dataclass(frozen=True)
 class ToolContext:
-    registry: RegistryGateway
+    # The backend services as the handlers call them (gateways/protocols.py): the gateways, or in tests, fakes.
+    registry: RegistryApi
     usage: UsageRecorder
     system: SystemControl
     project_root: Path
     started_at: float
     auth_mode: str = "loopback-open"
-    debug: DebugGateway | None = None  # None: no debug service in this deployment
-    runtime: RuntimeGateway | None = None  # None: no runtime service in this deployment
-    scheduler: SchedulerGateway | None = None  # None: no scheduler service in this deployment
+    debug: DebugApi | None = None  # None: no debug service in this deployment
+    runtime: RuntimeApi | None = None  # None: no runtime service in this deployment
+    scheduler: SchedulerApi | None = None  # None: no scheduler service in this deployment
     redis_url: str = ""  # per-session state shared by replicas; empty: kept in memory
     # The downstream servers this aggregator runs or reaches, and their shares; None where nothing is hosted.
     downstream: DownstreamHost | None = None
@@ -68,4 +75,6 @@ class ToolContext:
     # user's cache directory), and whether it runs at all.
     discovery_cache: Path | None = None
     discovery_dense: bool = True
+    # Agents' credentials for the signed-in person who spawns them (oauth/agents.py); None: tests without sign-in.
+    agents: AgentMinter | None = None
     events: ContextEvents = field(default_factory=ContextEvents)

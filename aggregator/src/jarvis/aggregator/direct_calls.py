@@ -15,7 +15,7 @@ stateful 2025 sessions (their session table is the SDK's), SSE answers, unknown 
 answers those), and servers with middleware (an OpenTelemetry span must see every request).
 
 Who runs the call is the surface's: Jarvis's own surfaces run their tool (`SurfaceCalls`), profiles and
-shares forward it to the downstream server (`downstream/direct.py`), each through the same code the SDK's
+shares forward it to the downstream server (`downstream/proxy/direct.py`), each through the same code the SDK's
 handler calls, so metrics, usage, audit and refusals are the same on both paths.
 """
 
@@ -59,7 +59,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.tooling.request import BODY_SCOPE_KEY, MESSAGES_SCOPE_KEY, principal_in
+from jarvis.aggregator.tooling.request import BODY_SCOPE_KEY, MESSAGES_SCOPE_KEY, decision_in, principal_in
 from jarvis.aggregator.tooling.tool import Surface
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class SurfaceCalls:
 
     async def call(self, scope: Scope, call: DirectCall) -> BaseModel | dict[str, Any]:
         return await self.binding.run(
-            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name
+            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name, decision_in(scope)
         )
 
 

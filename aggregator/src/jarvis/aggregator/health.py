@@ -8,11 +8,11 @@ from typing import Any
 
 from jarvis.aggregator import probes
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
-from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE
+from jarvis.aggregator.gateways.protocols import SchedulerApi, ServiceApi
+from jarvis.aggregator.gateways.registry_base import REGISTRY_SERVICE
 from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
-from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE, SchedulerGateway
+from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.common.errors import JarvisError
 
 # Without the registry no token verifies and no jarvis tool answers: this aggregator cannot serve. The
@@ -25,7 +25,7 @@ QUEUE_DOWN = (
 )
 
 
-def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceClient | None, str]]:
+def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceApi | None, str]]:
     return {
         "registry": (ctx.registry, REGISTRY_SERVICE),
         "runtime": (ctx.runtime, RUNTIME_SERVICE),
@@ -39,9 +39,7 @@ async def services(ctx: ToolContext, timeout: float = probes.PROBE_TIMEOUT) -> d
     configured = {name: (client, full) for name, (client, full) in _clients(ctx).items() if client is not None}
     answers = await asyncio.gather(
         *(
-            probes.within(
-                timeout + 0.5, f"the {name} service at {client.target}", probes.grpc_health(client, full, timeout)
-            )
+            probes.within(timeout + 0.5, f"the {name} service at {client.target}", client.check_health(full, timeout))
             for name, (client, full) in configured.items()
             if client is not None
         )
@@ -61,7 +59,7 @@ async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
     return {"docker": docker, "redis": redis, "celery": celery}
 
 
-async def scheduler_queue(scheduler: SchedulerGateway) -> dict[str, Any]:
+async def scheduler_queue(scheduler: SchedulerApi) -> dict[str, Any]:
     """A serving scheduler whose Celery queue is unreachable is not healthy: runs wait instead of running."""
     try:
         status = await scheduler.get_status()

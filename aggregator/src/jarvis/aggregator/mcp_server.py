@@ -18,12 +18,13 @@ from jarvis.aggregator import audit
 from jarvis.aggregator.aliases import Rename
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.request import principal_of, text_result
-from jarvis.aggregator.tooling.tool import Surface, Tool
+from jarvis.aggregator.tooling.request import decision_of, principal_of, text_result
+from jarvis.aggregator.tooling.tool import Decision, Surface, Tool
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, PermissionDenied
 
 log = logging.getLogger(__name__)
+_LISTED_KEPT = 1024  # sets of scopes whose tools/list is remembered per surface
 ServerT = TypeVar("ServerT", bound=Server[Any])
 
 
@@ -47,7 +48,12 @@ class Binding:
         return text_result(rename.message(), is_error=True)
 
     async def run(
-        self, tool: Tool, arguments: dict[str, Any] | None, principal: Principal, surface: str
+        self,
+        tool: Tool,
+        arguments: dict[str, Any] | None,
+        principal: Principal,
+        surface: str,
+        decided: Decision | None = None,
     ) -> types.CallToolResult:
         """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage and audit.
 
@@ -59,7 +65,7 @@ class Binding:
         started = time.perf_counter()
         outcome = "ok"
         try:
-            result = await tool.call(arguments, principal, surface)
+            result = await tool.call(arguments, principal, surface, decided)
             return result if isinstance(result, types.CallToolResult) else text_result(result)
         except PermissionDenied as exc:
             outcome = "denied"
@@ -95,16 +101,29 @@ def build_mcp_server(surface: Surface, binding: Binding) -> Server[Any]:
     if isinstance(surface, ServesItself):
         return surface.build_server(binding)
     tools = surface.list_mcp()
+    # tools/list shows only the tools the caller's token may call at least one action of (as profiles and discovery
+    # do, decision 0019): a person whose role grants one tool sees that tool. Kept per set of scopes.
+    listed: dict[tuple[str, ...], list[types.Tool]] = {}
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        principal = principal_of(ctx)
+        if principal.sees_everything:
+            return types.ListToolsResult(tools=tools)
+        visible = listed.get(principal.scopes)
+        if visible is None:
+            if len(listed) > _LISTED_KEPT:
+                listed.clear()
+            visible = [t for t in tools if surface.get(t.name).callable_by(principal, surface.name)]
+            listed[principal.scopes] = visible
+        return types.ListToolsResult(tools=visible)
 
     async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         if not surface.has(params.name):
             return binding.renamed(params.name, surface.name)
-        return await binding.run(surface.get(params.name), params.arguments, principal_of(ctx), surface.name)
+        tool = surface.get(params.name)
+        return await binding.run(tool, params.arguments, principal_of(ctx), surface.name, decision_of(ctx))
 
     return untraced(
         Server(

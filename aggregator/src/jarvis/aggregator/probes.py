@@ -12,17 +12,11 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-import grpc.aio
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from jarvis.common.errors import JarvisError
-from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import InternalPlane
 
 if TYPE_CHECKING:
-    from jarvis.aggregator.gateways.client import ServiceClient
-    from jarvis.aggregator.gateways.runtime import RuntimeGateway
-    from jarvis.aggregator.gateways.scheduler import SchedulerGateway
+    from jarvis.aggregator.gateways.protocols import RuntimeApi, SchedulerApi
 
 PROBE_TIMEOUT = 2.0
 # The runtime pings its engine and the scheduler its workers (1 s) before answering: a little more time.
@@ -84,19 +78,7 @@ async def redis_ping(redis_url: str) -> dict[str, Any]:
         await client.aclose()
 
 
-async def grpc_health(client: ServiceClient, full_name: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
-    """The standard gRPC health check of `full_name` on `client`'s channel (open to callers without a credential)."""
-    stub = health_pb2_grpc.HealthStub(client.channel)
-    started = time.perf_counter()
-    try:
-        resp = await stub.Check(health_pb2.HealthCheckRequest(service=full_name), timeout=timeout)
-    except grpc.aio.AioRpcError as exc:
-        return {"ok": False, "detail": str(error_from_rpc(exc, client.service, client.target, timeout))}
-    status = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
-    return {"ok": status == "SERVING", "detail": status, "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
-
-
-async def docker_via_runtime(runtime: RuntimeGateway | None) -> dict[str, Any]:
+async def docker_via_runtime(runtime: RuntimeApi | None) -> dict[str, Any]:
     """The engine the runtime drives, as the runtime sees it: the aggregator has no engine of its own."""
     if runtime is None:
         return {"ok": None, "detail": "no runtime in this deployment (set JARVIS_AGGREGATOR_RUNTIME_TARGET)"}
@@ -112,7 +94,7 @@ async def docker_via_runtime(runtime: RuntimeGateway | None) -> dict[str, Any]:
     }
 
 
-async def celery_via_scheduler(scheduler: SchedulerGateway | None) -> dict[str, Any]:
+async def celery_via_scheduler(scheduler: SchedulerApi | None) -> dict[str, Any]:
     """Celery workers as a ping through the scheduler's broker finds them (none are needed embedded)."""
     if scheduler is None:
         return {"ok": None, "detail": "no scheduler in this deployment (set JARVIS_AGGREGATOR_SCHEDULER_TARGET)"}
@@ -139,7 +121,7 @@ async def wait_serving(target: str, service: str, timeout: float, plane: Interna
     deadline = time.monotonic() + timeout
     try:
         while True:
-            health = await grpc_health(client, service)
+            health = await client.check_health(service, PROBE_TIMEOUT)
             if health["ok"] or time.monotonic() >= deadline:
                 return health
             await asyncio.sleep(0.1)

@@ -1,8 +1,10 @@
 """Per-token, per-tool rate limits: calls per second (a token bucket) and calls in flight.
 
-Each (token, surface, tool) has its own bucket and in-flight count, so one agent hammering one
-tool slows neither its other tools nor anyone else. Limits are per aggregator replica. The local
-user of a loopback-only Jarvis holds no token and is not limited.
+Each (token, tool) has its own bucket and in-flight count, so one agent hammering one tool slows
+neither its other tools nor anyone else. The key holds no surface: a tool reached through another
+route (discovery's `tool_call`, a loaded tool, a profile) is the same tool, with the same bucket and
+the same pool of calls in flight. Limits are per aggregator replica. The local user of a
+loopback-only Jarvis holds no token and is not limited.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from prometheus_client import Counter
 
-_Key = tuple[str, str, str]  # token id, surface, tool
+_Key = tuple[str, str]  # token id, tool (as its own surface names it): never the surface it was reached by
 _MAX_KEYS = 50_000
 
 
@@ -54,9 +56,9 @@ class RateLimiter:
         return self.per_tool.get(tool, self.default)
 
     def check(self, token_id: str, surface: str, tool: str) -> Refusal | None:
-        """Take one call from the bucket of (token, surface, tool), or say when to retry."""
+        """Take one call from the bucket of (token, tool), or say when to retry; `surface` only labels the metric."""
         limit = self.limit_for(tool)
-        key = (token_id, surface, tool)
+        key = (token_id, tool)
         if limit.concurrent and self._in_flight.get(key, 0) >= limit.concurrent:
             self.refused.labels(surface, "concurrency").inc()
             return Refusal(
@@ -107,7 +109,7 @@ class RateLimiter:
         if len(self._buckets) < _MAX_KEYS:
             return
         for key, bucket in list(self._buckets.items()):
-            limit = self.limit_for(key[2])
+            limit = self.limit_for(key[1])
             refilled = bucket.tokens + (now - bucket.updated) * limit.per_second
             if limit.per_second <= 0 or refilled >= max(1, limit.burst):
                 del self._buckets[key]

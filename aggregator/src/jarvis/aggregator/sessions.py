@@ -29,6 +29,10 @@ class SessionLedger:
     def owner(self, session_id: str) -> str | None:
         return self._owner.get(session_id)
 
+    def owners(self) -> dict[str, str]:
+        """Each live session's owner (a copy)."""
+        return dict(self._owner)
+
     def open_count(self, token_id: str) -> int:
         return self._open[token_id]
 
@@ -68,6 +72,16 @@ class TrackedSessionManager(StreamableHTTPSessionManager):
     def __init__(self, ledger: SessionLedger, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._ledger = ledger
+
+    async def end(self, session_ids: set[str]) -> int:
+        """End these sessions now, if this manager holds them (a disabled person's); how many it ended."""
+        ended = 0
+        for session_id in session_ids:
+            transport = self._server_instances.get(session_id)
+            if transport is not None:
+                await self._discard_session(session_id, transport)
+                ended += 1
+        return ended
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         self._ledger.ended(session_id)

@@ -28,6 +28,15 @@ class RateLimitSetting(BaseModel):
     concurrent: int = 0
 
 
+class CodeModeRole(BaseModel):
+    """code_run for the tokens holding one scope (a role grants its scopes): off, or with tighter limits."""
+
+    enabled: bool = True
+    calls: int | None = None
+    concurrent: int | None = None
+    timeout: float | None = None
+
+
 class AggregatorSettings(ProcessSettings):
     model_config = SettingsConfigDict(env_prefix="JARVIS_AGGREGATOR_", extra="ignore")
 
@@ -50,14 +59,17 @@ class AggregatorSettings(ProcessSettings):
     # costs about a fifth of the request path. list_changed still flows on the GET stream.
     json_response: bool = True
     # Tool calls answered without the SDK's per-request machinery: Jarvis's own surfaces' (direct_calls.py), and
-    # profiles' where the answer is a JSON body (downstream/direct.py); and requests to streamable-HTTP servers
-    # sent without the SDK's client (downstream/http_calls.py). The same answers for less CPU. Off: every
+    # profiles' where the answer is a JSON body (downstream/proxy/direct.py); and requests to streamable-HTTP servers
+    # sent without the SDK's client (downstream/transport/http_calls.py). The same answers for less CPU. Off: every
     # request goes through the SDK, as a check of that claim.
     direct_tool_calls: bool = True
     # How long hot registry reads (the server list) are served from the aggregator's cache.
     read_cache_seconds: float = 2.0
     # None: decided by the bind address (required beyond loopback, optional on loopback).
     require_auth: bool | None = None
+    # /metrics names installed servers and tools: whether reading it needs a token with the `metrics` scope (or
+    # admin). None: whenever tokens are required (auth_required); True or False decide it whatever else is set.
+    metrics_require_token: bool | None = None
     # Extra Host header values accepted beyond loopback (e.g. "jarvis.example.com", "10.0.0.5:8765").
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
@@ -66,6 +78,9 @@ class AggregatorSettings(ProcessSettings):
     # largest message a stdio server may send, and how often the registry is re-read for changes.
     downstream_init_timeout: float = 30.0
     downstream_call_timeout: float = 300.0
+    # How long a profile's tools/list waits for servers never started before; the rest follow by list_changed
+    # (a client's first listing must not time out behind a slow `npx`).
+    downstream_list_wait: float = Field(default=2.0, ge=0)
     downstream_max_message_bytes: int = 8 * 1024 * 1024
     downstream_watch_seconds: float = 2.0
     token_cache_seconds: float = 5.0
@@ -78,6 +93,12 @@ class AggregatorSettings(ProcessSettings):
     rate_limit_burst: int = 40
     rate_limit_concurrent: int = 8
     rate_limit_tools: dict[str, RateLimitSetting] = Field(default_factory=dict)
+    # code_run (issue 35): off for everyone, the longest wall time a caller may ask for, and per scope (so per
+    # role) off or limited, as JSON: {"read": {"enabled": false}, "jarvis": {"calls": 20, "timeout": 10}}.
+    # A token with several listed scopes gets the most its scopes allow.
+    code_mode: bool = True
+    code_mode_max_timeout: float = Field(default=120.0, gt=0)
+    code_mode_roles: dict[str, CodeModeRole] = Field(default_factory=dict)
     project_root: Path = Field(default_factory=Path.cwd)
     # Where share tunnels keep Jarvis's own SSH key and the host keys a user trusted (`jarvis up`: <data dir>/tunnel).
     tunnel_dir: Path = Path("~/.jarvis/tunnel")
@@ -87,6 +108,36 @@ class AggregatorSettings(ProcessSettings):
     discovery_cache_dir: Path | None = None
     discovery_dense: bool = True
     redis_url: str = Field(default="", validation_alias=AliasChoices("JARVIS_REDIS_URL", "REDIS_URL"))
+    # Sign-in for people (issue 31, decisions 0051, 0052): the team's OpenID provider, Jarvis being its client (the
+    # provider's redirect URI is <public URL>/oauth/callback). No issuer, no sign-in: nothing of it is served.
+    oidc_issuer: str = Field(default="", validation_alias=AliasChoices("JARVIS_OIDC_ISSUER"))
+    oidc_client_id: str = Field(default="", validation_alias=AliasChoices("JARVIS_OIDC_CLIENT_ID"))
+    oidc_client_secret: str = Field(default="", validation_alias=AliasChoices("JARVIS_OIDC_CLIENT_SECRET"), repr=False)
+    oidc_client_secret_file: Path | None = Field(
+        default=None, validation_alias=AliasChoices("JARVIS_OIDC_CLIENT_SECRET_FILE")
+    )
+    # The scopes asked of the provider: Google and Entra ID refuse `groups` (README "People sign in").
+    oidc_scopes: str = Field(default="openid email profile groups", validation_alias=AliasChoices("JARVIS_OIDC_SCOPES"))
+    # The access tokens' signing keys, shared by every worker and replica (a volume, a Secret). Unset: <data_dir>/
+    # oauth-keys, so `jarvis up --data-dir D` keeps them in D with the rest of its state.
+    oauth_keys_dir: Path | None = Field(default=None, validation_alias=AliasChoices("JARVIS_OAUTH_KEYS_DIR"))
+    # Where this Jarvis keeps its state (`jarvis up` passes its --data-dir); only the keys' default is under it here.
+    data_dir: Path = Path("~/.jarvis")
+    # Client ID Metadata Documents may be served over plain http from a loopback address (local clients, tests).
+    oauth_cimd_allow_loopback: bool = Field(
+        default=False, validation_alias=AliasChoices("JARVIS_OAUTH_CIMD_ALLOW_LOOPBACK")
+    )
+    # Dynamic client registration (/oauth/register) per client address, per process: registrations a minute and the
+    # burst allowed before that rate applies (0: no limit). A client registers once; a flood fills the registry.
+    oauth_register_per_minute: float = Field(
+        default=10.0, ge=0, validation_alias=AliasChoices("JARVIS_OAUTH_REGISTER_PER_MINUTE")
+    )
+    oauth_register_burst: int = Field(default=20, ge=1, validation_alias=AliasChoices("JARVIS_OAUTH_REGISTER_BURST"))
+    # How long a person's access token lives. Short, because a JWT is checked without asking anyone: a revoked
+    # grant or a disabled person still has this long with the token they hold (refresh tokens are refused at once).
+    oauth_access_token_ttl_seconds: int = Field(
+        default=300, ge=30, le=3600, validation_alias=AliasChoices("JARVIS_OAUTH_ACCESS_TOKEN_TTL_SECONDS")
+    )
     docker_host: str = Field(
         default="unix:///var/run/docker.sock", validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST")
     )
@@ -97,6 +148,21 @@ class AggregatorSettings(ProcessSettings):
         if not is_loopback(self.host):
             return True
         return bool(self.require_auth)
+
+    @property
+    def signing_keys_dir(self) -> Path:
+        return (self.oauth_keys_dir or self.data_dir / "oauth-keys").expanduser()
+
+    def oidc_secret(self) -> str:
+        """The provider's client secret: the file wins over the variable; surrounding whitespace is dropped (a
+        trailing newline in a Secret)."""
+        if self.oidc_client_secret_file is not None:
+            return self.oidc_client_secret_file.read_text().strip()
+        return self.oidc_client_secret.strip()
+
+    @property
+    def metrics_token_required(self) -> bool:
+        return self.auth_required if self.metrics_require_token is None else self.metrics_require_token
 
     def host_patterns(self) -> tuple[list[str], list[str]]:
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]

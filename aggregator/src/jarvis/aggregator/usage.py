@@ -10,14 +10,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import Protocol
 
 from jarvis.aggregator.audit import AuditFields
 from jarvis.aggregator.views.registry import UsageEventRecord
 from jarvis.common.errors import JarvisError
-
-if TYPE_CHECKING:
-    from jarvis.aggregator.gateways.registry import RegistryGateway
 
 log = logging.getLogger(__name__)
 # Events per request to the registry. A full batch goes at once rather than at the next interval, so a busy
@@ -50,10 +48,16 @@ def _record(event: _Event) -> UsageEventRecord:
     )
 
 
+class UsageSink(Protocol):
+    """Where the batches go: the registry (gateways/registry.py `record_usage`), or a test's fake."""
+
+    async def record_usage(self, events: Iterable[UsageEventRecord]) -> None: ...
+
+
 class UsageRecorder:
     """Recording is a cheap append on the request path; a background task does the I/O."""
 
-    def __init__(self, registry: RegistryGateway, flush_interval: float = 2.0, max_buffer: int = 10_000) -> None:
+    def __init__(self, registry: UsageSink, flush_interval: float = 2.0, max_buffer: int = 10_000) -> None:
         self._registry = registry
         self._interval = flush_interval
         self._max = max_buffer

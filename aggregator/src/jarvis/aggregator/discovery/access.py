@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.common import scopes as scope_rules
+from jarvis.aggregator.tooling.tool import Tool
 
 # The scope "surface" of downstream servers' tools: `servers`, `servers:github`, `servers:github:create_issue`.
 DOWNSTREAM_SCOPE = "servers"
@@ -21,21 +20,12 @@ Resolver = Callable[[str], "tuple[str, Tool] | None"]
 
 
 def sees_everything(principal: Principal) -> bool:
-    return scope_rules.ADMIN in principal.scopes or scope_rules.ALL in principal.scopes
+    return principal.sees_everything
 
 
 def may_call_tool(principal: Principal, surface: str, tool: Tool) -> bool:
     """Whether `principal` may call at least one action of `tool` (on at least one of its projects)."""
-    if sees_everything(principal):
-        return True
-    # A project-bound scope only allows calls naming its project, so ask about those projects too.
-    projects: list[str | None] = [None, *principal.bound_projects]
-    actions: list[Action | None] = [*tool.actions] or [None]
-    return any(
-        tool.permits(principal, surface, action, {"project_id": project} if project else {})
-        for action in actions
-        for project in projects
-    )
+    return tool.callable_by(principal, surface)
 
 
 def may_call_downstream(principal: Principal, entry: ToolEntry) -> bool:

@@ -28,18 +28,16 @@ from jarvis.aggregator.discovery.sources import (
     server_entries,
     surface_entries,
 )
-from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.downstream.lists import TOOLS, Lists
-from jarvis.aggregator.gateways.debug import DebugGateway
-from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.hosting.lists import TOOLS, Lists
+from jarvis.aggregator.gateways.protocols import DebugApi, RegistryApi
 from jarvis.aggregator.tooling.tool import Surface, Tool
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import CatalogEntryView, ServerView
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 30.0
-CATALOG_PAGE = 200
 
 
 class Catalog:
@@ -47,10 +45,10 @@ class Catalog:
 
     def __init__(
         self,
-        registry: RegistryGateway,
+        registry: RegistryApi,
         *,
         host: DownstreamHost | None = None,
-        debug: DebugGateway | None = None,
+        debug: DebugApi | None = None,
         refresh_seconds: float = REFRESH_SECONDS,
         dense: DenseIndex | None = None,
     ) -> None:
@@ -96,7 +94,7 @@ class Catalog:
         if self._task is None:
             self._task = asyncio.create_task(self._refresh_forever(), name="discovery-catalog-refresh")
 
-    def _learn_unknown_tools(self, servers: Iterable[pb.Server]) -> None:
+    def _learn_unknown_tools(self, servers: Iterable[ServerView]) -> None:
         """A server created by hand declares no tools: have the host start it once to learn them.
 
         Once per server and process, in the background; the host's listener brings the tools in.
@@ -147,30 +145,27 @@ class Catalog:
         difference; False when the registry was unreachable or nothing changed."""
         async with self._lock:
             try:
-                # A short deadline: at start the registry may not be up yet, and the next refresh retries.
-                servers = await self._registry.call(
-                    self._registry.registry.ListServers, pb.ListServersRequest(), timeout=10.0
-                )
-                catalog = await self._read_catalog()
+                servers = await self._registry.read_servers()
+                catalog = await self._registry.read_catalog()
             except JarvisError as exc:
                 log.warning("discovery catalog not refreshed: %s", exc)
                 return False
             if debug:
                 await self._read_debug()
             digest = hashlib.sha256(
-                servers.SerializeToString(deterministic=True)
+                servers.digest
                 + b"\0"
-                + catalog.SerializeToString(deterministic=True)
+                + catalog.digest
                 + b"\0"
-                + host_fingerprint(servers.servers, self._host)
+                + host_fingerprint(servers.views, self._host)
                 + b"\0"
                 + json.dumps(self._debug_listing, sort_keys=True).encode()
             ).hexdigest()
             if digest == self._digest:
                 return False
-            self._apply(self._registry_entries(servers, catalog))
+            self._apply(self._registry_entries(servers.views, catalog.views))
             self._digest = digest
-            self._learn_unknown_tools(servers.servers)
+            self._learn_unknown_tools(servers.views)
             return True
 
     async def _read_debug(self) -> None:
@@ -190,27 +185,16 @@ class Catalog:
         except (JarvisError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("debug tools not indexed this time: %s", exc)
 
-    async def _read_catalog(self) -> pb.ListCatalogResponse:
-        """The whole catalog, read in pages: with tool schemas, an imported catalog gets large."""
-        whole = pb.ListCatalogResponse()
-        while True:
-            request = pb.ListCatalogRequest(limit=CATALOG_PAGE, offset=len(whole.entries))
-            page = await self._registry.call(self._registry.registry.ListCatalog, request, timeout=10.0)
-            whole.entries.extend(page.entries)
-            if not page.entries or len(whole.entries) >= page.total:
-                whole.total = len(whole.entries)
-                return whole
-
     def _registry_entries(
-        self, servers: pb.ListServersResponse, catalog: pb.ListCatalogResponse
+        self, servers: tuple[ServerView, ...], catalog: tuple[CatalogEntryView, ...]
     ) -> dict[str, ToolEntry]:
-        categories = {entry.name: entry.category for entry in catalog.entries}
+        categories = {entry.name: entry.category for entry in catalog}
         entries: dict[str, ToolEntry] = {}
         # Installed servers first: a catalog entry's tools never shadow an installed server's.
         for entry in [
             *gateway_entries(self._debug_listing),
-            *server_entries(servers.servers, categories, self._host),
-            *catalog_entries(catalog.entries),
+            *server_entries(servers, categories, self._host),
+            *catalog_entries(catalog, {server.name for server in servers}),
         ]:
             if entry.name in self._routes:
                 continue  # a Jarvis tool's name is never taken by a downstream one

@@ -4,7 +4,7 @@ A text's vector is MiniLM's scaled by sqrt(1 - STATIC_SHARE) followed by WordLla
 sqrt(STATIC_SHARE), so the dot product of two such vectors is (1 - share) x MiniLM's cosine + share x
 WordLlama's: the rest of dense retrieval (the tools' matrix, a request's summed sentence vectors, the
 fusion with the words) works on it unchanged. Mixing the two cosines was worth more than either model
-alone on every dev set (docs/decisions.md, issue 14).
+alone on every dev set (docs/decisions/0014-discovery-hybrid-retrieval.md, issue 14).
 """
 
 from __future__ import annotations

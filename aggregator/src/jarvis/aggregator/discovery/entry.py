@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-JsonObject = dict[str, Any]
+from jarvis.aggregator.tooling.json_types import JsonObject
+
 # Where a tool comes from: a Jarvis surface, an installed downstream server, or a catalog entry
 # that nobody has installed yet.
 Kind = Literal["surface", "server", "catalog"]

@@ -19,7 +19,7 @@ keeps its `MAX_TERMS` rarest terms.
 
 With a `DenseIndex` whose vectors are ready, a search is hybrid: both scores are min-max normalised
 over the catalog and added with the weights `LEXICAL_WEIGHT` and `DENSE_WEIGHT` (chosen on the
-MetaTool dev queries and the LiveMCPBench task questions: docs/decisions.md). Fusion and the
+MetaTool dev and LiveMCPBench task questions: docs/decisions/0014-discovery-hybrid-retrieval.md). Fusion and the
 caller's filter are numpy arrays indexed by document id, so every tool is fused, and a narrowly
 scoped caller costs no more than one who sees everything. A request of several sentences ("Find the
 route. Then list the charging stations on it.") is also scored sentence by sentence, and each tool gets
@@ -35,40 +35,16 @@ import math
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
 
 from jarvis.aggregator.discovery.dense import DenseIndex, DenseScores
-from jarvis.aggregator.discovery.entry import Hit, ToolEntry, schema_terms
+from jarvis.aggregator.discovery.entry import Hit, ToolEntry
+from jarvis.aggregator.discovery.fields import FIELDS, IndexedDoc, field_counts
 from jarvis.aggregator.discovery.text import analyze, clauses, normalize_name
 
-
-@dataclass(frozen=True)
-class Field:
-    weight: float
-    # How much a long field is discounted (BM25's b): names are short and uniform, prose is not.
-    length_norm: float
-
-
-# Weights measured on MetaTool and LiveMCPBench (bench/discovery_quality.py); the ranking is flat
-# around these values, so they are round numbers rather than fitted ones. The description's length_norm
-# was re-tuned with the dense side fixed (issue 14, docs/decisions.md): 0.75 to 0.35 took hybrid recall@5
-# on all 10,339 MetaTool dev queries from 0.7967 to 0.8000 (52 queries up, 18 down) and on the 94
-# LiveMCPBench task questions from 0.4478 to 0.4496 (1 up, 1 down); 0.3-0.45 all score above 0.75 on
-# both; no K1 (0.9-2.0) or name weight (2-4) / length_norm (0.3-0.75) beat these by more than 0.001. The
-# lexical-only fallback (no vectors yet, or no model) moves too: MetaTool 0.630 to 0.637, LiveMCPBench
-# 0.382 to 0.360.
-FIELDS: dict[str, Field] = {
-    "name": Field(3.0, 0.5),
-    "keywords": Field(1.0, 0.5),
-    "description": Field(1.0, 0.35),
-    "params": Field(1.0, 0.5),
-    "enums": Field(0.5, 0.5),
-    "context": Field(0.4, 0.5),
-}
 _SPECS = tuple(FIELDS.values())
 K1 = 1.2
 RENORMALISE_DRIFT = 0.1
@@ -77,43 +53,15 @@ KEEP = 256
 MAX_TERMS = 32
 # A query that is exactly a tool's name ("jarvis_server") wants that tool first.
 EXACT_NAME_BONUS = 100.0
-# A catalog entry's description past this is not indexed: no tool needs a book to say what it does,
-# and a megabyte of it would cost seconds of every refresh.
-MAX_INDEXED_CHARS = 20_000
 LEXICAL_WEIGHT = 0.25
 DENSE_WEIGHT = 0.75
 # A request of several sentences adds, to each tool's score for the whole request, this times its best score
-# for any one sentence (tuned on MetaTool dev and the LiveMCPBench task questions: docs/decisions.md).
+# for any one sentence (tuned on MetaTool and LiveMCPBench: docs/decisions/0014-discovery-hybrid-retrieval.md).
 PART_WEIGHT = 1.0
 # When no word of the query is in the catalog, a tool needs at least this cosine to be found by meaning
 # alone: below it MiniLM sees unrelated text, and "zzqxv" should find nothing rather than the least
 # unlike tools. (Applied to every tool, it cost 0.003 recall@5 on MetaTool.)
 DENSE_FLOOR = 0.2
-
-
-def _field_counts(entry: ToolEntry, shared: dict[str, Counter[str]]) -> list[Counter[str]]:
-    """Term counts per field. `shared` caches the fields that every tool of one owner repeats."""
-    params, enums = schema_terms(entry.input_schema)
-    keywords = " ".join((*entry.keywords, entry.category))
-    context = f"{entry.source} {entry.context}"
-    own = (
-        entry.name,  # a downstream tool's is `<server>__<tool>`: both say what it is
-        entry.description[:MAX_INDEXED_CHARS],
-        " ".join(params),
-        " ".join(enums),
-    )
-    for text in (keywords, context):
-        if text not in shared:
-            shared[text] = Counter(analyze(text))
-    name, description, param_names, enum_values = (Counter(analyze(text)) for text in own)
-    return [name, shared[keywords], description, param_names, enum_values, shared[context]]
-
-
-@dataclass
-class _Doc:
-    entry: ToolEntry
-    fields: list[Counter[str]]
-    lengths: list[int]
 
 
 class ToolIndex:
@@ -122,7 +70,7 @@ class ToolIndex:
     def __init__(self, entries: Iterable[ToolEntry] = (), dense: DenseIndex | None = None) -> None:
         self.dense = dense
         self._ids: dict[str, int] = {}
-        self._docs: dict[int, _Doc] = {}
+        self._docs: dict[int, IndexedDoc] = {}
         self._free: list[int] = []
         self._next = 0
         self._postings: dict[str, dict[int, float]] = {}  # term -> doc -> saturated BM25F weight
@@ -193,9 +141,9 @@ class ToolIndex:
             doc = self._free.pop()
         else:
             doc, self._next = self._next, self._next + 1
-        fields = _field_counts(entry, shared)
+        fields = field_counts(entry, shared)
         lengths = [sum(c.values()) for c in fields]
-        self._docs[doc] = _Doc(entry, fields, lengths)
+        self._docs[doc] = IndexedDoc(entry, fields, lengths)
         self._ids[entry.name] = doc
         self._by_normal_name.setdefault(normalize_name(entry.name), entry.name)
         self._length_sums = [a + b for a, b in zip(self._length_sums, lengths, strict=True)]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from jarvis.aggregator.discovery.entry import JsonObject, ToolEntry
-from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.downstream.naming import namespaced
-from jarvis.aggregator.downstream.schema import normalise_input_schema
+from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.hosting.naming import namespaced
+from jarvis.aggregator.downstream.hosting.schema import normalise_input_schema
+from jarvis.aggregator.tooling.json_types import JsonObject
 from jarvis.aggregator.tooling.tool import Surface
-from jarvis.api.registry.v1 import registry_pb2 as pb
+from jarvis.aggregator.views.registry import CatalogEntryView, ServerView, ToolSummaryView
 
 NOT_HOSTED = (
     "installed, but this aggregator hosts no downstream servers, so it cannot call the tool; "
@@ -19,13 +20,9 @@ NOT_HOSTED = (
 )
 
 
-def _schema(summary: pb.ToolSummary) -> JsonObject:
+def _schema(summary: ToolSummaryView) -> JsonObject:
     """The tool's input schema as MCP accepts it (an object schema), whatever the server declared."""
-    try:
-        raw = json.loads(summary.input_schema_json) if summary.input_schema_json else {}
-    except ValueError:
-        raw = {}
-    return normalise_input_schema(raw)[0]
+    return normalise_input_schema(summary.input_schema)[0]
 
 
 def gateway_entries(listing: list[dict[str, Any]], gateway: str = "debug") -> Iterator[ToolEntry]:
@@ -85,7 +82,7 @@ def surface_entries(surfaces: Iterable[Surface], skip: str) -> Iterator[ToolEntr
             )
 
 
-def _served(server: pb.Server, host: DownstreamHost | None) -> list[tuple[str, str, JsonObject]]:
+def _served(server: ServerView, host: DownstreamHost | None) -> list[tuple[str, str, JsonObject]]:
     """(name, description, input schema) of each tool the server offers.
 
     The host's view wins: what the server serves now, or served when last seen (its pins), without
@@ -101,7 +98,7 @@ def _served(server: pb.Server, host: DownstreamHost | None) -> list[tuple[str, s
 
 
 def server_entries(
-    servers: Iterable[pb.Server], categories: dict[str, str], host: DownstreamHost | None
+    servers: Iterable[ServerView], categories: dict[str, str], host: DownstreamHost | None
 ) -> Iterator[ToolEntry]:
     """Entries for the tools of installed servers; callable when this aggregator hosts downstream servers."""
     for server in servers:
@@ -121,7 +118,7 @@ def server_entries(
             )
 
 
-def host_fingerprint(servers: Iterable[pb.Server], host: DownstreamHost | None) -> bytes:
+def host_fingerprint(servers: Iterable[ServerView], host: DownstreamHost | None) -> bytes:
     """What the host knows of the servers' tools, to tell a changed catalog from an unchanged one."""
     if host is None:
         return b""
@@ -129,10 +126,14 @@ def host_fingerprint(servers: Iterable[pb.Server], host: DownstreamHost | None) 
     return json.dumps(known, sort_keys=True, default=str).encode()
 
 
-def catalog_entries(entries: Iterable[pb.CatalogEntry]) -> Iterator[ToolEntry]:
-    """Entries for the tools of catalog entries nobody installed: findable, not callable, with how to install."""
+def catalog_entries(entries: Iterable[CatalogEntryView], server_names: Collection[str] = ()) -> Iterator[ToolEntry]:
+    """Entries for the tools of catalog entries nobody installed: findable, not callable, with how to install.
+
+    An entry named like an installed server is left out too: its tools would be listed under that server's
+    namespace as "not installed" beside the server's own (a server created by hand as `everything` and the
+    catalog's `everything`), and it could not be installed under that name anyway."""
     for entry in entries:
-        if entry.installed:
+        if entry.installed or entry.name in server_names:
             continue  # its tools come from the installed server
         needs = f" (it needs {', '.join(entry.required_env)}: pass them as env)" if entry.required_env else ""
         hint = f"not installed: an admin installs it with jarvis_server action=install name={entry.name}{needs}"

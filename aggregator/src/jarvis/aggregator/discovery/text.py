@@ -70,7 +70,7 @@ def normalize_name(name: str) -> str:
 
 # Where a request moves on to its next step: the end of a sentence. A request for several things ("Find the
 # route. Then list the charging stations on it.") is scored sentence by sentence as well as whole (index.py).
-# Also splitting at ";", "then" and "and" scored no better (docs/decisions.md).
+# Also splitting at ";", "then" and "and" scored no better (docs/decisions/0014-discovery-hybrid-retrieval.md).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A sentence with fewer index terms than this ("Thanks a lot.") joins the one before it: alone it says too
 # little to rank tools by.

@@ -3,11 +3,13 @@ as domain errors that name the service, where it was called and what to check.""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import grpc.aio
 from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jarvis.common.grpc_client import aio_channel
 from jarvis.common.grpc_errors import error_from_rpc
@@ -41,12 +43,12 @@ class ServiceClient:
     ) -> None:
         self.target = target
         self.plane = plane or InternalPlane()
-        self.channel = aio_channel(target, idempotent, self.plane)
+        self._channel = aio_channel(target, idempotent, self.plane)
 
     def deadline_for(self, method: Any) -> float:
         return self.slow.get(method_name(method), DEFAULT_DEADLINE_SECONDS)
 
-    async def call(
+    async def _call(
         self, method: Callable[..., Awaitable[ResponseT]], request: Message, timeout: float | None = None
     ) -> ResponseT:
         deadline = timeout if timeout is not None else self.deadline_for(method)
@@ -55,5 +57,21 @@ class ServiceClient:
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc, self.service, self.target, deadline) from None
 
+    async def check_health(self, full_name: str, timeout: float) -> dict[str, Any]:
+        """The standard gRPC health check of `full_name` on this channel (open to callers without a credential):
+        {"ok", "detail", "latency_ms"} as the probes report it."""
+        stub = health_pb2_grpc.HealthStub(self._channel)
+        started = time.perf_counter()
+        try:
+            resp = await stub.Check(health_pb2.HealthCheckRequest(service=full_name), timeout=timeout)
+        except grpc.aio.AioRpcError as exc:
+            return {"ok": False, "detail": str(error_from_rpc(exc, self.service, self.target, timeout))}
+        status = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+        return {
+            "ok": status == "SERVING",
+            "detail": status,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
     async def close(self) -> None:
-        await self.channel.close()
+        await self._channel.close()

@@ -25,10 +25,10 @@ class DebugGateway(ServiceClient):
 
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         super().__init__(target, {}, plane)
-        self.debug = debug_pb2_grpc.DebugServiceStub(self.channel)
+        self._debug = debug_pb2_grpc.DebugServiceStub(self._channel)
 
     async def invoke(self, tool: str, arguments_json: str, timeout: float = INVOKE_TIMEOUT) -> Any:
         """Run a debug tool (or a `list`/`list:<category>` discovery call); its result as the service built it."""
         request = debug_pb2.InvokeRequest(tool=tool, arguments_json=arguments_json)
-        response = await self.call(self.debug.Invoke, request, timeout=timeout)
+        response = await self._call(self._debug.Invoke, request, timeout=timeout)
         return json.loads(response.result_json)

@@ -6,7 +6,8 @@ import json
 from typing import Any, ClassVar
 
 from jarvis.aggregator.gateways.client import ServiceClient
-from jarvis.aggregator.gateways.registry import timestamp
+from jarvis.aggregator.gateways.registry_convert import timestamp
+from jarvis.aggregator.gateways.server_pipe import ServerPipe
 from jarvis.aggregator.views.runtime import (
     AgentPresetView,
     ContainerLogs,
@@ -83,11 +84,11 @@ class RuntimeGateway(ServiceClient):
 
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         super().__init__(target, IDEMPOTENT, plane)
-        self.runtime = runtime_pb2_grpc.RuntimeServiceStub(self.channel)
+        self._runtime = runtime_pb2_grpc.RuntimeServiceStub(self._channel)
         # The retry policy's service config also caps every call at 120 s; exec, spawn, clone and build may
         # need longer, so they go through a channel without one (and are never replayed).
         self._long_channel = aio_channel(target, {}, self.plane)
-        self.long = runtime_pb2_grpc.RuntimeServiceStub(self._long_channel)
+        self._long = runtime_pb2_grpc.RuntimeServiceStub(self._long_channel)
 
     # Projects
 
@@ -102,7 +103,10 @@ class RuntimeGateway(ServiceClient):
         network: bool,
         egress_allow: list[str],
         agent: str,
+        created_by: str = "",
+        uncapped: bool = False,
     ) -> ProjectView:
+        """`created_by` (a token id) owns the project; unless `uncapped`, the runtime's per-token caps apply to it."""
         request = pb.CreateProjectRequest(
             name=name,
             source_url=source_url,
@@ -112,23 +116,25 @@ class RuntimeGateway(ServiceClient):
             network=network,
             egress_allow=egress_allow,
             agent=agent,
+            created_by=created_by,
+            uncapped=uncapped,
         )
-        return project_view(await self.call(self.long.CreateProject, request, timeout=CREATE_TIMEOUT))
+        return project_view(await self._call(self._long.CreateProject, request, timeout=CREATE_TIMEOUT))
 
     async def list_projects(self) -> list[ProjectView]:
-        response = await self.call(self.runtime.ListProjects, pb.ListProjectsRequest())
+        response = await self._call(self._runtime.ListProjects, pb.ListProjectsRequest())
         return [project_view(p) for p in response.projects]
 
     async def get_project(self, project_id: str) -> ProjectView:
-        return project_view(await self.call(self.runtime.GetProject, pb.ProjectRef(project_id=project_id)))
+        return project_view(await self._call(self._runtime.GetProject, pb.ProjectRef(project_id=project_id)))
 
     async def delete_project(self, project_id: str) -> ProjectDeleted:
         ref = pb.ProjectRef(project_id=project_id)
-        r = await self.call(self.long.DeleteProject, ref, timeout=CONTAINER_TIMEOUT)
+        r = await self._call(self._long.DeleteProject, ref, timeout=CONTAINER_TIMEOUT)
         return ProjectDeleted(r.project_id, r.sessions_ended, r.workspaces_removed, r.container_removed)
 
     async def project_options(self, timeout: float | None = None) -> ProjectOptions:
-        r = await self.call(self.runtime.ProjectOptions, pb.ProjectOptionsRequest(), timeout=timeout)
+        r = await self._call(self._runtime.ProjectOptions, pb.ProjectOptionsRequest(), timeout=timeout)
         return ProjectOptions(
             default_image=r.default_image,
             default_agent_command=list(r.default_agent_command),
@@ -143,7 +149,7 @@ class RuntimeGateway(ServiceClient):
         )
 
     async def project_tasks(self, project_id: str) -> list[ProjectTaskView]:
-        response = await self.call(self.runtime.ProjectTasks, pb.ProjectRef(project_id=project_id))
+        response = await self._call(self._runtime.ProjectTasks, pb.ProjectRef(project_id=project_id))
         return [ProjectTaskView(t.name, t.source, list(t.command)) for t in response.tasks]
 
     async def project_changes(
@@ -152,36 +158,36 @@ class RuntimeGateway(ServiceClient):
         request = pb.ProjectChangesRequest(
             project_id=project_id, workspace_id=workspace_id, session_id=session_id, max_bytes=max_bytes
         )
-        r = await self.call(self.runtime.ProjectChanges, request)
+        r = await self._call(self._runtime.ProjectChanges, request)
         return ProjectChanges(r.workspace_id, r.branch, list(r.status), r.diff, r.truncated)
 
     # Secrets (write-only: no view carries a value)
 
     async def set_secret(self, project_id: str, name: str, value: str) -> SecretView:
         request = pb.SetSecretRequest(project_id=project_id, name=name, value=value)
-        return secret_view(await self.call(self.runtime.SetSecret, request))
+        return secret_view(await self._call(self._runtime.SetSecret, request))
 
     async def list_secrets(self, project_id: str) -> list[SecretView]:
-        response = await self.call(self.runtime.ListSecrets, pb.ProjectRef(project_id=project_id))
+        response = await self._call(self._runtime.ListSecrets, pb.ProjectRef(project_id=project_id))
         return [secret_view(s) for s in response.secrets]
 
     async def delete_secret(self, project_id: str, name: str) -> SecretView:
         request = pb.SecretRef(project_id=project_id, name=name)
-        return secret_view(await self.call(self.runtime.DeleteSecret, request))
+        return secret_view(await self._call(self._runtime.DeleteSecret, request))
 
     # The project's container
 
     async def start_container(self, project_id: str) -> ContainerView:
         ref = pb.ProjectRef(project_id=project_id)
-        return container_view(await self.call(self.long.StartContainer, ref, timeout=CONTAINER_TIMEOUT))
+        return container_view(await self._call(self._long.StartContainer, ref, timeout=CONTAINER_TIMEOUT))
 
     async def stop_container(self, project_id: str) -> ContainerView:
         ref = pb.ProjectRef(project_id=project_id)
-        return container_view(await self.call(self.long.StopContainer, ref, timeout=CONTAINER_TIMEOUT))
+        return container_view(await self._call(self._long.StopContainer, ref, timeout=CONTAINER_TIMEOUT))
 
     async def container_logs(self, project_id: str, *, tail: int, since: int) -> ContainerLogs:
         request = pb.ContainerLogsRequest(project_id=project_id, tail=tail, since=since)
-        r = await self.call(self.runtime.ContainerLogs, request)
+        r = await self._call(self._runtime.ContainerLogs, request)
         return ContainerLogs(r.logs, r.truncated)
 
     async def exec(
@@ -199,19 +205,30 @@ class RuntimeGateway(ServiceClient):
             max_output_bytes=max_output,
         )
         deadline = timeout + EXEC_TIMEOUT_MARGIN if timeout else DEFAULT_EXEC_DEADLINE
-        r = await self.call(self.long.Exec, request, timeout=deadline)
+        r = await self._call(self._long.Exec, request, timeout=deadline)
         return ExecResult(r.exit_code, r.stdout, r.stderr, r.timed_out, r.truncated, r.duration_ms)
 
     async def rebuild_image(self, project_id: str) -> ImageRebuilt:
         ref = pb.ProjectRef(project_id=project_id)
-        r = await self.call(self.long.RebuildImage, ref, timeout=BUILD_TIMEOUT)
+        r = await self._call(self._long.RebuildImage, ref, timeout=BUILD_TIMEOUT)
         return ImageRebuilt(r.build_id, r.image, r.ok, r.error, list(r.log_tail))
 
     # Sessions
 
-    async def spawn_session(self, project_id: str, *, workspace_id: str, prompt: str, agent: str) -> SessionView:
+    async def spawn_session(
+        self,
+        project_id: str,
+        *,
+        workspace_id: str,
+        prompt: str,
+        agent: str,
+        session_id: str = "",
+        agent_env: dict[str, str] | None = None,
+    ) -> SessionView:
         request = pb.SpawnSessionRequest(project_id=project_id, workspace_id=workspace_id, prompt=prompt, agent=agent)
-        return session_view(await self.call(self.long.SpawnSession, request, timeout=SPAWN_TIMEOUT))
+        request.session_id = session_id  # a signed-in person's agent: the session its credential names (0057)
+        request.agent_env.update(agent_env or {})
+        return session_view(await self._call(self._long.SpawnSession, request, timeout=SPAWN_TIMEOUT))
 
     async def message_session(
         self, project_id: str, message: str, *, workspace_id: str, session_id: str
@@ -219,19 +236,19 @@ class RuntimeGateway(ServiceClient):
         request = pb.MessageSessionRequest(
             project_id=project_id, workspace_id=workspace_id, session_id=session_id, message=message
         )
-        return session_view(await self.call(self.long.MessageSession, request))
+        return session_view(await self._call(self._long.MessageSession, request))
 
     async def get_session(self, project_id: str, session_id: str) -> SessionView:
         ref = pb.SessionRef(project_id=project_id, session_id=session_id)
-        return session_view(await self.call(self.runtime.GetSession, ref))
+        return session_view(await self._call(self._runtime.GetSession, ref))
 
     async def list_sessions(self, project_id: str) -> list[SessionView]:
-        response = await self.call(self.runtime.ListSessions, pb.ProjectRef(project_id=project_id))
+        response = await self._call(self._runtime.ListSessions, pb.ProjectRef(project_id=project_id))
         return [session_view(s) for s in response.sessions]
 
     async def end_session(self, project_id: str, session_id: str, *, force: bool) -> SessionView:
         ref = pb.SessionRef(project_id=project_id, session_id=session_id, force=force)
-        return session_view(await self.call(self.long.EndSession, ref, timeout=END_TIMEOUT))
+        return session_view(await self._call(self._long.EndSession, ref, timeout=END_TIMEOUT))
 
     async def session_events(
         self, project_id: str, session_id: str, *, after: int, limit: int, wait: float
@@ -240,12 +257,12 @@ class RuntimeGateway(ServiceClient):
         request = pb.SessionEventsRequest(
             project_id=project_id, session_id=session_id, after=after, limit=limit, wait_seconds=wait
         )
-        r = await self.call(self.long.SessionEvents, request, timeout=wait + EVENTS_MARGIN)
+        r = await self._call(self._long.SessionEvents, request, timeout=wait + EVENTS_MARGIN)
         return SessionEvents([event_view(e) for e in r.events], r.next_cursor, r.state)
 
     async def cleanup_sessions(self, project_id: str, *, older_than: int) -> SessionsCleaned:
         request = pb.CleanupSessionsRequest(project_id=project_id, older_than_seconds=older_than)
-        r = await self.call(self.long.CleanupSessions, request, timeout=END_TIMEOUT)
+        r = await self._call(self._long.CleanupSessions, request, timeout=END_TIMEOUT)
         return SessionsCleaned(list(r.removed), list(r.ended))
 
     async def respond_tool_request(
@@ -258,27 +275,27 @@ class RuntimeGateway(ServiceClient):
             result_json=result_json,
             is_error=is_error,
         )
-        r = await self.call(self.long.RespondToolRequest, request)
+        r = await self._call(self._long.RespondToolRequest, request)
         return ToolResponseDelivered(r.session_id, r.request_id, r.delivered)
 
     # Workspaces and limits
 
     async def list_workspaces(self, project_id: str) -> list[WorkspaceView]:
-        response = await self.call(self.runtime.ListWorkspaces, pb.ProjectRef(project_id=project_id))
+        response = await self._call(self._runtime.ListWorkspaces, pb.ProjectRef(project_id=project_id))
         return [workspace_view(w) for w in response.workspaces]
 
     async def delete_workspace(self, project_id: str, workspace_id: str) -> WorkspaceDeleted:
         ref = pb.WorkspaceRef(project_id=project_id, workspace_id=workspace_id)
-        r = await self.call(self.long.DeleteWorkspace, ref, timeout=CONTAINER_TIMEOUT)
+        r = await self._call(self._long.DeleteWorkspace, ref, timeout=CONTAINER_TIMEOUT)
         return WorkspaceDeleted(r.workspace_id)
 
     async def get_limits(self) -> LimitsView:
-        return limits_view(await self.call(self.runtime.GetLimits, pb.GetLimitsRequest()))
+        return limits_view(await self._call(self._runtime.GetLimits, pb.GetLimitsRequest()))
 
-    def attach_server(self) -> Any:
-        """A new AttachServer call (a `grpc.aio` bidirectional stream). No deadline: it lasts as long as the
-        server runs; never replayed: each call is a container of its own."""
-        return self.long.AttachServer()
+    def attach_server(self) -> ServerPipe:
+        """A new AttachServer call. No deadline: it lasts as long as the server runs; never replayed: each call is a
+        container of its own."""
+        return ServerPipe(self._long.AttachServer())
 
     async def close(self) -> None:
         await super().close()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from jarvis.aggregator.gateways.client import ServiceClient
-from jarvis.aggregator.gateways.registry import timestamp
+from jarvis.aggregator.gateways.registry_convert import timestamp
 from jarvis.aggregator.views.scheduler import RunView, ScheduleDeleted, ScheduleDetail, SchedulerStatus, ScheduleView
 from jarvis.api.scheduler.v1 import scheduler_pb2 as pb
 from jarvis.api.scheduler.v1 import scheduler_pb2_grpc
@@ -43,6 +43,7 @@ class ScheduleChanges:
     concurrency: str | None = None
     missed: str | None = None
     secret_overrides: Mapping[str, str] | None = None
+    paused_reason: str | None = None  # with enabled=False: why Jarvis disabled it (its owner was disabled)
 
 
 class SchedulerGateway(ServiceClient):
@@ -59,7 +60,7 @@ class SchedulerGateway(ServiceClient):
 
     def __init__(self, target: str, plane: InternalPlane | None = None) -> None:
         super().__init__(target, IDEMPOTENT, plane)
-        self.scheduler = scheduler_pb2_grpc.SchedulerServiceStub(self.channel)
+        self._scheduler = scheduler_pb2_grpc.SchedulerServiceStub(self._channel)
 
     async def create_schedule(
         self,
@@ -88,14 +89,14 @@ class SchedulerGateway(ServiceClient):
             created_by=created_by,
             secret_overrides=secret_overrides,
         )
-        return detail_view(await self.call(self.scheduler.CreateSchedule, request))
+        return detail_view(await self._call(self._scheduler.CreateSchedule, request))
 
     async def list_schedules(self, target: str = "") -> list[ScheduleView]:
-        response = await self.call(self.scheduler.ListSchedules, pb.ListSchedulesRequest(target=target))
+        response = await self._call(self._scheduler.ListSchedules, pb.ListSchedulesRequest(target=target))
         return [schedule_view(s) for s in response.schedules]
 
     async def get_schedule(self, schedule_id: str) -> ScheduleDetail:
-        return detail_view(await self.call(self.scheduler.GetSchedule, pb.ScheduleRef(schedule_id=schedule_id)))
+        return detail_view(await self._call(self._scheduler.GetSchedule, pb.ScheduleRef(schedule_id=schedule_id)))
 
     async def update_schedule(self, schedule_id: str, changes: ScheduleChanges) -> ScheduleDetail:
         request = pb.UpdateScheduleRequest(
@@ -107,6 +108,7 @@ class SchedulerGateway(ServiceClient):
             enabled=changes.enabled,
             concurrency=changes.concurrency,
             missed=changes.missed,
+            paused_reason=changes.paused_reason,
         )
         if changes.targets is not None:
             request.targets.SetInParent()
@@ -114,18 +116,18 @@ class SchedulerGateway(ServiceClient):
         if changes.secret_overrides is not None:
             request.secret_overrides.SetInParent()
             request.secret_overrides.pairs.update(changes.secret_overrides)
-        return detail_view(await self.call(self.scheduler.UpdateSchedule, request))
+        return detail_view(await self._call(self._scheduler.UpdateSchedule, request))
 
     async def delete_schedule(self, schedule_id: str) -> ScheduleDeleted:
-        r = await self.call(self.scheduler.DeleteSchedule, pb.ScheduleRef(schedule_id=schedule_id))
+        r = await self._call(self._scheduler.DeleteSchedule, pb.ScheduleRef(schedule_id=schedule_id))
         return ScheduleDeleted(schedule_id=r.schedule_id, queued_runs_skipped=r.queued_runs_skipped)
 
     async def trigger_schedule(self, schedule_id: str) -> list[RunView]:
-        response = await self.call(self.scheduler.TriggerSchedule, pb.ScheduleRef(schedule_id=schedule_id))
+        response = await self._call(self._scheduler.TriggerSchedule, pb.ScheduleRef(schedule_id=schedule_id))
         return [run_view(r) for r in response.runs]
 
     async def get_status(self, timeout: float | None = None) -> SchedulerStatus:
-        r = await self.call(self.scheduler.GetStatus, pb.GetStatusRequest(), timeout=timeout)
+        r = await self._call(self._scheduler.GetStatus, pb.GetStatusRequest(), timeout=timeout)
         return SchedulerStatus(
             mode=r.mode,
             schedules=r.schedules,
@@ -155,6 +157,7 @@ def schedule_view(s: pb.Schedule) -> ScheduleView:
         next_fire_at=timestamp(s, "next_fire_at"),
         last_fired_at=timestamp(s, "last_fired_at"),
         secret_overrides=dict(s.secret_overrides),
+        paused_reason=s.paused_reason,
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
+from jarvis.aggregator.surfaces.paths import DEBUG_PATH
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.results import ForeignJson
 from jarvis.aggregator.tooling.tool import Surface, Tool
@@ -52,7 +53,7 @@ def build_debug_surface(ctx: ToolContext) -> Surface:
     )
     return Surface(
         name="debug",
-        path="/mcp/debug",
+        path=DEBUG_PATH,
         tools=[tool],
         instructions='Debug AWS, LangSmith, Jira and projects: call debug(tool="list") first.',
     )

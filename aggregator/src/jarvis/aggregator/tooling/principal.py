@@ -15,6 +15,18 @@ class Principal:
     scopes: tuple[str, ...]
     # True for an unauthenticated caller on a loopback-only aggregator (the laptop case).
     local: bool = False
+    # The person behind a signed-in (OAuth) token: their subject at the identity provider; "" for a `jv_` token.
+    user: str = ""
+    # When a person's token was issued (unix seconds), checked against their standing (oauth/standing.py); 0 else.
+    issued_at: int = 0
+    # How the person is calling, for the audit log: "token <client>" for a client's access token, "session <id>" for
+    # an agent session's credential (decision 0057); "" for a `jv_` token, whose name says it all.
+    via: str = ""
+
+    @property
+    def who(self) -> str:
+        """The caller as the audit log names them: "alice@example.com via session s1", or the token's name."""
+        return f"{self.name} via {self.via}" if self.via else self.name
 
     def may(
         self, surface: str, tool: str, action: str | None, *, read_only: bool, admin: bool, project: str | None = None
@@ -25,6 +37,10 @@ class Principal:
         return scope_rules.reaches_surface(self.scopes, surface)
 
     @property
+    def sees_everything(self) -> bool:
+        return scope_rules.ADMIN in self.scopes or scope_rules.ALL in self.scopes
+
+    @property
     def bound_projects(self) -> tuple[str, ...]:
         """The projects named by this token's project-bound scopes (`<scope>@<project_id>`)."""
         separator = scope_rules.PROJECT_SEPARATOR
@@ -32,6 +48,8 @@ class Principal:
 
 
 LOCAL_ADMIN = Principal(token_id="", name="local", scopes=(scope_rules.ADMIN,), local=True)
+# An HTTP request the gate did not resolve to a caller: it may do nothing (fail closed, never the local admin).
+NOBODY = Principal(token_id="", name="unauthenticated", scopes=())
 
 
 def principal_from_token(token_id: str, name: str, scopes: Sequence[str]) -> Principal:

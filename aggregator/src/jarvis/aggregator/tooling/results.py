@@ -12,7 +12,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import pydantic
 
-JsonObject = dict[str, Any]
+from jarvis.aggregator.tooling.json_types import JsonObject
 
 
 @dataclass(frozen=True)

@@ -4,52 +4,67 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import jsonschema
 import mcp_types as types
 
+from jarvis.aggregator.tooling.json_types import JsonObject
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common import params as params_rules
 from jarvis.common import scopes as scope_rules
 from jarvis.common.errors import InvalidArgument, NotFound, PermissionDenied
 from jarvis.common.schema_check import compile_check
 
-JsonObject = dict[str, Any]
-# A handler gets its action's parameters (an instance of the action's `params` dataclass) and the caller.
-Handler = Callable[[Any, Principal], Awaitable[Any]]
+P = TypeVar("P")
+# A handler gets its action's parameters (an instance of the action's `params` dataclass, or the arguments as given
+# when it declares none) and the caller.
+Handler = Callable[[P, Principal], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
-class Action:
+class Action(Generic[P]):
     """One operation of a consolidated tool.
 
     `read_only`, `destructive` and `idempotent` describe what the action does; the tool's
     annotations are derived from its actions so they can never disagree with the code.
     `admin` marks writes that define a command or image (they need the admin scope);
     `admin_if` marks the calls of an otherwise ordinary action that need it too, judged on the
-    arguments (a custom client config path, a setting that flows into other people's configs).
+    arguments (a custom client config path, a setting that weakens security), and `admin_why` says why those
+    calls need it, for the refusal to tell the caller.
     `params` is the dataclass of the action's parameters: its part of the tool's input schema, and what the
-    handler receives; its fields without a default are the action's required arguments.
+    handler receives (so mypy holds the two to the same type); its fields without a default are the action's
+    required arguments.
     """
 
     name: str
-    handler: Handler
-    params: type[Any] | None = None
+    handler: Handler[P]
+    params: type[P] | None = None
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
     required: tuple[str, ...] = ()
     admin: bool = False
     admin_if: Callable[[Mapping[str, Any]], bool] | None = None
+    admin_why: Callable[[Mapping[str, Any]], str] | None = None
+    any_json: frozenset[str] = field(default=frozenset(), init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.params is not None and not self.required:
             declared = tuple(p.name for p in params_rules.params_of(self.params) if p.required)
             object.__setattr__(self, "required", declared)
 
+        # Its parameters that take any JSON value: for them an empty list or string is a value, not a missing one.
+        object.__setattr__(self, "any_json", _any_json(self.params))
+
     def needs_admin(self, args: Mapping[str, Any]) -> bool:
         return self.admin or (self.admin_if is not None and self.admin_if(args))
+
+    def why_admin(self, args: Mapping[str, Any]) -> str:
+        """Why these arguments need the admin scope when the action itself does not ("" if they do not)."""
+        if self.admin or self.admin_why is None or not self.needs_admin(args):
+            return ""
+        return self.admin_why(args)
 
 
 @dataclass
@@ -60,8 +75,8 @@ class Tool:
     name: str
     description: str
     properties: Mapping[str, JsonObject] = field(default_factory=dict)
-    actions: Sequence[Action] = ()
-    handler: Handler | None = None
+    actions: Sequence[Action[Any]] = ()
+    handler: Handler[Any] | None = None
     params: type[Any] | None = None  # a single-purpose tool's parameters, as for an action
     read_only: bool = False
     idempotent: bool = False
@@ -74,6 +89,7 @@ class Tool:
             raise ValueError(f"{self.name} needs either actions or a handler")
         self._by_action = {a.name: a for a in self.actions}
         self._required = tuple(p.name for p in params_rules.params_of(self.params) if p.required) if self.params else ()
+        self._any_json = _any_json(self.params)
         self.input_schema = self._build_schema()
         self._validator = jsonschema.Draft202012Validator(self.input_schema)
         self._valid = compile_check(self.input_schema)  # the fast answer; jsonschema words the refusals
@@ -126,10 +142,10 @@ class Tool:
             annotations=self.annotations(),
         )
 
-    def resolve(self, arguments: Mapping[str, Any] | None) -> tuple[Action | None, JsonObject]:
+    def resolve(self, arguments: Mapping[str, Any] | None) -> tuple[Action[Any] | None, JsonObject]:
         """Pick the action and validate the arguments; raise InvalidArgument with spec texts."""
         args = dict(arguments or {})
-        action: Action | None = None
+        action: Action[Any] | None = None
         if self.actions:
             name = args.get("action")
             if name is None or name == "":
@@ -144,13 +160,14 @@ class Tool:
             if errors:
                 raise InvalidArgument(_describe_schema_error(self.name, errors[0]))
         required = action.required if action else self._required
-        missing = [p for p in required if args.get(p) in (None, "", [])]
+        any_json = action.any_json if action else self._any_json
+        missing = [p for p in required if args.get(p) is None or (p not in any_json and args[p] in ("", []))]
         if missing:
             what = f"{self.name} action={action.name}" if action else self.name
             raise InvalidArgument(f"{what} requires {', '.join(repr(m) for m in missing)}")
         return action, args
 
-    def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
+    def permits(self, principal: Principal, surface: str, action: Action[Any] | None, args: Mapping[str, Any]) -> bool:
         """Whether `principal` may make this call; a `project_id` argument is checked against project-bound scopes."""
         project = args.get("project_id")
         return principal.may(
@@ -162,7 +179,20 @@ class Tool:
             project=project if isinstance(project, str) else None,
         )
 
-    def needed_scopes(self, surface: str, action: Action | None, args: Mapping[str, Any]) -> list[str]:
+    def callable_by(self, principal: Principal, surface: str) -> bool:
+        """Whether `principal` may call at least one action of this tool (on at least one of its projects)."""
+        if principal.sees_everything:
+            return True
+        # A project-bound scope only allows calls naming its project, so ask about those projects too.
+        projects: list[str | None] = [None, *principal.bound_projects]
+        actions: list[Action[Any] | None] = [*self.actions] or [None]
+        return any(
+            self.permits(principal, surface, action, {"project_id": project} if project else {})
+            for action in actions
+            for project in projects
+        )
+
+    def needed_scopes(self, surface: str, action: Action[Any] | None, args: Mapping[str, Any]) -> list[str]:
         """Scopes that would permit this call, for a refusal to name."""
         project = args.get("project_id")
         return scope_rules.granting(
@@ -170,19 +200,63 @@ class Tool:
             self.name,
             action.name if action else None,
             read_only=action.read_only if action else self.read_only,
-            admin=action.admin if action else self.admin,
+            admin=action.needs_admin(args) if action else self.admin,
             project=project if isinstance(project, str) else None,
         )
 
-    async def call(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Any:
+    def refusal(self, principal: Principal, surface: str, action: Action[Any] | None, args: Mapping[str, Any]) -> str:
+        """What a refused call is told: the scopes that would allow it, and why when its arguments need `admin`."""
+        what = f"{self.name} action={action.name}" if action else self.name
+        text = (
+            f"your token's scopes ({', '.join(principal.scopes)}) do not allow {what} on the {surface} surface; "
+            f"a token with one of these scopes may: {', '.join(self.needed_scopes(surface, action, args))}"
+        )
+        why = action.why_admin(args) if action else ""
+        return f"{text} ({why})" if why else text
+
+    def decide(self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str) -> Decision:
+        """The call `principal` makes: its action and arguments, checked against the schema and the scopes."""
         action, args = self.resolve(arguments)
         if not self.permits(principal, surface, action, args):
-            what = f"{self.name} action={action.name}" if action else self.name
-            raise PermissionDenied(f"your token's scopes do not allow {what} on the {surface} surface")
+            raise PermissionDenied(self.refusal(principal, surface, action, args))
+        return Decision(surface, self.name, principal, dict(arguments or {}), action, args)
+
+    async def call(
+        self, arguments: Mapping[str, Any] | None, principal: Principal, surface: str, decided: Decision | None = None
+    ) -> Any:
+        """Run the call; `decided` is the HTTP gate's decision on this very call, which spares deciding it again
+        (it is used only when it is for this surface, tool, caller and arguments)."""
+        if decided is None or not decided.covers(surface, self.name, principal, arguments):
+            decided = self.decide(arguments, principal, surface)
+        action, args = decided.action, decided.args
         handler = action.handler if action else self.handler
         params = action.params if action else self.params
         assert handler is not None
         return await handler(args if params is None else params_rules.build(params, args), principal)
+
+
+def _any_json(params: type[Any] | None) -> frozenset[str]:
+    return frozenset(p.name for p in params_rules.params_of(params) if p.type == ()) if params else frozenset()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A tools/call decided: permitted for `principal`, with its action picked and its arguments checked."""
+
+    surface: str
+    tool: str
+    principal: Principal
+    arguments: JsonObject  # as the caller sent them
+    action: Action[Any] | None
+    args: JsonObject
+
+    def covers(self, surface: str, tool: str, principal: Principal, arguments: Mapping[str, Any] | None) -> bool:
+        return (
+            surface == self.surface
+            and tool == self.tool
+            and principal == self.principal
+            and dict(arguments or {}) == self.arguments
+        )
 
 
 def _describe_schema_error(tool: str, error: jsonschema.ValidationError) -> str:
@@ -215,6 +289,12 @@ class Surface:
 
     def has(self, name: str) -> bool:
         return name in self._by_name
+
+    def limit_key(self, principal: Principal, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """The tool a tools/call of `name` runs, as the rate limiter keys it: the name its own surface gives it,
+        whichever surface it is reached through; None for a name that is not a tool here (unknown names share
+        one key, so they cannot mint keys)."""
+        return name if self.has(name) else None
 
     def list_mcp(self) -> list[types.Tool]:
         return [t.to_mcp() for t in self.tools]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # How an agent names a server's transport (`jarvis_server action=create type=...`).
 TransportName = Literal["stdio", "streamable-http", "container"]
+# `LaunchView.transport`: the registry's names for them.
+TRANSPORT_STREAMABLE_HTTP = "TRANSPORT_STREAMABLE_HTTP"
+TRANSPORT_CONTAINER = "TRANSPORT_CONTAINER"
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,33 @@ class ServerView:
     last_error: str
     created_at: str | None = None
     updated_at: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerInstalled:
+    server: ServerView
+    note: str  # what the install chose, e.g. the directories a filesystem server serves; "" for nothing
+
+
+@dataclass(frozen=True)
+class CatalogEntryView:
+    """A catalog entry as discovery indexes it: what it is, whether it is installed, the tools it declares."""
+
+    name: str
+    title: str
+    description: str
+    category: str
+    required_env: list[str]
+    tools: list[ToolSummaryView]
+    installed: bool
+
+
+@dataclass(frozen=True)
+class CatalogImported:
+    imported: int
+    updated: int
+    skipped: list[str]  # why each skipped entry was skipped
+    format: str  # the format read: server.json or livemcpbench
 
 
 @dataclass(frozen=True)
@@ -147,6 +177,7 @@ class ClientEdited:
     backup_path: str
     added: list[str]
     removed: list[str]
+    notes: list[str] = field(default_factory=list)  # what the user must still do (trust a folder in Gemini CLI)
 
 
 @dataclass(frozen=True)
@@ -213,6 +244,11 @@ class TokenCreated:
 
 
 # Operations
+
+
+# Doctor checks whose failure is a warning, not ill health: Jarvis works, but something should be fixed (the
+# registry's `data_dir`: its data dir or databases are readable by other users; the detail names the chmod).
+ADVISORY_DOCTOR_CHECKS = frozenset({"data_dir"})
 
 
 @dataclass(frozen=True)

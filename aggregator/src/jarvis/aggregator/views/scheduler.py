@@ -23,6 +23,7 @@ class ScheduleView:
     next_fire_at: str | None  # unset while disabled
     last_fired_at: str | None
     secret_overrides: dict[str, str]
+    paused_reason: str = ""  # why Jarvis disabled it: its owner was disabled (decision 0057)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
 from jarvis.aggregator import audit
 from jarvis.aggregator.discovery.entry import ToolEntry
-from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.downstream.tools import quarantine_message
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.hosting.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
@@ -45,6 +46,13 @@ async def call_downstream(
     started, outcome = time.perf_counter(), "error"
     try:
         raw = await server.call("tools/call", {"name": entry.tool, "arguments": args}, None)
+        if is_input_required(raw):
+            raise FailedPrecondition(
+                f"server '{entry.source}' asks for input to finish {entry.tool} (a 2026-07-28 input-required "
+                "result), which tool_call and code_run cannot pass on to you: call the tool on a profile that holds "
+                f'the server (jarvis_profile action=create name=… servers=["{entry.source}"], then '
+                "/mcp/profile/<name>)"
+            )
         result = types.CallToolResult.model_validate(raw, by_name=False)
         outcome = "error" if result.is_error else "ok"
         return result

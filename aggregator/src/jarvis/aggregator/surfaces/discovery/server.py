@@ -9,7 +9,7 @@ connection, so it always gets the five tools and calls the rest through `tool_ca
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.mcp_server import Binding, untraced
-from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, shown
+from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, no_progress, shown
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
 from jarvis.aggregator.tooling.tool import Surface
@@ -53,10 +53,24 @@ class ListChangingServer(Server[Any]):
         )
 
 
+def progress_of(ctx: ServerRequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """Progress on this request, sent only when the caller's `_meta` carried a progress token."""
+    token = (ctx.meta or {}).get("progress_token")
+    if token is None:
+        return no_progress
+    related = None if ctx.request_id is None else str(ctx.request_id)
+
+    async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+        await ctx.session.send_progress_notification(token, progress, total, message, related_request_id=related)
+
+    return report
+
+
 def caller_of(ctx: ServerRequestContext[Any], principal: Principal, d: Discovery) -> Caller:
     """Which session a request belongs to (none for 2026-era requests), and how to notify it."""
+    progress = progress_of(ctx)
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return Caller(session=None, modern=True)
+        return Caller(session=None, modern=True, report_progress=progress)
     request = ctx.request
     headers = getattr(request, "headers", None)
     if headers is None:
@@ -64,8 +78,9 @@ def caller_of(ctx: ServerRequestContext[Any], principal: Principal, d: Discovery
     else:
         session_id = headers.get(SESSION_HEADER) or None
     if session_id is None:
-        return Caller(session=None)
-    return Caller(session=d.key(principal, session_id), notify_tools_changed=ctx.session.send_tool_list_changed)
+        return Caller(session=None, report_progress=progress)
+    key = d.key(principal, session_id)
+    return Caller(session=key, notify_tools_changed=ctx.session.send_tool_list_changed, report_progress=progress)
 
 
 def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any]:

@@ -5,27 +5,33 @@ from __future__ import annotations
 import contextvars
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp_types as types
 
+from jarvis.aggregator.codemode.limits import CodePolicy
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.discovery.access import sees_everything, visible_to
 from jarvis.aggregator.discovery.catalog import Catalog
 from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
+from jarvis.aggregator.downstream.hosting.naming import SEPARATOR
+from jarvis.aggregator.downstream.hosting.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.surfaces.discovery.downstream import call_downstream
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
 SURFACE = "discovery"
-DISCOVERY_TOOLS = ("tool_find", "tool_describe", "tool_load", "tool_active", "tool_call")
+DISCOVERY_TOOLS = ("tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run")
 FIND_HINT = "use tool_find to discover available tools"
+UNKNOWN_KEY = "(unknown tool)"  # the gate's one rate-limit key for names that are no tool
 VISIBILITY_CACHE = 64  # distinct scope sets whose visibility decisions are kept
 
 
@@ -35,6 +41,10 @@ def shown(name: str) -> str:
 
 
 async def _no_notification() -> None:
+    return None
+
+
+async def no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
     return None
 
 
@@ -49,6 +59,8 @@ class Caller:
     session: str | None
     modern: bool = False
     notify_tools_changed: Callable[[], Awaitable[None]] = _no_notification
+    # Progress on the request being served; a no-op unless the caller sent a progress token.
+    report_progress: Callable[[float, float | None, str | None], Awaitable[None]] = no_progress
 
 
 NO_SESSION = Caller(session=None)
@@ -74,12 +86,21 @@ class Discovery:
         self.stdio_session = f"stdio-{uuid.uuid4().hex}"
         self._visibility: dict[tuple[str, ...], Callable[[ToolEntry], bool]] = {}
         self._visibility_version = -1
+        # The gate's limiter, when the app has one: calls made from inside a code run take from the same buckets.
+        self.limiter: RateLimiter | None = None
+        self.code_policy = CodePolicy()  # the app's settings replace it
+        self._stops: list[Callable[[], Awaitable[None]]] = []
+
+    def on_stop(self, stop: Callable[[], Awaitable[None]]) -> None:
+        self._stops.append(stop)
 
     async def start(self) -> None:
         self.active = open_active_sets(self.ctx.redis_url)
         await self.catalog.start(self.ctx.events.served.value, skip=SURFACE)
 
     async def stop(self) -> None:
+        for stop in self._stops:
+            await stop()
         await self.catalog.stop()
         await self.active.close()
 
@@ -148,11 +169,58 @@ class Discovery:
         rename = self.binding.aliases.get(name) if self.binding else None
         if rename is not None:
             raise NotFound(f"{rename.message()}; from this surface: tool_call name={rename.tool}")
+        if principal.sees_everything and (withheld := self._quarantined(name)) is not None:
+            raise FailedPrecondition(withheld)  # an admin hears why, as on a profile; others only that it is unknown
         raise NotFound(f"tool '{shown(name)}' not found: {FIND_HINT}")
+
+    def _quarantined(self, name: str) -> str | None:
+        """Why `name` is not served, when it is a quarantined tool of an installed server (not in the catalog)."""
+        server, _, tool = name.partition(SEPARATOR)
+        running = self.ctx.downstream.hosts.get(server) if self.ctx.downstream is not None and tool else None
+        return quarantine_message(server, tool) if running is not None and tool in running.tools.quarantined else None
+
+    def limit_key(self, name: str, principal: Principal) -> str | None:
+        """The rate limiter's key for a call of `name` from this surface: what `resolve` finds, named as its own
+        surface names it (a Jarvis tool, or a gateway's sub-tool as its gateway); None for a name this caller
+        cannot call (unknown, hidden or a discovery tool), so such names share one key."""
+        if name in DISCOVERY_TOOLS:
+            return None
+        entry = self.catalog.index.lookup(name)
+        if entry is None or not self.visible(principal)(entry):
+            return None
+        route = self.catalog.route(entry.name)
+        return route[1].name if route is not None else entry.name
+
+    def check_rate(self, principal: Principal, name: str) -> None:
+        """Take a call of `name` from `principal`'s bucket, as the gate does for a direct tool_call."""
+        if self.limiter is None or principal.local:
+            return
+        refused = self.limiter.check(principal.token_id, SURFACE, self.limit_key(name, principal) or UNKNOWN_KEY)
+        if refused is not None:
+            raise Unavailable(refused.message)
+
+    @contextmanager
+    def in_flight(self, principal: Principal, name: str) -> Iterator[None]:
+        """Count a call of `name` among `principal`'s calls in flight, as the gate counts a direct tool_call's."""
+        if self.limiter is None or principal.local:
+            yield
+            return
+        with self.limiter.running([(principal.token_id, self.limit_key(name, principal) or UNKNOWN_KEY)]):
+            yield
 
     def ensure_callable(self, entry: ToolEntry) -> None:
         if not entry.callable:
             raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint}")
+
+    def output_schema(self, entry: ToolEntry) -> dict[str, Any] | None:
+        """The tool's output schema where Jarvis knows it: a Jarvis tool's own, or a started server's listing."""
+        route = self.catalog.route(entry.name)
+        if route is not None and not entry.gateway:
+            return route[1].to_mcp().output_schema
+        host = self.ctx.downstream
+        server = host.hosts.get(entry.source) if host is not None and entry.kind == "server" else None
+        schema = server.tools.tools.get(entry.tool, {}).get("outputSchema") if server is not None else None
+        return schema if isinstance(schema, dict) else None
 
     async def active_names(self, caller: Caller) -> set[str]:
         """The session's active tool names for display; empty (not an error) when the store is down."""
@@ -212,6 +280,7 @@ class ToolDescription:
     source: str
     call: str | None = None
     install_hint: str | None = None
+    declaration: str | None = None  # with format="typescript": the tool as code_run's `tools.<name>` declares it
 
 
 def describe(entry: ToolEntry, active: bool) -> ToolDescription:

@@ -1,14 +1,16 @@
-"""The five discovery tools (spec 003): tool_find, tool_describe, tool_load, tool_active, tool_call."""
+"""The discovery tools (spec 003): tool_find, tool_describe, tool_load, tool_active, tool_call, and code_run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any
+from dataclasses import asdict, dataclass, replace
+from typing import Annotated, Any, Literal
 
 import mcp_types as types
 
+from jarvis.aggregator.codemode.typescript import declaration
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.text import analyze
+from jarvis.aggregator.surfaces.discovery.code import Code, CodeMode
 from jarvis.aggregator.surfaces.discovery.state import (
     FIND_HINT,
     Discovery,
@@ -74,15 +76,20 @@ def _names(given: list[str] | None) -> list[str]:
 # Parameters. None of them is required by the schema: each tool names what is missing in its own words.
 
 
+Format = Literal["json", "typescript"]
+
+
 @dataclass(frozen=True)
 class Find:
     query: str | None = None
     limit: Annotated[int | None, Arg(minimum=1, maximum=MAX_LIMIT)] = None
+    format: Format | None = None  # "typescript" adds each tool's declaration for code_run
 
 
 @dataclass(frozen=True)
 class Named:
     name: str | None = None
+    format: Format | None = None
 
 
 @dataclass(frozen=True)
@@ -113,9 +120,19 @@ class Found:
 
 
 @dataclass(frozen=True)
+class Declared:
+    """A result with format="typescript": the declaration carries the description and parameters already."""
+
+    name: str
+    declaration: str
+    callable: bool
+    install_hint: str | None = None
+
+
+@dataclass(frozen=True)
 class FindAnswer:
     query: str
-    results: list[Found]
+    results: list[Found] | list[Declared]
     count: int
     message: str | None = None
 
@@ -161,7 +178,11 @@ class DiscoveryTools:
         limit = p.limit if p.limit is not None else await default_limit(d)
         hits = d.catalog.index.search(query, limit, allowed=d.search_filter(principal))
         active = await d.active_names(current_caller()) if hits else set()
-        results = [self._found(d.live(hit.entry), hit.score, active) for hit in hits]
+        found = [self._found(d.live(hit.entry), hit.score, active) for hit in hits]
+        results: list[Found] | list[Declared] = found
+        if p.format == "typescript":
+            pairs = zip(found, hits, strict=True)
+            results = [Declared(f.name, self.declare(hit.entry), f.callable, f.install_hint) for f, hit in pairs]
         message = None
         if not results:
             message = (
@@ -186,7 +207,11 @@ class DiscoveryTools:
 
     async def describe(self, p: Named, principal: Principal) -> ToolDescription:
         entry = self.d.resolve(_name(p.name, "tool_describe"), principal)
-        return describe(entry, entry.name in await self.d.active_names(current_caller()))
+        described = describe(entry, entry.name in await self.d.active_names(current_caller()))
+        return replace(described, declaration=self.declare(entry)) if p.format == "typescript" else described
+
+    def declare(self, entry: ToolEntry) -> str:
+        return declaration(entry.name, entry.description, entry.input_schema, self.d.output_schema(entry))
 
     async def load(self, p: Load, principal: Principal) -> LoadAnswer:
         d = self.d
@@ -248,6 +273,11 @@ class DiscoveryTools:
 
 def build_tools(d: Discovery) -> list[Tool]:
     handlers = DiscoveryTools(d)
+
+    async def find_for_code(query: str, limit: int | None, principal: Principal) -> Any:
+        return asdict(await handlers.find(Find(query, limit), principal))
+
+    code = CodeMode(d, find_for_code)
     return [
         Tool(
             name="tool_find",
@@ -287,5 +317,11 @@ def build_tools(d: Discovery) -> list[Tool]:
             description="Call any tool tool_find found, by name",
             params=Call,
             handler=handlers.call,
+        ),
+        Tool(
+            name="code_run",
+            description="Run a program that calls tools; returns its result",
+            params=Code,
+            handler=code.run,
         ),
     ]

@@ -13,13 +13,14 @@ from jarvis.aggregator.surfaces.jarvis import (
     status,
     system,
 )
+from jarvis.aggregator.surfaces.paths import JARVIS_PATH
 from jarvis.aggregator.tooling.tool import Surface
 
 
 def build_jarvis_surface(ctx: ToolContext) -> Surface:
     return Surface(
         name="jarvis",
-        path="/mcp/jarvis",
+        path=JARVIS_PATH,
         tools=[
             status.build(ctx),
             servers.build(ctx),

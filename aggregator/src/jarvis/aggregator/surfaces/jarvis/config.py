@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.downstream import report
+from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import ConfigEntryView, ConfigListing, ConfigMigrated
@@ -28,6 +29,10 @@ class Set:
 @dataclass(frozen=True)
 class ConfigSet:
     set: ConfigEntryView
+
+
+def _key(args: Mapping[str, Any]) -> str:
+    return str(args.get("key", "")).strip()
 
 
 def build(ctx: ToolContext) -> Tool:
@@ -58,7 +63,11 @@ def build(ctx: ToolContext) -> Tool:
                 set_,
                 Set,
                 idempotent=True,
-                admin_if=lambda a: str(a.get("key", "")).strip() in ADMIN_CONFIG_KEYS,
+                admin_if=lambda a: _key(a) in ADMIN_CONFIG_KEYS,
+                admin_why=lambda a: (
+                    f"config key '{_key(a)}' needs an admin token: it is one of the settings that "
+                    "weaken security or the audit trail, or flow into other people's client configs"
+                ),
             ),
             Action("list", list_, NoParams, read_only=True, idempotent=True),
             Action("migrate", migrate, NoParams, idempotent=True),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.downstream import report
+from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import ProfileDeleted, ProfileSuggestion, ProfileView
@@ -72,7 +72,7 @@ class Suggested:
 @dataclass(frozen=True)
 class ProfileRestart:
     profile: str
-    servers: list[dict[str, Any]]  # each server's outcome, as the downstream host reports it
+    servers: list[report.RestartOutcome]
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def build(ctx: ToolContext) -> Tool:
         profiles = [await registry.get_profile(p.name)] if p.name else await registry.list_profiles()
         # A server in several profiles restarts once; each profile reports its servers' outcomes.
         names = sorted({n for profile in profiles for n in profile.servers})
-        outcomes = {o["name"]: o for o in await report.restart(ctx.downstream, names)}
+        outcomes = {o.name: o for o in await report.restart(ctx.downstream, names)}
         return Restarted([ProfileRestart(profile.name, [outcomes[n] for n in profile.servers]) for profile in profiles])
 
     return Tool(

@@ -6,11 +6,22 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.downstream import report
+from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.gateways.registry import ServerEdit
+from jarvis.aggregator.surfaces.jarvis.server_connections import (
+    Connect,
+    Disconnected,
+    YourConnection,
+    YourKeys,
+    connect,
+    disconnect,
+    set_keys,
+    your_connection,
+    your_keys,
+)
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import (
@@ -24,9 +35,12 @@ from jarvis.aggregator.views.registry import (
 )
 from jarvis.common.errors import InvalidArgument, PermissionDenied
 from jarvis.common.params import Arg, Named, NoParams
+from jarvis.common.urls import masked_url, masked_urls
 
 Limit = Annotated[int, Arg(minimum=1, maximum=100)]
-Env = Annotated[dict[str, str | None] | None, Arg("null unsets")]
+# A null value unsets a variable (edit) or removes your key (connect), as edit's error and the README say; a
+# description in the schema would put the jarvis surface's listing over its 4000-byte budget.
+Env = dict[str, str | None] | None
 
 # Parameters
 
@@ -36,6 +50,9 @@ class Install:
     name: str
     new_name: str = ""
     env: Env = None
+    # An entry that serves directories (filesystem): those to serve; none given, the project roots. The schema's
+    # one `args` (create's and edit's too) keeps the jarvis surface's listing within its budget.
+    args: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +105,7 @@ class ServerSummary:
     profiles: list[str]
     launch: str
     description: str
-    # What this aggregator knows of the running server (downstream/report.py `brief`).
+    # What this aggregator knows of the running server (downstream/hosting/report.py `brief`).
     uptime_seconds: float | None = None
     last_error: str | None = None
     quarantined: list[str] | None = None
@@ -102,12 +119,16 @@ class ServerList:
 
 @dataclass(frozen=True)
 class ServerInfo(ServerView):
-    runtime: dict[str, Any] | None = None  # the hosting aggregator's report (downstream/report.py `detail`)
+    runtime: report.RuntimeReport | None = None  # the hosting aggregator's report
+    # Where each person uses the server with their own account (servers.oauth): the caller's authorization there.
+    your_connection: YourConnection | None = None
+    your_keys: YourKeys | None = None  # where its env variables or headers are per person (servers.per_person)
 
 
 @dataclass(frozen=True)
 class Installed:
     installed: ServerView
+    note: str | None = None  # what the install chose: the directories a filesystem server serves
 
 
 @dataclass(frozen=True)
@@ -141,7 +162,7 @@ class UsageReport:
 
 # What a launch env or header value shows instead of itself: secrets live there.
 SET, EMPTY = "<set>", "<empty>"
-# A whole-value `${NAME}` reference, which the host resolves from Jarvis's own environment (downstream/host.py).
+# A whole-value `${NAME}` reference, which the host resolves from Jarvis's own environment (downstream/hosting/host.py).
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
@@ -151,12 +172,18 @@ def masked(values: Mapping[str, str]) -> dict[str, str]:
 
 
 def _masked(server: ServerView) -> ServerView:
-    """Env and header values masked for every caller, admin included: results end up in transcripts."""
+    """Env and header values, and the URL's credentials, masked for every caller, admin included: results end
+    up in transcripts."""
     launch = server.launch
+    last_error = masked_urls(server.last_error)
     if launch is None:
-        return server
+        return dataclasses.replace(server, last_error=last_error)
     return dataclasses.replace(
-        server, launch=dataclasses.replace(launch, env=masked(launch.env), headers=masked(launch.headers))
+        server,
+        launch=dataclasses.replace(
+            launch, env=masked(launch.env), headers=masked(launch.headers), url=masked_url(launch.url)
+        ),
+        last_error=last_error,
     )
 
 
@@ -168,20 +195,20 @@ def _where(launch: LaunchView | None) -> tuple[str, str]:
     return transport, launch.url or launch.image or " ".join([launch.command, *launch.args]).strip()
 
 
-def _summary(server: ServerView, running: Mapping[str, Any]) -> ServerSummary:
+def _summary(server: ServerView, running: report.Running) -> ServerSummary:
     """The registry knows what is installed; `running` (this aggregator's `report.brief`) what runs."""
     transport, where = _where(server.launch)
     return ServerSummary(
         name=server.name,
         transport=transport,
-        status=running.get("status", server.status),
-        tools=running.get("tools", len(server.tools)),
+        status=running.status,
+        tools=running.tools if running.tools is not None else len(server.tools),
         profiles=server.profiles,
         launch=where,
         description=server.description,
-        uptime_seconds=running.get("uptime_seconds"),
-        last_error=running.get("last_error"),
-        quarantined=running.get("quarantined"),
+        uptime_seconds=running.uptime_seconds,
+        last_error=running.last_error,
+        quarantined=running.quarantined,
     )
 
 
@@ -202,19 +229,31 @@ class Servers:
 
     async def list_(self, _: NoParams, __: Principal) -> ServerList:
         servers = await self.ctx.registry.list_servers()
-        summaries = [_summary(s, report.brief(self.ctx.downstream, s.name)) for s in servers]
+        summaries = [_summary(_masked(s), report.brief(self.ctx.downstream, s.name)) for s in servers]
         return ServerList(servers=summaries, count=len(servers))
 
-    async def info(self, p: Named, _: Principal) -> ServerInfo:
+    async def info(self, p: Named, principal: Principal) -> ServerInfo:
         server = _masked(await self.ctx.registry.get_server(p.name))
         runtime = await report.detail(self.ctx.downstream, self.ctx.registry, server.name)
         fields = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)}
-        return ServerInfo(**{**fields, "status": runtime["state"]}, runtime=runtime)
+        mine = await your_connection(self.ctx, server.name, principal)
+        keys = await your_keys(self.ctx, server.name, principal)
+        status = {**fields, "status": runtime.state}
+        return ServerInfo(**status, runtime=runtime, your_connection=mine, your_keys=keys)
+
+    async def connect(self, p: Install, principal: Principal) -> Connect:
+        """Your own account (servers.oauth: the consent link) or, with env, your own keys (servers.per_person)."""
+        if p.env is not None:
+            return await set_keys(self.ctx, p.name, p.env, principal)
+        return await connect(self.ctx, Named(name=p.name), principal)
+
+    async def disconnect(self, p: Named, principal: Principal) -> Disconnected:
+        return await disconnect(self.ctx, p, principal)
 
     async def install(self, p: Install, _: Principal) -> Installed:
-        installed = await self.ctx.registry.install_server(p.name, p.new_name, _set_values(p.env))
+        done = await self.ctx.registry.install_server(p.name, p.new_name, _set_values(p.env), p.args or [])
         await self._changed()
-        return Installed(_masked(installed))
+        return Installed(_masked(done.server), done.note or None)
 
     async def uninstall(self, p: Named, _: Principal) -> Uninstalled:
         uninstalled = await self.ctx.registry.uninstall_server(p.name)
@@ -278,7 +317,8 @@ def build(ctx: ToolContext) -> Tool:
     h = Servers(ctx)
     return Tool(
         name="jarvis_server",
-        description="Servers list|info|install|uninstall|search|edit|create|usage",
+        # Within 60 characters every action is named: "uninstall" names install, "disconnect" connect.
+        description="list|info|uninstall|search|edit|create|usage|disconnect",
         actions=[
             Action("list", h.list_, NoParams, read_only=True, idempotent=True),
             Action("info", h.info, Named, read_only=True, idempotent=True),
@@ -288,5 +328,7 @@ def build(ctx: ToolContext) -> Tool:
             Action("edit", h.edit, Edit, admin=True),
             Action("create", h.create, Create, admin=True),
             Action("usage", h.usage, Usage, read_only=True, idempotent=True),
+            Action("connect", h.connect, Install),  # your own account or keys (servers.oauth, servers.per_person)
+            Action("disconnect", h.disconnect, Named, idempotent=True),
         ],
     )

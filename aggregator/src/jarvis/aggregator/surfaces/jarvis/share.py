@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.downstream.shares import Shares
+from jarvis.aggregator.downstream.proxy.shares import Shares
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.common.errors import FailedPrecondition
 from jarvis.common.params import Arg, Named, NoParams
 
-# What the share keeper (downstream/shares.py) reports: the share's URL, token, expiry, uses and its tunnel's
+# What the share keeper (downstream/proxy/shares.py) reports: the share's URL, token, expiry, uses and its tunnel's
 # own fields, which depend on the tunnel kind.
 ShareReport = dict[str, Any]
 

@@ -8,15 +8,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis.aggregator import health
+from jarvis.aggregator import health, probes
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.downstream import report
+from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Tool
-from jarvis.aggregator.views.registry import DoctorCheckView
+from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS, DoctorCheckView
 from jarvis.common.errors import JarvisError
 from jarvis.common.params import NoParams
 
+DOCTOR_BOUND = probes.RELAYED_PROBE_TIMEOUT
 # Probe results: {"ok": True | False | None, "detail": ..., and what the probe adds}.
 Checks = dict[str, dict[str, Any]]
 
@@ -34,18 +35,27 @@ class AggregatorStatus:
 @dataclass(frozen=True)
 class Status:
     healthy: bool
+    # What to fix though Jarvis works, each naming the path and the command (e.g. a data dir others can read).
+    warnings: list[str]
     doctor: list[DoctorCheckView]
     services: Checks
     daemons: Checks
-    downstream: dict[str, Any]  # the hosted servers (downstream/report.py `summary`)
+    downstream: report.HostedSummary
     discovery: dict[str, Any]  # how discovery ranks now, as the discovery surface reports it
     aggregator: AggregatorStatus
 
 
 async def _doctor(ctx: ToolContext) -> list[DoctorCheckView]:
-    """The registry's checks: its config, migrations, and its database through its own client."""
+    """The registry's checks: its config, migrations, and its database through its own client.
+
+    Bounded like the other probes: a hung registry is reported as such, the status answers within seconds
+    (the gateway allows `jarvis doctor` longer, for a slow database).
+    """
     try:
-        return await ctx.registry.doctor()
+        return await asyncio.wait_for(ctx.registry.doctor(), DOCTOR_BOUND)
+    except TimeoutError:
+        detail = f"the registry service at {ctx.registry.target} did not answer its checks within {DOCTOR_BOUND:g} s"
+        return [DoctorCheckView(name="registry", ok=False, detail=detail)]
     except JarvisError as exc:
         return [DoctorCheckView(name="registry", ok=False, detail=str(exc))]
 
@@ -67,11 +77,12 @@ def build(ctx: ToolContext) -> Tool:
         if ctx.scheduler is not None and services["scheduler"]["ok"]:
             services["scheduler"].update(await health.scheduler_queue(ctx.scheduler))
         # Healthy: every check passes and nothing configured is down; parts a deployment lacks (ok None) are fine.
-        healthy = all(c.ok for c in doctor) and all(
+        healthy = all(c.ok or c.name in ADVISORY_DOCTOR_CHECKS for c in doctor) and all(
             s["ok"] is not False for s in (*services.values(), *daemons.values())
         )
         return Status(
             healthy=healthy,
+            warnings=[f"{c.name}: {c.detail}" for c in doctor if not c.ok and c.name in ADVISORY_DOCTOR_CHECKS],
             doctor=doctor,
             services=services,
             daemons=daemons,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.surfaces.orchestrator import container, project, schedule, session, standalone, token, workspace
+from jarvis.aggregator.surfaces.paths import ORCHESTRATOR_PATH
 from jarvis.aggregator.tooling.tool import Surface
 
 
 def build_orchestrator_surface(ctx: ToolContext) -> Surface:
     return Surface(
         name="orchestrator",
-        path="/mcp/orchestrator",
+        path=ORCHESTRATOR_PATH,
         tools=[
             project.build(ctx),
             container.build(ctx),

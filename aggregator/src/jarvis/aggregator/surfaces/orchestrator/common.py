@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.runtime import RuntimeGateway
+from jarvis.aggregator.gateways.protocols import RuntimeApi
 from jarvis.common.errors import FailedPrecondition
 
 NO_RUNTIME = (
@@ -14,7 +14,7 @@ NO_RUNTIME = (
 )
 
 
-def runtime(ctx: ToolContext) -> RuntimeGateway:
+def runtime(ctx: ToolContext) -> RuntimeApi:
     if ctx.runtime is None:
         raise FailedPrecondition(NO_RUNTIME)
     return ctx.runtime

@@ -10,6 +10,8 @@ from jarvis.aggregator.surfaces.orchestrator.common import ProjectScoped, runtim
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.runtime import ContainerLogs, ContainerView, ExecResult
+from jarvis.common import scopes as scope_rules
+from jarvis.common.errors import PermissionDenied
 from jarvis.common.params import Arg
 
 
@@ -47,10 +49,23 @@ class ContainerActions:
     async def logs(self, p: Logs, _: Principal) -> ContainerLogs:
         return await runtime(self.ctx).container_logs(p.project_id, tail=p.tail, since=p.since)
 
-    async def exec_(self, p: Exec, _: Principal) -> ExecResult:
+    async def exec_(self, p: Exec, principal: Principal) -> ExecResult:
+        # A command in the container runs as the agent's user, so it can read a running agent's environment, secrets
+        # included (/proc/<pid>/environ): exec needs what the project's secrets need. Not as a read: `read` lists
+        # secrets' names, while exec would show their values, which no scope reads.
+        if not principal.may(*SECRETS, read_only=False, admin=False, project=p.project_id):
+            needed = scope_rules.granting(*SECRETS, read_only=False, project=p.project_id)
+            raise PermissionDenied(
+                "container exec can read the project's secrets (a running agent's environment), so the token needs "
+                f"the scope of the project's secrets too, one of: {', '.join(needed)}"
+            )
         return await runtime(self.ctx).exec(
             p.project_id, p.command, workspace_id=p.workspace_id, timeout=p.timeout, max_output=p.max_output
         )
+
+
+# What exec needs besides its own scope: the scope of the project's secrets (`project secret_list`), as a write.
+SECRETS = ("orchestrator", "project", "secret_list")
 
 
 def build(ctx: ToolContext) -> Tool:

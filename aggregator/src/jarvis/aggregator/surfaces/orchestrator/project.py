@@ -10,6 +10,7 @@ from jarvis.aggregator.surfaces.orchestrator.common import ProjectScoped, runtim
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.runtime import ProjectDeleted, ProjectView, SecretView
+from jarvis.common import scopes as scope_rules
 from jarvis.common.params import Arg, NoParams
 
 AgentProtocol = Literal["stream-json", "codex-json", "gemini-json", "opencode-json", "text"]
@@ -76,7 +77,7 @@ class SecretDeleted:
 class ProjectActions:
     ctx: ToolContext
 
-    async def create(self, p: Create, _: Principal) -> Created:
+    async def create(self, p: Create, principal: Principal) -> Created:
         created = await runtime(self.ctx).create_project(
             p.name,
             source_url=p.source_url,
@@ -86,6 +87,9 @@ class ProjectActions:
             network=p.network,
             egress_allow=p.egress_allow,
             agent=p.agent,
+            # The token owns the project: the runtime caps a token's projects and running containers, not an admin's.
+            created_by=principal.token_id,
+            uncapped=principal.local or scope_rules.ADMIN in principal.scopes,
         )
         return Created(created)
 
@@ -116,7 +120,17 @@ def build(ctx: ToolContext) -> Tool:
         name="project",
         description="create|list|get|delete|secret_set|secret_list|secret_delete",
         actions=[
-            Action("create", a.create, Create),
+            # A project on the bridge network has no proxy, no allowlist, no internal-address refusal: admin only.
+            Action(
+                "create",
+                a.create,
+                Create,
+                admin_if=lambda args: args.get("network") is True,
+                admin_why=lambda _: (
+                    "network=true needs an admin token: the bridge network has no egress proxy, no "
+                    "allowlist and no refusal of internal addresses"
+                ),
+            ),
             Action("list", a.list_, NoParams, read_only=True, idempotent=True),
             Action("get", a.get, ProjectScoped, read_only=True, idempotent=True),
             Action("delete", a.delete, ProjectScoped, destructive=True, idempotent=True),

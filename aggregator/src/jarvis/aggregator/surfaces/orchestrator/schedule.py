@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.gateways.scheduler import ScheduleChanges, SchedulerGateway
+from jarvis.aggregator.gateways.protocols import SchedulerApi
+from jarvis.aggregator.gateways.scheduler import ScheduleChanges
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.scheduler import RunView, ScheduleDeleted, ScheduleDetail, ScheduleView
@@ -108,7 +109,7 @@ class Triggered:
 class ScheduleTool(Tool):
     """A schedule names its projects in `targets`, not `project_id`, so project-bound scopes are checked on those."""
 
-    def permits(self, principal: Principal, surface: str, action: Action | None, args: Mapping[str, Any]) -> bool:
+    def permits(self, principal: Principal, surface: str, action: Action[Any] | None, args: Mapping[str, Any]) -> bool:
         targets = args.get("targets")
         if (
             action is not None
@@ -127,13 +128,13 @@ class ScheduleTool(Tool):
 class ScheduleActions:
     ctx: ToolContext
 
-    def scheduler(self, verb: str, schedule_id: str = "") -> SchedulerGateway:
+    def scheduler(self, verb: str, schedule_id: str = "") -> SchedulerApi:
         if self.ctx.scheduler is None:
             what = f"schedule '{schedule_id}'" if schedule_id else "the schedule"
             raise FailedPrecondition(f"cannot {verb} {what}: {NO_SCHEDULER}")
         return self.ctx.scheduler
 
-    async def reachable(self, sc: SchedulerGateway, schedule_id: str, principal: Principal, action: str) -> None:
+    async def reachable(self, sc: SchedulerApi, schedule_id: str, principal: Principal, action: str) -> None:
         """Raise unless `principal` may do `action` on every target of the schedule."""
         detail = await sc.get_schedule(schedule_id)
         targets: list[str | None] = [*detail.schedule.targets] if detail.schedule else []

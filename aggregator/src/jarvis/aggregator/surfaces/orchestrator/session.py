@@ -38,8 +38,8 @@ class End:
 
 @dataclass(frozen=True)
 class Events:
-    project_id: str
     session_id: str
+    project_id: str = ""  # the session's own project when left out: its id names it
     after: Annotated[int, Arg("event cursor", minimum=0)] = 0
     limit: Annotated[int, Arg(minimum=1)] = 0
     wait: Annotated[float, Arg("s to wait for events", minimum=0, maximum=20)] = 0.0
@@ -66,10 +66,20 @@ class SessionList:
 class SessionActions:
     ctx: ToolContext
 
-    async def spawn(self, p: Spawn, _: Principal) -> SessionResult:
+    async def spawn(self, p: Spawn, principal: Principal) -> SessionResult:
         rt = runtime(self.ctx)
+        # A signed-in person's agent acts for them, within this project (decision 0057); a machine's gets nothing.
+        minted = await self.ctx.agents.session_credential(principal, p.project_id) if self.ctx.agents else None
+        session_id, agent_env = minted if minted is not None else ("", None)
         return SessionResult(
-            await rt.spawn_session(p.project_id, workspace_id=p.workspace_id, prompt=p.prompt, agent=p.agent)
+            await rt.spawn_session(
+                p.project_id,
+                workspace_id=p.workspace_id,
+                prompt=p.prompt,
+                agent=p.agent,
+                session_id=session_id,
+                agent_env=agent_env,
+            )
         )
 
     async def message(self, p: Message, _: Principal) -> SessionResult:

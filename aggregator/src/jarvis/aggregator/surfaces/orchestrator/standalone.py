@@ -76,7 +76,7 @@ class Standalone:
         return await runtime(self.ctx).get_limits()
 
 
-def _reader(name: str, description: str, handler: Handler, params: type[Any]) -> Tool:
+def _reader(name: str, description: str, handler: Handler[Any], params: type[Any]) -> Tool:
     return Tool(name, description, handler=handler, params=params, read_only=True, idempotent=True)
 
 

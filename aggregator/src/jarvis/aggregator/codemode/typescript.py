@@ -1,0 +1,82 @@
+"""TypeScript declarations of tools from their JSON Schemas, so an agent writes a code-mode program against
+exactly the tools it found: parameters typed, their descriptions as doc comments, and the result's type."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+MAX_DEPTH = 6  # deeper schemas are declared `unknown` past this: a declaration is read by a model, not a compiler
+MAX_DOC = 300  # characters of a description kept as a doc comment
+INDENT = "  "
+# What `await tools.x(...)` gives without an output schema: the structured result, else its text (parsed if JSON).
+UNTYPED_RESULT = "unknown"
+_SCALARS = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean", "null": "null"}
+
+
+def key(name: str) -> str:
+    return name if IDENTIFIER.match(name) else json.dumps(name)
+
+
+def doc(text: str, indent: str) -> str:
+    """A doc comment that cannot end early, whatever the description says."""
+    text = " ".join(text.split())[:MAX_DOC].replace("*/", "* /")
+    return f"{indent}/** {text} */\n" if text else ""
+
+
+def type_of(schema: Any, depth: int = 0, indent: str = "") -> str:
+    if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+        return "unknown"
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    for union in ("anyOf", "oneOf"):
+        if isinstance(schema.get(union), list) and schema[union]:
+            return " | ".join(_wrapped(type_of(s, depth + 1, indent)) for s in schema[union])
+    if isinstance(schema.get("allOf"), list) and schema["allOf"]:
+        return " & ".join(_wrapped(type_of(s, depth + 1, indent)) for s in schema["allOf"])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_wrapped(type_of({**schema, "type": k}, depth, indent)) for k in kind) or "unknown"
+    if kind == "array":
+        return f"Array<{type_of(schema.get('items'), depth + 1, indent)}>"
+    if kind == "object" or "properties" in schema:
+        return object_type(schema, depth, indent)
+    return _SCALARS.get(str(kind), "unknown")
+
+
+def object_type(schema: Mapping[str, Any], depth: int, indent: str) -> str:
+    properties = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    inner = indent + INDENT
+    lines = []
+    if isinstance(properties, Mapping):
+        required = set(schema.get("required") or ())
+        for name, sub in properties.items():
+            description = sub.get("description", "") if isinstance(sub, Mapping) else ""
+            optional = "" if name in required else "?"
+            lines.append(
+                f"{doc(str(description), inner)}{inner}{key(str(name))}{optional}: {type_of(sub, depth + 1, inner)};"
+            )
+    if isinstance(extra, Mapping) or (extra is None and not lines):
+        lines.append(f"{inner}[key: string]: {type_of(extra, depth + 1, inner) if extra else 'unknown'};")
+    return "{\n" + "\n".join(lines) + f"\n{indent}}}" if lines else "{}"
+
+
+def _wrapped(text: str) -> str:
+    return f"({text})" if " | " in text or " & " in text else text
+
+
+def declaration(
+    name: str, description: str, input_schema: Mapping[str, Any], output_schema: Mapping[str, Any] | None = None
+) -> str:
+    """One tool as a method of the program's `tools` object, e.g.
+    `/** List servers */ jarvis_server(args: { action?: "list" | ... }): Promise<unknown>;`"""
+    params = type_of(input_schema, 0, "")
+    optional = "" if (input_schema.get("required") or []) else "?"
+    result = type_of(output_schema, 0, "") if output_schema else UNTYPED_RESULT
+    return f"{doc(description, '')}{key(name)}(args{optional}: {params}): Promise<{result}>;"

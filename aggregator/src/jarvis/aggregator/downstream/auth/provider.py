@@ -1,0 +1,134 @@
+"""The MCP SDK's OAuth client (mcp.client.auth.OAuthClientProvider) for one person at one server.
+
+The SDK does the protocol: protected resource metadata (from `WWW-Authenticate`, path-based then root), the
+authorization server's metadata (RFC 8414 then OpenID discovery, its `issuer` checked, `iss` in the response
+checked), the client (CIMD URL, else dynamic registration; a pre-registered one is stored beforehand), PKCE S256,
+`resource`, scopes (the challenge's, else `scopes_supported`), step-up on `insufficient_scope`, token endpoint auth
+as registered, refresh. Jarvis adds what a server-side, many-person client needs: tokens in the vault with their
+absolute expiry, refreshed ahead of it, and where the browser goes and comes back (consent.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
+from pydantic import ValidationError
+
+from jarvis.aggregator.downstream.auth.storage import VaultStorage
+
+CLIENT_NAME = "Jarvis"
+
+
+class _AheadContext(OAuthContext):
+    """An access token counts as expired `ahead` seconds early (at most half its life), so it is refreshed first;
+    and a client Jarvis registers asks for the token endpoint authentication the server's metadata allows."""
+
+    ahead: float = 60.0
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "oauth_metadata" and isinstance(value, OAuthMetadata):
+            self.client_metadata.token_endpoint_auth_method = auth_method_for(value)
+
+    def update_token_expiry(self, token: OAuthToken) -> None:
+        if token.expires_in is None:
+            self.token_expiry_time = None
+            return
+        life = float(token.expires_in)
+        self.token_expiry_time = time.time() + life - min(self.ahead, life / 2)
+
+
+def auth_method_for(metadata: OAuthMetadata) -> Any:
+    """`none` (a public client, PKCE only) where allowed; else `client_secret_basic` (RFC 8414's default when the
+    server lists nothing), else `client_secret_post`."""
+    supported = metadata.token_endpoint_auth_methods_supported
+    if supported is None:
+        return "client_secret_basic"
+    for method in ("none", "client_secret_basic", "client_secret_post"):
+        if method in supported:
+            return method
+    return "none"
+
+
+def client_metadata(redirect_uri: str, auth_method: str = "none") -> OAuthClientMetadata:
+    return OAuthClientMetadata.model_validate(
+        {
+            "redirect_uris": [redirect_uri],
+            "client_name": CLIENT_NAME,
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": auth_method,
+            "application_type": "web",
+        }
+    )
+
+
+class PersonalOAuth(OAuthClientProvider):
+    """OAuthClientProvider for (person, server) with its tokens in the vault."""
+
+    def __init__(
+        self,
+        server_url: str,
+        storage: VaultStorage,
+        redirect_uri: str,
+        *,
+        redirect_handler: Callable[[str], Awaitable[None]],
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+        client_metadata_url: str | None = None,
+        refresh_ahead: float = 60.0,
+    ) -> None:
+        super().__init__(
+            server_url,
+            client_metadata(redirect_uri),
+            storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+            client_metadata_url=client_metadata_url,
+        )
+        fields = {f.name: getattr(self.context, f.name) for f in dataclasses.fields(self.context)}
+        context = _AheadContext(**fields)
+        context.ahead = refresh_ahead
+        self.context = context
+        self.storage = storage
+
+    async def _initialize(self) -> None:
+        # The SDK loads stored tokens without their expiry or the metadata they came with; the vault keeps both, so a
+        # restarted Jarvis refreshes ahead of expiry, at the authorization server's own token endpoint.
+        await super()._initialize()
+        if self.context.current_tokens is not None and self.context.current_tokens.expires_in is not None:
+            self.context.update_token_expiry(self.context.current_tokens)
+        metadata = await self.storage.get_metadata()
+        with contextlib.suppress(ValidationError):
+            if isinstance(metadata.get("resource"), dict) and self.context.protected_resource_metadata is None:
+                prm = ProtectedResourceMetadata.model_validate(metadata["resource"])
+                self.context.protected_resource_metadata = prm
+                if prm.authorization_servers:
+                    self.context.auth_server_url = str(prm.authorization_servers[0])
+            if isinstance(metadata.get("server"), dict) and self.context.oauth_metadata is None:
+                self.context.oauth_metadata = OAuthMetadata.model_validate(metadata["server"])
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        await super()._handle_token_response(response)
+        await self._keep_metadata()
+
+    async def _keep_metadata(self) -> None:
+        kept: dict[str, Any] = {}
+        if self.context.protected_resource_metadata is not None:
+            kept["resource"] = self.context.protected_resource_metadata.model_dump(mode="json", exclude_none=True)
+        if self.context.oauth_metadata is not None:
+            kept["server"] = self.context.oauth_metadata.model_dump(mode="json", exclude_none=True)
+        await self.storage.set_metadata(kept)

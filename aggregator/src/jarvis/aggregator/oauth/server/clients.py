@@ -1,0 +1,141 @@
+"""OAuth clients: registered dynamically (RFC 7591), pre-registered by an admin (the same record, put by the CLI),
+or named by an https URL whose Client ID Metadata Document describes them (cimd.py).
+
+Registration decides the redirect URIs an authorization may name, compared exactly: the guard against open
+redirects and code theft. Clients are public by default (PKCE is their proof); one registered with
+`client_secret_post` or `client_secret_basic` gets a secret, of which only the SHA-256 is kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
+from jarvis.aggregator.oauth.server.errors import OAuthError
+from jarvis.aggregator.settings import is_loopback
+
+AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
+_MAX_URIS = 10
+
+
+@dataclass(frozen=True)
+class Client:
+    client_id: str
+    client_name: str
+    redirect_uris: tuple[str, ...]
+    auth_method: str = "none"
+    secret_hash: str = ""
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "client_id": self.client_id,
+            "client_name": self.client_name,
+            "redirect_uris": list(self.redirect_uris),
+            "token_endpoint_auth_method": self.auth_method,
+            "secret_hash": self.secret_hash,
+        }
+
+
+def client_from(body: dict[str, Any]) -> Client:
+    return Client(
+        str(body["client_id"]),
+        str(body.get("client_name", "")),
+        tuple(body.get("redirect_uris", ())),
+        str(body.get("token_endpoint_auth_method", "none")),
+        str(body.get("secret_hash", "")),
+    )
+
+
+def hashed(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def check_redirect_uri(uri: str, error: str = "invalid_redirect_uri") -> str:
+    """An https URI, or http on a loopback host (a native client's listener), without a fragment."""
+    if not isinstance(uri, str) or len(uri) > 2000:
+        raise OAuthError(error, "each redirect_uri is a string of at most 2000 characters")
+    parts = urlsplit(uri)
+    if parts.fragment or not parts.netloc:
+        raise OAuthError(error, f"redirect_uri {uri!r} must be an absolute URL without a fragment")
+    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or "")):
+        return uri
+    raise OAuthError(error, f"redirect_uri {uri!r} must use https, or http on a loopback address (127.0.0.1)")
+
+
+def metadata_client(client_id: str, body: dict[str, Any], error: str) -> Client:
+    """The client `body` (registration request or metadata document) describes, checked; `error` names refusals."""
+    uris = body.get("redirect_uris")
+    if not isinstance(uris, list) or not uris or len(uris) > _MAX_URIS:
+        raise OAuthError(error, f"redirect_uris is required: a list of 1-{_MAX_URIS} URIs the client listens on")
+    checked = tuple(check_redirect_uri(u, "invalid_redirect_uri") for u in uris)
+    method = body.get("token_endpoint_auth_method", "none")
+    if method not in AUTH_METHODS:
+        raise OAuthError(error, f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}")
+    for field, allowed in (("grant_types", {"authorization_code", "refresh_token"}), ("response_types", {"code"})):
+        asked = body.get(field, [])
+        if not isinstance(asked, list) or not set(asked) <= allowed:
+            raise OAuthError(error, f"{field} may hold only {', '.join(sorted(allowed))}")
+    name = body.get("client_name", "")
+    if not isinstance(name, str) or len(name) > 200:
+        raise OAuthError(error, "client_name is a string of at most 200 characters")
+    return Client(client_id, name, checked, method)
+
+
+class Clients:
+    def __init__(self, store: OAuthStateGateway, cimd: Any = None) -> None:
+        self.store = store
+        self.cimd = cimd  # fetches Client ID Metadata Documents; None: https client ids are unknown
+
+    async def register(self, body: dict[str, Any]) -> dict[str, Any]:
+        """RFC 7591: the client's registration answer (with its secret, shown once, for a confidential one)."""
+        if not isinstance(body, dict):
+            raise OAuthError("invalid_client_metadata", "send the client's metadata as a JSON object")
+        client = metadata_client("jc_" + secrets.token_urlsafe(16), body, "invalid_client_metadata")
+        secret = ""
+        if client.auth_method != "none":
+            secret = "jcs_" + secrets.token_urlsafe(32)
+            client = Client(
+                client.client_id, client.client_name, client.redirect_uris, client.auth_method, hashed(secret)
+            )
+        await self.store.put("client", client.client_id, client.record())
+        answer = {k: v for k, v in client.record().items() if k != "secret_hash"}
+        answer.update(
+            client_id_issued_at=int(time.time()),
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        )
+        if secret:
+            answer.update(client_secret=secret, client_secret_expires_at=0)
+        return answer
+
+    async def find(self, client_id: str) -> Client | None:
+        if not client_id or len(client_id) > 300:
+            return None
+        if client_id.startswith("https://") or (client_id.startswith("http://") and self.cimd is not None):
+            return await self.cimd.fetch(client_id) if self.cimd is not None else None
+        stored = await self.store.get("client", client_id)
+        return client_from(stored.body) if stored is not None else None
+
+    async def authenticate(self, form: dict[str, str], authorization: str) -> Client:
+        """The client a token or revocation request comes from, its secret checked where it has one."""
+        client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+        kind, _, credentials = authorization.partition(" ")
+        if kind.lower() == "basic" and credentials:
+            try:
+                user, _, password = base64.b64decode(credentials).decode().partition(":")
+            except ValueError:
+                raise OAuthError("invalid_client", "malformed Basic credentials", 401) from None
+            client_id, secret = unquote(user), unquote(password)
+        client = await self.find(client_id)
+        if client is None:
+            raise OAuthError("invalid_client", "unknown client_id: register the client first (/oauth/register)", 401)
+        if client.secret_hash and not (secret and hmac.compare_digest(hashed(secret), client.secret_hash)):
+            raise OAuthError("invalid_client", "this client must authenticate with its client_secret", 401)
+        return client
