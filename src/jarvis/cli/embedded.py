@@ -14,9 +14,8 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.gateways.registry import RegistryGateway, to_dict
+from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.common.internal_plane import local_token
 from jarvis.common.metrics import GrpcMetrics
 from jarvis.common.service import Factory, RunningService, ServiceSettings, launch
@@ -104,15 +103,17 @@ class EmbeddedSettings(ProcessSettings):
             **self.plane_values,
             tunnel_dir=self.resolved_data_dir / "tunnel",
             discovery_cache_dir=self.resolved_data_dir / "discovery",
+            data_dir=self.resolved_data_dir,  # sign-in's keys: <data dir>/oauth-keys unless JARVIS_OAUTH_KEYS_DIR
         )
 
-    def scheduler_settings(self, runtime_target: str) -> SchedulerSettings:
+    def scheduler_settings(self, runtime_target: str, registry_target: str = "") -> SchedulerSettings:
         """Embedded scheduling never needs Redis: an in-process timer fires schedules; JARVIS_SCHEDULER_* apply."""
         data_dir = self.resolved_data_dir / "scheduler"
         return SchedulerSettings(
             data_dir=data_dir,
             listen="127.0.0.1:0",
             runtime_target=runtime_target,
+            registry_target=registry_target,  # runs of a person's schedule act for them (decision 0057)
             redis_url="",
             database_url=self.database_url or f"sqlite:///{data_dir / 'scheduler.db'}",
             **self.plane_values,
@@ -177,7 +178,8 @@ class EmbeddedStack:
         if component == "runtime":
             # The runtime serves even when Docker is down: its calls then say which engine to start.
             return self._start(runtime_server.build, self.settings.runtime_settings(), address)
-        return self._start(scheduler_server.build, self.settings.scheduler_settings(self.ensure_runtime()), address)
+        settings = self.settings.scheduler_settings(self.ensure_runtime(), self._target("registry"))
+        return self._start(scheduler_server.build, settings, address)
 
     def _start(self, build: Factory[SettingsT], settings: SettingsT, address: str) -> RunningService:
         return launch(build, settings, address, metrics=self.metrics_registry, grpc_metrics=self.grpc_metrics)
@@ -232,7 +234,7 @@ class EmbeddedStack:
 
     async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
         client = self._client()
-        result = to_dict(await client.call(client.registry.Bootstrap, pb.BootstrapRequest(restore=restore)))
+        result = await client.bootstrap(restore)
         result["data_dir"] = str(self.settings.resolved_data_dir)
         result["infrastructure"] = await self.infra_status()
         return result

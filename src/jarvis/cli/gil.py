@@ -9,7 +9,7 @@ could cost a call in flight up to 5 ms while such a batch was written. Half a mi
 call, so the loop never waits for the GIL much longer than one call takes. Measured with bench/workers.py's
 16-client rounds (two workers, 2026-07-28, alternating, six rounds each): stdio-proxied p99 14-28 ms against
 27-55 ms with the default, `jarvis_server list` p99 7-14 against 8-20 ms, calls/s the same or higher
-(docs/decisions.md, "The usage pipeline and the p99").
+(docs/decisions/0048-usage-pipeline-gil-heap.md).
 """
 
 from __future__ import annotations

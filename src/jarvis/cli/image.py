@@ -9,9 +9,6 @@ from pathlib import Path
 import click
 
 from jarvis.common.errors import JarvisError
-from jarvis.runtime.adapters.docker_engine import DockerEngine
-from jarvis.runtime.domain.agent_image import DOCKERFILE
-from jarvis.runtime.settings import RuntimeSettings
 
 # deploy/ of the checkout this package runs from (an editable install, as scripts/bootstrap makes).
 CHECKOUT_DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
@@ -57,6 +54,11 @@ def image_build(
     tag: str | None, context: Path | None, dockerfile: str, build_args: tuple[str, ...], network: str, no_cache: bool
 ) -> None:
     """Build the agent image every project uses by default, showing the build's progress."""
+    # Imported here: `jarvis --help` should not pay for the runtime's settings and Docker client.
+    from jarvis.runtime.adapters.docker_engine import DockerEngine
+    from jarvis.runtime.domain.agent_image import DOCKERFILE
+    from jarvis.runtime.settings import RuntimeSettings
+
     settings = RuntimeSettings()
     tag = tag or settings.image
     context = context or CHECKOUT_DEPLOY

@@ -2,51 +2,39 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import os
-import secrets
 import sys
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
 import click.shell_completion
-import grpc
 from pydantic import ValidationError
 
-from jarvis.aggregator.gateways.registry import IDEMPOTENT, audit_entry_view, to_dict
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.surfaces.paths import PROFILE_PATH_PREFIX, SURFACE_PATHS
 from jarvis.aggregator.tooling.results import jsonable
-from jarvis.api.registry.v1 import registry_pb2 as pb
-from jarvis.api.registry.v1 import registry_pb2_grpc
+from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS, ToolPinView
+from jarvis.cli.banner import banner as banner_lines
+from jarvis.cli.client import client
 from jarvis.cli.datadir import DataDirLock, Holder
-from jarvis.cli.embedded import EmbeddedSettings
 from jarvis.cli.image import image
 from jarvis.cli.migrate import migrate
+from jarvis.cli.oauth_clients import oauth_client
+from jarvis.cli.oauth_keys import oauth_keys
 from jarvis.cli.output import BATCH, catalog_batches, table
 from jarvis.cli.probe import probe
+from jarvis.cli.registry import open_registry as _registry
+from jarvis.cli.registry import settings_for as _settings
+from jarvis.cli.roles import role, user
 from jarvis.common.errors import JarvisError
-from jarvis.common.grpc_client import sync_channel
-from jarvis.common.grpc_errors import error_from_rpc
-from jarvis.common.internal_plane import TOKEN_FILE_NAME
 from jarvis.common.logging import configure_logging
-from jarvis.common.service import launch
-from jarvis.common.settings import describe_invalid_settings
-from jarvis.registry import server as registry_server
 
-SURFACES = ("discovery", "jarvis", "debug", "orchestrator")
-# Admin reads and small writes; a registry that takes longer is hung, and the error says where.
-CLI_DEADLINE_SECONDS = 10.0
-SURFACE_PATHS = {
-    "discovery": "/mcp",
-    "jarvis": "/mcp/jarvis",
-    "debug": "/mcp/debug",
-    "orchestrator": "/mcp/orchestrator",
-}
+SURFACES = tuple(SURFACE_PATHS)
 PROFILE_SURFACE = "profile/"
 WORKERS_HELP = (
     "Aggregator processes sharing the port [1]; 0: one per core. More than one serves stateless HTTP and "
@@ -89,13 +77,6 @@ class SurfaceType(click.ParamType[str]):
         ]
 
 
-def _settings(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
-    values = {k: v for k, v in overrides.items() if v is not None}
-    if data_dir:
-        values["data_dir"] = Path(data_dir)
-    return EmbeddedSettings(**values)
-
-
 @click.group()
 @click.option("--data-dir", envvar="JARVIS_DATA_DIR", help="Where embedded Jarvis keeps its data [~/.jarvis].")
 @click.option(
@@ -132,6 +113,10 @@ def up(
         ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth, workers=workers
     )
     configure_logging(settings.log_level, settings.log_json)
+    from jarvis.cli.ports import taken
+
+    if (busy := taken(settings.host, settings.port)) is not None:  # before anything starts
+        raise click.ClickException(busy)
     lock = DataDirLock(settings.resolved_data_dir)
     holder = lock.acquire("jarvis up")
     if holder is not None:
@@ -144,17 +129,9 @@ def up(
     def banner(aggregator: Any) -> None:
         base = f"http://{_display_host(settings.host)}:{settings.port}"
         lock.publish(base)
-        auth = "token required" if aggregator.settings.auth_required else "open on loopback (no token needed)"
-        lines = [
-            f"Jarvis is up (data: {settings.resolved_data_dir}; auth: {auth})",
-            *(f"  MCP {s.name:<12} {base}{s.path}" for s in aggregator.surfaces),
-            f"  health           {base}/livez (alive), {base}/readyz (backends answering)",
-            f"  metrics          {base}/metrics",
-            "Connect a client:",
-            f"  Claude Code:  claude mcp add --transport http jarvis {base}/mcp/jarvis",
-            f'  Cursor:       in ~/.cursor/mcp.json, "mcpServers": {{"jarvis": {{"url": "{base}/mcp/jarvis"}}}}',
-            "Stop with Ctrl-C.",
-        ]
+        surfaces = [(s.name, s.path) for s in aggregator.surfaces]
+        served = aggregator.settings
+        lines = banner_lines(str(settings.resolved_data_dir), base, surfaces, served.auth_required, served.oidc_issuer)
         click.echo("\n".join(lines), err=False)
         sys.stdout.flush()
 
@@ -185,6 +162,8 @@ def serve(service: str, workers: int | None) -> None:
     try:
         _serve(service, workers)
     except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
+        from jarvis.common.settings import describe_invalid_settings
+
         raise click.ClickException(describe_invalid_settings(exc)) from None
     except JarvisError as exc:  # a setting to fix (a missing credential, an unreadable file): no traceback
         raise click.ClickException(str(exc)) from None
@@ -246,7 +225,7 @@ def mcp(ctx: click.Context, surface: str) -> None:
 
     from jarvis.cli.bridge import bridge_stdio
 
-    path = SURFACE_PATHS.get(surface) or "/mcp/" + surface  # profile/<name> is served at /mcp/profile/<name>
+    path = SURFACE_PATHS.get(surface) or PROFILE_PATH_PREFIX + surface.removeprefix(PROFILE_SURFACE)
     anyio.run(bridge_stdio, url + path, os.environ.get("JARVIS_TOKEN", ""))
 
 
@@ -257,42 +236,6 @@ def _serving_url(lock: DataDirLock, holder: Holder, wait: float = 30.0) -> str:
         time.sleep(0.2)
         holder = lock.holder() or holder
     return holder.url
-
-
-@contextlib.contextmanager
-def _registry(ctx: click.Context) -> Iterator[registry_pb2_grpc.RegistryServiceStub]:
-    """A stub to the registry: the running one named by --registry, or the data dir opened in-process.
-
-    A running registry is called with the internal plane's credential: the configured one, else the one
-    a local `jarvis up` made in the data dir.
-    """
-    target = ctx.obj["registry"]
-    server = None
-    settings = _settings(ctx.obj["data_dir"])
-    try:
-        plane = settings.internal_plane()
-    except JarvisError as exc:
-        raise click.ClickException(str(exc)) from None
-    if target and plane.token is None and (settings.resolved_data_dir / TOKEN_FILE_NAME).is_file():
-        settings.use_local_token()
-        plane = settings.internal_plane()
-    if not target:
-        settings.resolved_data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if plane.token is None:  # the registry lives for this command only: a credential for it alone
-            plane = plane.with_token(secrets.token_hex(32))
-        server = launch(registry_server.build, settings.registry_settings(), "127.0.0.1:0", plane=plane)
-        target = f"127.0.0.1:{server.port}"
-    channel = sync_channel(target, IDEMPOTENT, plane)
-    try:
-        yield registry_pb2_grpc.RegistryServiceStub(channel)
-    except grpc.RpcError as exc:
-        raise click.ClickException(str(error_from_rpc(exc, "registry", target))) from None
-    except JarvisError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        channel.close()
-        if server is not None:
-            server.stop(1.0)
 
 
 def _echo_json(value: Any) -> None:
@@ -321,13 +264,11 @@ def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     batches = catalog_batches(content)
     imported = updated = 0
     skipped: list[str] = []
-    with _registry(ctx) as stub:
+    with _registry(ctx) as registry:
         if batches is None:
             click.echo("importing into the registry…", err=True)
-            resp = stub.ImportCatalog(
-                pb.ImportCatalogRequest(content=content, source=file.name, format=fmt), timeout=120
-            )
-            imported, updated, skipped, fmt = resp.imported, resp.updated, list(resp.skipped), resp.format
+            resp = registry.run(RegistryGateway.import_catalog, content, file.name, fmt)
+            imported, updated, skipped, fmt = resp.imported, resp.updated, resp.skipped, resp.format
         else:
             parts, total = batches
             with click.progressbar(
@@ -335,14 +276,12 @@ def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
             ) as bar:
                 for n, part in enumerate(parts):
                     # The first part detects the format; the rest are read as that format.
-                    resp = stub.ImportCatalog(
-                        pb.ImportCatalogRequest(content=part, source=file.name, format=fmt), timeout=120
-                    )
+                    resp = registry.run(RegistryGateway.import_catalog, part, file.name, fmt)
                     fmt = resp.format
                     imported, updated = imported + resp.imported, updated + resp.updated
                     skipped += resp.skipped
                     bar.update(min(BATCH, total - n * BATCH))
-        stub.Bootstrap(pb.BootstrapRequest(), timeout=60)
+        registry.run(RegistryGateway.bootstrap)
     click.echo(f"imported {imported} new and updated {updated} entries ({fmt})")
     for reason in skipped:
         click.echo(f"  skipped {reason}", err=True)
@@ -366,11 +305,8 @@ def token() -> None:
 @click.pass_context
 def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires_in: int) -> None:
     """Create a token and print its secret once."""
-    with _registry(ctx) as stub:
-        resp = stub.CreateToken(
-            pb.CreateTokenRequest(name=name, scopes=list(scopes), expires_in_seconds=expires_in),
-            timeout=CLI_DEADLINE_SECONDS,
-        )
+    with _registry(ctx) as registry:
+        resp = registry.run(RegistryGateway.create_token, name, list(scopes), expires_in)
     click.echo(resp.secret)
     click.echo(
         f"token {resp.token.id} ({', '.join(resp.token.scopes)}): store the secret now; Jarvis keeps only its hash",
@@ -384,9 +320,9 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 @click.pass_context
 def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
-    with _registry(ctx) as stub:
-        resp = stub.ListTokens(pb.ListTokensRequest(include_revoked=include_revoked), timeout=CLI_DEADLINE_SECONDS)
-    tokens = [to_dict(t) for t in resp.tokens]
+    with _registry(ctx) as registry:
+        listed = registry.run(RegistryGateway.list_tokens, include_revoked)
+    tokens = [jsonable(t) for t in listed]
     if as_json:
         _echo_json(tokens)
     elif not tokens:
@@ -400,8 +336,8 @@ def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str) -> None:
     """Revoke a token by id; aggregators stop accepting it within their cache bound (5 s)."""
-    with _registry(ctx) as stub:
-        revoked = stub.RevokeToken(pb.RevokeTokenRequest(id=token_id), timeout=CLI_DEADLINE_SECONDS)
+    with _registry(ctx) as registry:
+        revoked = registry.run(RegistryGateway.revoke_token, token_id)
     click.echo(f"revoked {revoked.id} ({revoked.name})")
 
 
@@ -417,20 +353,21 @@ def audit() -> None:
     help="Only entries from this time on (UTC unless it says otherwise); default: all that are kept.",
 )
 @click.option("--tool", default="", help="Only calls of this tool.")
-@click.option("--token", default="", help="Only calls made with this token (its id or name).")
+@click.option(
+    "--token",
+    default="",
+    help="Only calls made with this token (its id or name), or by this person (email, user:<sub>).",
+)
 @click.pass_context
 def audit_export(ctx: click.Context, since: datetime | None, tool: str, token: str) -> None:
     """Print the audit log as JSON lines, newest first (retention: the `audit.retention_days` setting)."""
     page = 1000
-    with _registry(ctx) as stub:
+    with _registry(ctx) as registry:
         before = 0
         while True:
-            request = pb.ListAuditRequest(tool=tool, token=token, before_id=before, limit=page)
-            if since is not None:
-                request.since.FromDatetime(since if since.tzinfo else since.replace(tzinfo=UTC))
-            entries = stub.ListAudit(request, timeout=60).entries
+            entries = registry.run(RegistryGateway.audit, tool, token, page, before_id=before, since=since)
             for entry in entries:
-                click.echo(json.dumps(jsonable(audit_entry_view(entry)), separators=(",", ":"), ensure_ascii=False))
+                click.echo(json.dumps(jsonable(entry), separators=(",", ":"), ensure_ascii=False))
             if len(entries) < page:
                 return
             before = entries[-1].id
@@ -447,15 +384,14 @@ def server() -> None:
 @click.pass_context
 def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> None:
     """Accept the changed definitions of NAME's quarantined tools; aggregators serve them again."""
-    with _registry(ctx) as stub:
-        before = {
-            p.tool: p.state
-            for p in stub.ListToolPins(pb.ListToolPinsRequest(server=name), timeout=CLI_DEADLINE_SECONDS).pins
-        }
-        resp = stub.ApproveToolPins(
-            pb.ApproveToolPinsRequest(server=name, tools=list(tools)), timeout=CLI_DEADLINE_SECONDS
-        )
-    approved = [p.tool for p in resp.pins if before.get(p.tool) == "quarantined" and p.state == "pinned"]
+    with _registry(ctx) as registry:
+
+        async def approve(r: RegistryGateway) -> tuple[list[ToolPinView], list[ToolPinView]]:
+            return await r.list_tool_pins(name), await r.approve_tool_pins(name, list(tools))
+
+        pins_before, pins_after = registry.run(approve)
+    before = {p.tool: p.state for p in pins_before}
+    approved = [p.tool for p in pins_after if before.get(p.tool) == "quarantined" and p.state == "pinned"]
     click.echo(
         f"approved {', '.join(approved)}"
         if approved
@@ -467,11 +403,12 @@ def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> Non
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """Doctor report of the registry (config, database, migrations, catalog)."""
-    with _registry(ctx) as stub:
-        resp = stub.Doctor(pb.DoctorRequest(), timeout=15)
-    ok = all(c.ok for c in resp.checks)
-    for check in resp.checks:
-        click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+    with _registry(ctx) as registry:
+        checks = registry.run(RegistryGateway.doctor)
+    ok = all(c.ok or c.name in ADVISORY_DOCTOR_CHECKS for c in checks)
+    for check in checks:
+        mark = "ok  " if check.ok else "warn" if check.name in ADVISORY_DOCTOR_CHECKS else "FAIL"
+        click.echo(f"{mark} {check.name}: {check.detail}")
     sys.exit(0 if ok else 1)
 
 
@@ -503,6 +440,11 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
 cli.add_command(probe)
 cli.add_command(migrate)
 cli.add_command(image)
+cli.add_command(client)
+cli.add_command(role)
+cli.add_command(user)
+cli.add_command(oauth_client)
+cli.add_command(oauth_keys)
 
 if __name__ == "__main__":
     cli()

@@ -8,13 +8,13 @@ in one place.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
 
-from jarvis.common.settings import describe_invalid_settings
-from jarvis.common.sql.database import Database
-from jarvis.common.sql.migrate import Migrations
+if TYPE_CHECKING:
+    from jarvis.common.sql.migrate import Migrations
 
 
 def _targets() -> list[tuple[str, str, Migrations]]:
@@ -36,6 +36,12 @@ def _targets() -> list[tuple[str, str, Migrations]]:
 @click.command()
 def migrate() -> None:
     """Upgrade the registry's, runtime's and scheduler's schemas (DATABASE_URL) to their newest revisions."""
+    # Imported here: `jarvis --help` should not pay for SQLAlchemy.
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from jarvis.common.settings import describe_invalid_settings
+    from jarvis.common.sql.database import Database
+
     try:
         targets = _targets()
     except ValidationError as exc:

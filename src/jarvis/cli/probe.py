@@ -14,7 +14,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_client import sync_channel
-from jarvis.common.settings import ProcessSettings
 
 TIMEOUT_SECONDS = 3.0
 
@@ -32,6 +31,8 @@ def probe_grpc(target: str, service: str) -> None:
     # The project's channel factory and the process's own TLS settings (JARVIS_GRPC_TLS_*): whatever transport
     # security the services use, the probe uses too. Health needs no credential, but TLS needs the CA.
     try:
+        from jarvis.common.settings import ProcessSettings  # SQLAlchemy and pydantic: only when needed
+
         plane = ProcessSettings().internal_plane()
     except JarvisError as exc:
         raise click.ClickException(f"{target}: {exc}") from None

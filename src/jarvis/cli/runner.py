@@ -17,13 +17,13 @@ from mcp.server.stdio import stdio_server
 from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator.app import Aggregator
-from jarvis.aggregator.downstream.proxy import PROFILE
+from jarvis.aggregator.downstream.proxy.targets import PROFILE
 from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
-from jarvis.aggregator.gateways.registry import REGISTRY_SERVICE, RegistryGateway, to_dict
+from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.aggregator.gateways.registry_base import REGISTRY_SERVICE
 from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
 from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.embedded import EmbeddedSettings, EmbeddedStack
 from jarvis.cli.gil import share_gil_promptly
 from jarvis.cli.heap import freeze_startup_heap
@@ -45,7 +45,7 @@ class RemoteControl:
 
     async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
         assert self.client is not None
-        return to_dict(await self.client.call(self.client.registry.Bootstrap, pb.BootstrapRequest(restore=restore)))
+        return await self.client.bootstrap(restore)
 
     async def request_restart(self) -> dict[str, Any]:
         if self.stop_serving is None:
@@ -145,7 +145,7 @@ def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = 
         )
         client = RegistryGateway(target, aggregator_settings.read_cache_seconds, aggregator_settings.internal_plane())
         stack.client = client
-        await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
+        await client.bootstrap()
         aggregator_settings, sock, pool = start_workers(aggregator_settings, WorkerControl.mode)
         if pool is not None:  # another worker asks for the restart of the whole `jarvis up` with SIGHUP
             loop = asyncio.get_running_loop()
@@ -256,14 +256,14 @@ def run_stdio(surface: str, settings: EmbeddedSettings, registry_target: str | N
         client = RegistryGateway(target, plane=aggregator_settings.internal_plane())
         stack.client = client
         if registry_target is None:
-            await client.call(client.registry.Bootstrap, pb.BootstrapRequest())
+            await client.bootstrap()
         aggregator = Aggregator(aggregator_settings, client, stack, metrics_registry)
         profile = surface.removeprefix(PROFILE_SURFACE) if surface.startswith(PROFILE_SURFACE) else None
         server: Any = aggregator.mcp_servers.get(surface)
         if profile is not None:
             # A profile's tools are its downstream servers': this process hosts them, as `jarvis up` does.
             proxy = aggregator.downstream_routes.surfaces[PROFILE]
-            proxy.stdio_target = profile
+            proxy.targets.stdio_target = profile
             server = proxy.server
             await aggregator.downstream.start()
             if not proxy.exists(profile):

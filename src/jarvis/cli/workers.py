@@ -91,7 +91,7 @@ class WorkerPool:
     reaches the workers only through `stop`, and is never mistaken for a crash to recover from. It stays in the
     main process's session: Linux's autogroup scheduler (on by default) shares the CPU fairly between sessions,
     not processes, and a worker in a session of its own was starved beside a busy one (event-loop stalls of
-    20-130 ms several times a second; decisions.md, "Workers stay in the main process's session").
+    20-130 ms several times a second; docs/decisions/0044-aggregator-workers.md).
     """
 
     def __init__(self, settings: AggregatorSettings, mode: str, count: int) -> None:
