@@ -5,6 +5,9 @@ copy of deploy/prometheus/rules/jarvis.yml whose `for:` durations are cut to 0 s
 in production after minutes fires here within seconds. A failing downstream server must raise the failing-
 servers and flapping alerts, naming the server; the dead target must raise the target-down alert; the healthy
 server and the healthy aggregator must raise nothing.
+
+Jarvis runs with `--require-auth`, so /metrics needs a token: Prometheus reads one of scope `metrics` from a file
+(`authorization: {credentials_file: ...}`), as deploy/prometheus/prometheus.yml does.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ RULES = REPO / "deploy" / "prometheus" / "rules" / "jarvis.yml"
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     env = {"HOME": str(tmp_path_factory.mktemp("home")), **FAST_ENV}
-    running = start_jarvis(tmp_path_factory.mktemp("alerts"), env=env)
+    running = start_jarvis(tmp_path_factory.mktemp("alerts"), "--require-auth", env=env)
     yield running
     running.stop()
 
@@ -39,6 +42,8 @@ def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
 def prometheus(jarvis: RunningJarvis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = required_tool("prometheus")
     work = tmp_path_factory.mktemp("prometheus")
+    credentials = work / "metrics_token"
+    credentials.write_text(jarvis.create_token("metrics", name="prometheus") + "\n")
     fast_rules = re.sub(r"(?m)^(\s+for:) \S+$", r"\1 0s", RULES.read_text())
     (work / "rules.yml").write_text(fast_rules)
     dead = free_port()  # nothing listens here: a registry that is down
@@ -46,7 +51,11 @@ def prometheus(jarvis: RunningJarvis, tmp_path_factory: pytest.TempPathFactory) 
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
         "rule_files": [str(work / "rules.yml")],
         "scrape_configs": [
-            {"job_name": "aggregator", "static_configs": [{"targets": [f"127.0.0.1:{jarvis.port}"]}]},
+            {
+                "job_name": "aggregator",
+                "static_configs": [{"targets": [f"127.0.0.1:{jarvis.port}"]}],
+                "authorization": {"type": "Bearer", "credentials_file": str(credentials)},
+            },
             {"job_name": "registry", "static_configs": [{"targets": [f"127.0.0.1:{dead}"]}]},
         ],
     }
@@ -100,12 +109,19 @@ def _find(alerts: list[dict[str, Any]], name: str, **labels: str) -> dict[str, A
     )
 
 
-async def test_a_failing_server_and_a_dead_target_raise_their_alerts(jarvis: RunningJarvis, prometheus: str) -> None:
-    async with mcp_client(jarvis.url()) as admin:
+@pytest.fixture(scope="module")
+def admin_token(jarvis: RunningJarvis) -> str:
+    return jarvis.create_token("admin", name="admin")
+
+
+async def test_a_failing_server_and_a_dead_target_raise_their_alerts(
+    jarvis: RunningJarvis, prometheus: str, admin_token: str
+) -> None:
+    async with mcp_client(jarvis.url(), admin_token) as admin:
         await create_toy(admin, "steady")
         await create_toy(admin, "doomed", "exit")  # dies before initialize, every time
         await create_profile(admin, "ops", "steady", "doomed")
-    async with mcp_client(jarvis.url("/mcp/profile/ops")) as client:
+    async with mcp_client(jarvis.url("/mcp/profile/ops"), admin_token) as client:
         await client.list_tools()  # starts both servers
         for _ in range(3):
             assert not (await client.call_tool("steady__echo", {"text": "hi"})).is_error, "steady must answer"

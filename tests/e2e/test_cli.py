@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,35 @@ async def test_catalog_import_makes_servers_searchable_and_installable(tmp_path:
             assert by_tool["results"][0]["matched_tools"], by_tool["results"][:2]
     finally:
         running.stop()
+
+
+def test_up_on_a_busy_port_says_who_holds_it_and_starts_nothing(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        data = tmp_path / "data"
+        busy = jarvis_cli("up", "--port", str(port), data_dir=data, env={"HOME": str(tmp_path)}, check=False)
+    assert busy.returncode != 0
+    lines = [line for line in busy.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, busy.stderr
+    assert f"port {port} is already in use by pid {os.getpid()}" in lines[0]
+    assert "--port" in lines[0]
+    assert "Traceback" not in busy.stderr + busy.stdout
+    assert not (data / "registry.db").exists()  # no service was started
+
+
+def test_status_warns_of_a_data_dir_others_can_read_without_failing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    status = jarvis_cli("status", data_dir=data, env={"HOME": str(tmp_path)})
+    warning = next(line for line in status.stdout.splitlines() if "data_dir" in line)
+    assert warning.startswith("warn data_dir:")
+    assert f"chmod 700 {data}" in warning
+    assert "FAIL" not in status.stdout
+    data.chmod(0o700)
+    assert "ok   data_dir:" in jarvis_cli("status", data_dir=data, env={"HOME": str(tmp_path)}).stdout
 
 
 def test_status_and_tokens_from_the_command_line(tmp_path: Path) -> None:
@@ -192,6 +222,12 @@ def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
         assert response.status_code == 401
         # The banner follows the port's first answer by up to uvicorn's 50 ms start-up poll (cli/runner.py).
         wait_for(lambda: "token required" in running.log() or None, 10, running.log)
+        # The banner's connect lines work as printed: how to get a token, and the header to send it in.
+        log = running.log()
+        assert "jarvis token create --name me --scope jarvis" in log
+        claude = next(line for line in log.splitlines() if "claude mcp add" in line)
+        assert claude.rstrip().endswith(f'{running.url("/mcp")} --header "Authorization: Bearer $JARVIS_TOKEN"')
+        assert '"headers": {"Authorization": "Bearer <the secret>"}' in log
     finally:
         running.stop()
 

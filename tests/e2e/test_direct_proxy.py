@@ -1,4 +1,4 @@
-"""Proxied tool calls on the direct path (downstream/direct.py) get the answers the SDK's path gives.
+"""Proxied tool calls on the direct path (downstream/proxy/direct.py) get the answers the SDK's path gives.
 
 Two `jarvis up` stacks, stateless (so a 2025-11-25 request without a session may take the path too), the second
 with `direct_tool_calls` off, each with a profile of two reference servers (tests/support/reference_server.py):
@@ -8,7 +8,7 @@ protocol versions, and the answers must be equal once what each stack mints itse
 request states, times).
 `jarvis_direct_tool_calls_total{surface="profile"}` shows which path answered: it counts exactly the calls the
 direct path may take on the first stack, and nothing on the second. The switch also decides how a 2026-07-28
-request reaches `web`: on Jarvis's own connections (downstream/http_calls.py) on the first stack, through the
+request reaches `web`: on Jarvis's own connections (downstream/transport/http_calls.py) on the first stack, through the
 SDK's client on the second, so every comparison of `web`'s answers compares those two as well.
 """
 
@@ -28,8 +28,8 @@ import httpx2
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
-from jarvis.aggregator.downstream.answers import FIRST_ID
-from jarvis.aggregator.downstream.http_calls import USER_AGENT
+from jarvis.aggregator.downstream.transport.answers import FIRST_ID
+from jarvis.aggregator.downstream.transport.http_calls import USER_AGENT
 from tests.e2e.test_downstream_conformance import REFERENCE, _reference
 from tests.support.downstream import FAST_ENV, create_profile, create_server
 from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
@@ -174,7 +174,8 @@ def test_a_call_reaches_an_http_server_on_jarvis_own_connections(stacks: Stacks,
 
 @pytest.mark.parametrize("version", [LEGACY, MODERN])
 def test_a_call_reaches_a_stdio_server_as_jarvis_own_line(stacks: Stacks, version: str) -> None:
-    """Jarvis's own lines (downstream/pipe_calls.py) carry ids from FIRST_ID up; the SDK's session counts from 0."""
+    """Jarvis's own lines (downstream/transport/pipe_calls.py) carry ids from FIRST_ID up; the SDK's session counts
+    from 0."""
     ids = [
         int(post(jarvis, *request(version, "ref__test_request_id", {})).json()["result"]["content"][0]["text"])
         for jarvis in (stacks.direct, stacks.sdk)

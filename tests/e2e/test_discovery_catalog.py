@@ -20,7 +20,7 @@ async def _found(client: Client, query: str, limit: int = 50) -> list[str]:
 async def test_a_scoped_token_sees_and_calls_only_what_it_may(secured: RunningJarvis) -> None:
     token = secured.create_token("jarvis:jarvis_profile", name="profiles-only")
     async with discovery_client(secured.url("/mcp"), token=token) as client:
-        assert len(await names(client)) == 5  # the default surface needs no scope of its own
+        assert len(await names(client)) == 6  # the default surface needs no scope of its own
         found = await _found(client, "servers profiles config clients status files")
         assert found == ["jarvis_profile"]
         hidden = error_text(await client.call_tool("tool_describe", {"name": "jarvis_server"}))
@@ -37,6 +37,7 @@ async def test_a_scoped_token_sees_and_calls_only_what_it_may(secured: RunningJa
             "tool_load",
             "tool_active",
             "tool_call",
+            "code_run",
             "jarvis_profile",
         ]
     # A hidden tool is indistinguishable from one that does not exist.

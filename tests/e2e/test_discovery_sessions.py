@@ -18,7 +18,7 @@ from tests.support.stack import RunningJarvis, error_text, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call"]
+DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
 @pytest.fixture(scope="module")

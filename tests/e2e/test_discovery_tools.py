@@ -13,10 +13,10 @@ from tests.support.stack import RunningJarvis, error_text, mcp_client, result_js
 
 pytestmark = pytest.mark.anyio
 
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call"]
+DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
-async def test_five_tools_under_500_tokens_and_list_changed_advertised(jarvis: RunningJarvis) -> None:
+async def test_six_tools_under_500_tokens_and_list_changed_advertised(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
         listed = await client.list_tools()
         capabilities = client.server_capabilities

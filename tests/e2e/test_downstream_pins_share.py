@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.support.discovery import discovery_client
 from tests.support.downstream import (
     create_profile,
     create_server,
@@ -61,6 +62,11 @@ async def test_a_changed_tool_is_quarantined_until_approved(
         assert "shifty__whoami" in names
         assert "quarantined" in error_text(refused)
         assert "jarvis server approve shifty --tool echo" in error_text(refused)
+        # A program's call is refused the same way (code mode, issue 35).
+        async with discovery_client(hosted.url("/mcp"), token=admin_token) as discovery:
+            program = "return await tools.shifty__echo({ text: 'x' }).then(() => 'served', (e) => String(e.message));"
+            ran = result_json(await discovery.call_tool("code_run", {"code": program}))
+        assert "quarantined" in ran["result"], ran
         approved = hosted.cli("server", "approve", "shifty", "--tool", "echo")
         assert "approved echo" in approved.stdout
         await eventually(lambda: _listed(client, "shifty__echo"), what="the approved tool is served again")

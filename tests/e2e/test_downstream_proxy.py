@@ -154,8 +154,20 @@ async def test_an_unprefixed_one_server_profile_is_transparent(tmp_path: Path) -
         async with mcp_client(slow_sync.url()) as admin:
             await create_server(admin, "clock-solo", [time_server()])
             await create_profile(admin, "solo", "clock-solo")
-            async with mcp_client(slow_sync.url("/mcp/profile/solo")) as client:
+            notices: list[str] = []
+
+            async def on_message(message: Any) -> None:
+                if isinstance(message, types.ToolListChangedNotification):
+                    notices.append(message.method)
+
+            async with mcp_session(slow_sync.url("/mcp/profile/solo"), on_message=on_message) as client:
                 assert {t.name for t in (await client.list_tools()).tools} == {f"clock-solo__{n}" for n in expected}
+                # A setting that names nothing here: its sync takes in the tools the first listing pinned (a notice
+                # of its own), so the one below can only come from the renaming.
+                idle = {"action": "set", "key": "servers.idle_stop_seconds", "value": 900}
+                result_json(await admin.call_tool("jarvis_config", idle))
+                await asyncio.sleep(0.5)
+                notices.clear()
                 result_json(
                     await admin.call_tool(
                         "jarvis_config", {"action": "set", "key": "servers.unprefixed_profiles", "value": ["solo"]}
@@ -163,6 +175,8 @@ async def test_an_unprefixed_one_server_profile_is_transparent(tmp_path: Path) -
                 )
                 # A `servers.*` setting made through this aggregator applies here at once.
                 assert sorted(t.name for t in (await client.list_tools()).tools) == expected
+                # and the session connected to the profile is told that its tools' names changed.
+                await eventually(lambda: asyncio.sleep(0, notices), what="tools/list_changed after the renaming")
     finally:
         slow_sync.stop()
 

@@ -46,6 +46,9 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
             **os.environ,
             "HOME": str(home),
             **FAST_ENV,
+            # Its periodic read of servers and profiles comes once a minute: what it serves at once, it learns on a
+            # miss (a name it does not know yet), as a replica does between two reads.
+            "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "60",
             "JARVIS_AGGREGATOR_PORT": str(port),
             "JARVIS_AGGREGATOR_REGISTRY_TARGET": f"127.0.0.1:{registry_port}",
             # The registry of `jarvis up` checks the internal plane's credential it made in its data dir.
@@ -104,7 +107,8 @@ async def test_share_uses_count_across_replicas_and_stop_reaches_both(replicas: 
 
 async def test_a_share_started_on_one_replica_is_served_at_once_by_the_other(replicas: Replicas) -> None:
     """A share link used the moment it is handed out, on the replica that did not start it: that replica read the
-    shares a moment before (it re-reads them every 2 s), and looks again rather than answering "not found"."""
+    shares a moment before (it re-reads them every 2 s) and has not read the new server yet, and looks again rather
+    than answering "not found"."""
     async with mcp_client(replicas.first.url()) as admin:
         await create_server(admin, "prompt-clock", [time_server()])
     async with mcp_client(replicas.second_url + "/mcp/jarvis") as second:

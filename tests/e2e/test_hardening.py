@@ -134,7 +134,10 @@ async def test_sessions_end_with_their_owner_entry_and_are_capped_per_token(hard
             hardened.url(), headers={**bearer(owner), **session_headers, "mcp-session-id": session}, timeout=10
         )
     async with mcp_client(hardened.url(), owner) as client:
-        assert len((await client.list_tools()).tools) == 8
+        # A `jarvis` token sees every tool but jarvis_system, whose every action needs `admin`.
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "jarvis_system" not in names
+        assert len(names) == 7, names
 
 
 async def test_scope_denials_reach_the_agent_as_tool_errors(
@@ -181,7 +184,8 @@ async def test_rate_limits_per_token_and_tool_with_a_retry_hint(
         result_json(await client.call_tool("jarvis_server", {"action": "list"}))
     async with mcp_client(hardened.url(), second) as client:
         result_json(await client.call_tool("jarvis_config", {"action": "list"}))
-    metrics = httpx2.get(hardened.url("/metrics"), timeout=10).text
+    # Under --require-auth /metrics needs a token of scope `metrics` (tests/e2e/test_metrics_token.py).
+    metrics = httpx2.get(hardened.url("/metrics"), headers=bearer(hardened.create_token("metrics")), timeout=10).text
     assert 'jarvis_rate_limited_total{reason="rate",surface="jarvis"}' in metrics
     assert first not in metrics
     assert second not in metrics
@@ -277,3 +281,55 @@ def test_small_fuzz_of_every_surface_gives_no_5xx(
     assert report.requests > 500
     assert report.server_errors == [], report.line()
     assert "Traceback" not in hardened.log()
+
+
+async def test_a_tools_rate_limit_holds_through_discovery(
+    hardened: RunningJarvis, downstream: dict[str, str | None]
+) -> None:
+    """Issue 34 #8: the gate keyed /mcp's calls on `tool_call`, so a limited tool was called there without limit."""
+    token = hardened.create_token("jarvis", name="detour")
+    async with mcp_client(hardened.url(), token) as jarvis:
+        for _ in range(2):  # jarvis_config's burst, spent on its own surface
+            result_json(await jarvis.call_tool("jarvis_config", {"action": "list"}))
+    async with mcp_client(hardened.url("/mcp"), token) as discovery:
+        for name in ("jarvis_config", "Jarvis-Config"):  # the name as tool_find gives it, and a variant of it
+            limited = await discovery.call_tool("tool_call", {"name": name, "arguments": {"action": "list"}})
+            assert limited.structured_content is not None, error_text(limited)
+            assert limited.structured_content["reason"] == "rate"
+            assert "may call jarvis_config" in error_text(limited)
+        # A loaded tool called by its own name is the same tool.
+        result_json(await discovery.call_tool("tool_load", {"names": ["jarvis_config"]}))
+        limited = await discovery.call_tool("jarvis_config", {"action": "list"})
+        assert limited.structured_content is not None, error_text(limited)
+        assert limited.structured_content["reason"] == "rate"
+        # Names that are no tool share one key (they cannot mint keys), and do not spend the real tool's.
+        for n in range(3):
+            missing = await discovery.call_tool("tool_call", {"name": f"no_such_tool_{n}", "arguments": {}})
+            assert "not found" in error_text(missing)
+
+
+async def test_one_pool_of_calls_in_flight_per_token_across_routes(
+    hardened: RunningJarvis, downstream: dict[str, str | None]
+) -> None:
+    """Issue 34 #8: the discovery route gave each token a second pool for hard__slow (concurrent 1)."""
+    token = hardened.create_token("servers:hard", name="two-pools")
+    async with (
+        mcp_client(hardened.url("/mcp/profile/hard"), token) as profile,
+        mcp_client(hardened.url("/mcp"), token) as discovery,
+    ):
+        quick = {"name": "hard__slow", "arguments": {"seconds": 0}}
+        for _ in range(50):  # discovery's catalog learns the server's tools from the host
+            answer = await discovery.call_tool("tool_call", quick)
+            if not answer.is_error:
+                break
+            await asyncio.sleep(0.2)
+        assert text_of(answer) == "done", error_text(answer)
+        assert "hard__slow" in {t.name for t in (await profile.list_tools()).tools}
+        slow = asyncio.create_task(profile.call_tool("hard__slow", {"seconds": 3}))
+        await asyncio.sleep(1)
+        limited = await discovery.call_tool("tool_call", quick)
+        assert limited.structured_content is not None, error_text(limited)
+        assert limited.structured_content["reason"] == "concurrency"
+        assert "hard__slow" in error_text(limited)
+        assert text_of(await slow) == "done"
+        assert text_of(await discovery.call_tool("tool_call", quick)) == "done"

@@ -22,7 +22,7 @@ async def test_action_errors_use_the_spec_texts(jarvis: RunningJarvis) -> None:
     assert error_text(missing) == "action parameter is required"
     assert error_text(unknown) == (
         "unknown action 'nope' for jarvis_server tool; valid actions: "
-        "list, info, install, uninstall, search, edit, create, usage"
+        "list, info, install, uninstall, search, edit, create, usage, connect, disconnect"
     )
     assert error_text(profile_unknown).startswith("unknown action 'invalid' for jarvis_profile tool; valid actions:")
 

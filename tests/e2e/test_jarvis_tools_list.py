@@ -12,7 +12,18 @@ pytestmark = pytest.mark.anyio
 
 EXPECTED = {
     "jarvis_check_status": [],
-    "jarvis_server": ["list", "info", "install", "uninstall", "search", "edit", "create", "usage"],
+    "jarvis_server": [
+        "list",
+        "info",
+        "install",
+        "uninstall",
+        "search",
+        "edit",
+        "create",
+        "usage",
+        "connect",
+        "disconnect",
+    ],
     "jarvis_profile": ["list", "create", "edit", "delete", "suggest", "restart"],
     "jarvis_client": ["list", "edit", "import", "config"],
     "jarvis_config": ["get", "set", "list", "migrate"],

@@ -23,7 +23,7 @@ from tests.support.stack import free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call"]
+DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 ENV = {**FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "30"}
 
 

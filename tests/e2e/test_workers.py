@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 # Two workers start the same stdio server side by side on a loaded machine: give it time to initialize.
 WORKER_ENV = {**FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "30"}
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call"]
+DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
 @pytest.fixture(scope="module")

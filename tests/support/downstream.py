@@ -27,6 +27,8 @@ FAST_ENV = {
     "JARVIS_AGGREGATOR_DOWNSTREAM_WATCH_SECONDS": "0.5",
     "JARVIS_AGGREGATOR_DOWNSTREAM_MAX_MESSAGE_BYTES": "200000",
     "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1",
+    # Tests list a profile right after making it and expect every tool: wait for its servers as long as they may take.
+    "JARVIS_AGGREGATOR_DOWNSTREAM_LIST_WAIT": "5",
 }
 
 
@@ -38,14 +40,19 @@ def time_server() -> str:
     return str(path)
 
 
-def everything_server() -> list[str]:
-    """`@modelcontextprotocol/server-everything` from npm, installed under tools/node by scripts/bootstrap."""
-    if not (NODE.exists() and EVERYTHING.exists()):
-        message = "server-everything or Node 22 is missing under tools/node: run scripts/bootstrap"
+def reference_server(package: str, *args: str) -> list[str]:
+    """`@modelcontextprotocol/<package>` from npm, installed under tools/node by scripts/bootstrap."""
+    entry = EVERYTHING.parents[2] / package / "dist" / "index.js"
+    if not (NODE.exists() and entry.exists()):
+        message = f"{package} or Node 22 is missing under tools/node: run scripts/bootstrap"
         if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    return [str(NODE), str(EVERYTHING), "stdio"]
+    return [str(NODE), str(entry), *args]
+
+
+def everything_server() -> list[str]:
+    return reference_server("server-everything", "stdio")
 
 
 async def create_server(client: Client, name: str, argv: list[str], env: dict[str, str] | None = None) -> Any:

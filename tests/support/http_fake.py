@@ -14,9 +14,9 @@ from tests.support.stack import free_port
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Yield the base URL of `app` served by uvicorn on 127.0.0.1; stop it afterwards."""
-    port = free_port()
+def serve_app(app: Any, port: int = 0) -> Iterator[str]:
+    """Yield the base URL of `app` served by uvicorn on 127.0.0.1 (on `port`, else a free one); stop it afterwards."""
+    port = port or free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
     )

@@ -1,8 +1,9 @@
 """A reference downstream for the conformance tests: what the official conformance suite's server scenarios
 require, built on the mcp SDK, so one server speaks both 2025-11-25 and 2026-07-28.
 
-Run: `python tests/support/reference_server.py PORT [legacy]` serves streamable HTTP at http://127.0.0.1:PORT/mcp;
-with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would.
+Run: `python tests/support/reference_server.py PORT [legacy|modern]` serves streamable HTTP at
+http://127.0.0.1:PORT/mcp; with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would;
+with `modern` 2026-07-28 requests only (`initialize` is -32601, any other handshake-era request -32022).
 For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
 each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
 so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for).
@@ -46,6 +47,8 @@ from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     LOG_LEVEL_META_KEY,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     AudioContent,
     CallToolRequestParams,
     CompleteRequestParams,
@@ -82,6 +85,17 @@ AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 _TTL, _, _SCOPE = os.environ.get("REFERENCE_CACHE", "60000:private").partition(":")
 HINT = CacheHint(ttl_ms=int(_TTL), scope="public" if _SCOPE == "public" else "private")
 RECORD = os.environ.get("REFERENCE_RECORD")
+
+
+async def _discover_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """`modern` mode: a server that speaks 2026-07-28 only, as the specification allows: `initialize` is no method of
+    it, and a request of the handshake era is refused with -32022 naming the versions it speaks."""
+    if ctx.method == "initialize":
+        raise MCPError(METHOD_NOT_FOUND, "Method not found: initialize")
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        supported = {"supported": sorted(MODERN_PROTOCOL_VERSIONS), "requested": ctx.protocol_version}
+        raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", supported)
+    return await call_next(ctx)
 
 
 async def _handshake_only(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
@@ -370,11 +384,11 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     return await call_next(ctx)
 
 
-LEGACY = sys.argv[2:] == ["legacy"]
+LEGACY, MODERN = sys.argv[2:] == ["legacy"], sys.argv[2:] == ["modern"]
 server = MCPServer(
     name="jarvis-reference-server",
     version="1.0.0",
-    middleware=[_handshake_only] if LEGACY else [_remember_session],
+    middleware=[_handshake_only] if LEGACY else [_discover_only, _remember_session] if MODERN else [_remember_session],
     extensions=[] if LEGACY else [tasks],
     cache_hints={
         method: HINT

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jarvis.aggregator.discovery.entry import ToolEntry
-from jarvis.aggregator.downstream.naming import namespaced
+from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.registry.domain.names import slugify
 
 REPO = Path(__file__).resolve().parents[2]

@@ -113,9 +113,10 @@ class RunningJarvis:
 
 
 def start_jarvis(
-    data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 180
+    data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 180, port: int = 0
 ) -> RunningJarvis:
-    port = free_port()
+    """`jarvis up` on `port` (a free one when 0: a test names its own when a URL must be known beforehand)."""
+    port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "jarvis-up.log"
     # The embedding model's built graph is shared by every test's Jarvis, whatever HOME a test gives it.

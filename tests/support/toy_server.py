@@ -2,10 +2,21 @@
 
     python toy_server.py MODE
 
-MODE: `ok` (well behaved), `exit` (dies before initialize, with a message on stderr), `hang` (never
-answers initialize), `garbage` (prints non-JSON lines on stdout, then behaves), `badschema` (lists
-tools whose schemas are broken). Environment: TOY_NAME (reported by `whoami`), TOY_DESCRIPTION_FILE
-(the `echo` tool's description is read from it at start, so a test can change it between runs).
+MODE: `ok` (well behaved), `exit` (dies before initialize, with a message on stderr), `hang` (never answers
+initialize), `slowstart` (answers initialize after TOY_START_SECONDS, default 4: a server started through `npx`),
+`garbage` (prints non-JSON lines on stdout, then behaves), `badschema` (lists tools whose schemas are broken),
+`modern` (speaks 2026-07-28 only: answers `initialize` with -32601 as the specification allows, is reached through
+`server/discover`, refuses with -32022 a request whose `_meta` does not say 2026-07-28, and `whoami` reports the
+`_meta` envelope the call came with and how many `initialize` it refused; its `ask` tool needs two rounds of input
+(a name and the roots, then a sample) through input-required results, `nag` asks forever, `grow` adds a tool and
+tells it only on open `subscriptions/listen` streams that asked for tool list changes (`whoami` lists them) (`ask`
+refuses with -32021 a client whose `_meta` lacks the capabilities it asks for), and `whoami` reports each round: its
+JSON-RPC id, the `requestState` and the keys of the `inputResponses` it came with), `resumable PORT` (streamable
+HTTP on 127.0.0.1:PORT/mcp instead of stdio: every tools/call's SSE stream ends after a priming event with an id and
+`retry: TOY_RETRY_MS` (default 300), and the result comes on the GET that resumes it with `Last-Event-ID`; `whoami`
+reports each resumption: the id asked for and the milliseconds since its stream was cut). Environment: TOY_NAME
+(reported by `whoami`), TOY_DESCRIPTION_FILE (the `echo` tool's description is read from it at start, so a test can
+change it between runs).
 """
 
 from __future__ import annotations
@@ -19,6 +30,16 @@ from typing import Any
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
 CANCELLED: list[Any] = []  # ids of requests the client cancelled (reported by `whoami`)
+MODERN = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+REFUSED: list[Any] = []  # `modern` mode: the initialize requests it refused (reported by `whoami`)
+ROUNDS: list[dict[str, Any]] = []  # `modern` mode: each `ask` call as it came (reported by `whoami`)
+LISTENING: dict[Any, dict[str, Any]] = {}  # `modern` mode: open subscriptions/listen requests by id, with their filter
+GROWN: list[str] = []  # `modern` mode: tools added by `grow`
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# A state a relay could mangle: quotes, a backslash, non-ASCII. It must come back byte for byte.
+ROUND_ONE = 'round-1 "ünïcode" \\ ✓'
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 def _description() -> str:
@@ -44,6 +65,13 @@ def tools() -> list[dict[str, Any]]:
             "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer"}}},
         },
     ]
+    if MODE == "modern":
+        listed += [
+            {"name": "ask", "description": "Two rounds of input-required results", "inputSchema": {"type": "object"}},
+            {"name": "nag", "description": "Asks for input forever", "inputSchema": {"type": "object"}},
+            {"name": "grow", "description": "Adds a tool, told on listen streams", "inputSchema": {"type": "object"}},
+        ]
+        listed += [{"name": name, "description": "Grown", "inputSchema": {"type": "object"}} for name in GROWN]
     if MODE == "badschema":
         listed += [
             {"name": "no_type", "description": "schema without type", "inputSchema": {"properties": {"x": {}}}},
@@ -62,11 +90,80 @@ def tools() -> list[dict[str, Any]]:
     return listed
 
 
+def _missing_capability(params: dict[str, Any]) -> str | None:
+    """The first capability the `ask` tool needs that the request's client does not declare."""
+    needs = ("elicitation", "roots", "sampling") if params.get("name") == "ask" else ()
+    declared = (params.get("_meta") or {}).get("io.modelcontextprotocol/clientCapabilities") or {}
+    return next((need for need in needs if need not in declared), None)
+
+
+def _needs(state: str, **requests: dict[str, Any]) -> dict[str, Any]:
+    return {"resultType": "input_required", "requestState": state, "inputRequests": requests}
+
+
+def ask(request: dict[str, Any]) -> dict[str, Any]:
+    """Round one asks a name (elicitation) and the roots; round two a sample; then the answer, from the state."""
+    params = request.get("params", {})
+    state, answers = params.get("requestState"), params.get("inputResponses") or {}
+    ROUNDS.append({"id": request.get("id"), "state": state, "answered": sorted(answers)})
+    if state == ROUND_ONE and {"name", "roots"} <= answers.keys():
+        known = {"name": answers["name"]["content"]["name"], "roots": [r["uri"] for r in answers["roots"]["roots"]]}
+        greet = {"role": "user", "content": {"type": "text", "text": f"Greet {known['name']}"}}
+        sample = {"method": "sampling/createMessage", "params": {"messages": [greet], "maxTokens": 20}}
+        return _needs(json.dumps(known), model=sample)
+    if state is not None and state != ROUND_ONE and "model" in answers:
+        known, said = json.loads(state), answers["model"]["content"]["text"]
+        return {"content": [{"type": "text", "text": f"{said} ({known['name']}; roots {', '.join(known['roots'])})"}]}
+    name = {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "Your name?", "requestedSchema": NAME_FORM},
+    }
+    return _needs(ROUND_ONE, name=name, roots={"method": "roots/list", "params": {}})
+
+
+def grow(write: Any) -> dict[str, Any]:
+    """Add a tool; tell it only on the listen streams that asked for tool list changes, as 2026-07-28 says."""
+    GROWN.append(f"grown{len(GROWN) + 1}")
+    for rid, wanted in LISTENING.items():
+        if wanted.get("toolsListChanged"):
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/tools/list_changed",
+                    "params": {"_meta": {SUBSCRIPTION_ID: rid}},
+                }
+            )
+    return {"content": [{"type": "text", "text": f"{GROWN[-1]} added; {len(LISTENING)} listening"}]}
+
+
+async def listen(rid: Any, params: dict[str, Any], write: Any) -> None:
+    """Hold a subscriptions/listen stream: acknowledge what it asked for, then keep it until the client cancels."""
+    wanted = {k: v for k, v in (params.get("notifications") or {}).items() if k == "toolsListChanged" and v}
+    ack = {"notifications": wanted, "_meta": {SUBSCRIPTION_ID: rid}}
+    write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
+    LISTENING[rid] = wanted
+    try:
+        await asyncio.Event().wait()
+    finally:
+        LISTENING.pop(rid, None)
+
+
 async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: Any) -> dict[str, Any]:
+    if name == "grow" and MODE == "modern":
+        return grow(write)
+    if name == "ask" and MODE == "modern":
+        return ask(request)
+    if name == "nag" and MODE == "modern":
+        return _needs("again", roots={"method": "roots/list", "params": {}})
     if name == "echo":
         return {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
     if name == "whoami":
         who = {"name": os.environ.get("TOY_NAME", "toy"), "pid": os.getpid(), "cancelled": len(CANCELLED)}
+        if MODE == "modern":
+            who["meta"] = request.get("params", {}).get("_meta") or {}
+            who["initialize_refused"] = len(REFUSED)
+            who["rounds"] = ROUNDS
+            who["listening"] = list(LISTENING.values())
         return {"content": [{"type": "text", "text": json.dumps(who)}], "structuredContent": who}
     if name == "slow":
         token = (request.get("params", {}).get("_meta") or {}).get("progressToken")
@@ -112,16 +209,50 @@ async def main() -> None:
     async def handle(request: dict[str, Any]) -> None:
         method, rid, params = request.get("method"), request.get("id"), request.get("params") or {}
         try:
-            if method == "initialize":
+            if MODE == "modern" and method != "initialize":
+                asked = (params.get("_meta") or {}).get(VERSION_KEY)
+                if asked != MODERN:
+                    data = {"supported": [MODERN], "requested": asked}
+                    error = {"code": -32022, "message": "Unsupported protocol version", "data": data}
+                    write({"jsonrpc": "2.0", "id": rid, "error": error})
+                    return
+            if method == "initialize" and MODE == "modern":
+                REFUSED.append(rid)
+                error = {"code": -32601, "message": "Method not found: initialize"}
+                write({"jsonrpc": "2.0", "id": rid, "error": error})
+                return
+            if method == "subscriptions/listen" and MODE == "modern":
+                await listen(rid, params, write)
+                return
+            if method == "server/discover":
+                result: dict[str, Any] = {
+                    "resultType": "complete",
+                    "supportedVersions": [MODERN] if MODE == "modern" else [],
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "toy", "version": "1"}},
+                }
+                if MODE != "modern":
+                    error = {"code": -32601, "message": "Method not found"}
+                    write({"jsonrpc": "2.0", "id": rid, "error": error})
+                    return
+            elif method == "initialize":
                 if MODE == "hang":
                     await asyncio.sleep(3600)
-                result: dict[str, Any] = {
+                if MODE == "slowstart":
+                    await asyncio.sleep(float(os.environ.get("TOY_START_SECONDS", "4")))
+                result = {
                     "protocolVersion": params.get("protocolVersion", "2025-06-18"),
                     "capabilities": {"tools": {"listChanged": False}},
                     "serverInfo": {"name": "toy", "version": "1"},
                 }
             elif method == "tools/list":
                 result = {"tools": tools()}
+            elif method == "tools/call" and MODE == "modern" and (missing := _missing_capability(params)):
+                # As a 2026-07-28 server may (SEP-2575): it will ask for these, so it refuses a client without them.
+                data = {"requiredCapabilities": {missing: {}}}
+                error = {"code": -32021, "message": f"Missing required client capability: {missing}", "data": data}
+                write({"jsonrpc": "2.0", "id": rid, "error": error})
+                return
             elif method == "tools/call":
                 result = await call(params.get("name", ""), params.get("arguments") or {}, request, write)
             elif method == "ping":
@@ -129,6 +260,8 @@ async def main() -> None:
             else:
                 write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
                 return
+            if MODE == "modern":
+                result.setdefault("resultType", "complete")
             write({"jsonrpc": "2.0", "id": rid, "result": result})
         except KeyError as exc:
             write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"unknown tool {exc}"}})
@@ -146,5 +279,87 @@ async def main() -> None:
                 task.cancel()
 
 
+CUT: dict[str, tuple[float, dict[str, Any]]] = {}  # event id -> when its stream was cut, the result still owed
+RESUMED: list[dict[str, Any]] = []
+
+
+async def serve_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """`resumable` mode: a bare HTTP/1.1 MCP server, one request per connection."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    verb = head[0].partition(" ")[0]
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:] if line)}
+    body = await reader.readexactly(int(fields.get("content-length", "0")))
+
+    def send(status: str, kind: str, payload: bytes) -> None:
+        writer.write(f"HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {len(payload)}\r\n".encode())
+        writer.write(b"connection: close\r\n\r\n" + payload)
+
+    def event(event_id: str, message: dict[str, Any] | None = None, retry: str = "") -> bytes:
+        return f"id: {event_id}\n{retry}data: {json.dumps(message) if message else ''}\n\n".encode()
+
+    loop = asyncio.get_running_loop()
+    if verb == "GET":
+        asked = fields.get("last-event-id", "")
+        if asked not in CUT:
+            send("405 Method Not Allowed", "text/plain", b"no standalone stream")
+        else:
+            cut_at, message = CUT.pop(asked)
+            RESUMED.append({"last_event_id": asked, "after_ms": round((loop.time() - cut_at) * 1000)})
+            send("200 OK", "text/event-stream", event(f"{asked}-done", message))
+    else:
+        request = json.loads(body)
+        answers: list[dict[str, Any]] = []
+        if "id" in request:
+            params = request.get("params") or {}
+            if request["method"] == "tools/call" and params.get("name") == "whoami":
+                params = {**params, "name": "echo", "arguments": {"text": json.dumps(RESUMED)}}
+            await handle_into(answers.append, {**request, "params": params})
+        if not answers:
+            send("202 Accepted", "text/plain", b"")
+        elif request["method"] == "tools/call":
+            event_id = f"call-{request['id']}"
+            CUT[event_id] = (loop.time(), answers[-1])  # after any progress
+            retry = f"retry: {os.environ.get('TOY_RETRY_MS', '300')}\n"
+            send("200 OK", "text/event-stream", event(event_id, retry=retry))  # cut: the result comes on the GET
+        else:
+            send("200 OK", "application/json", json.dumps(answers[0]).encode())
+    await writer.drain()
+    writer.close()
+
+
+async def handle_into(write: Any, request: dict[str, Any]) -> None:
+    method, rid, params = request.get("method"), request.get("id"), request.get("params") or {}
+    if method == "initialize":
+        version = params.get("protocolVersion", "2025-06-18")
+        info = {"name": "toy", "version": "1"}
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
+            }
+        )
+    elif method == "tools/list":
+        write({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools()}})
+    elif method == "tools/call":
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": await call(params.get("name", ""), params.get("arguments") or {}, request, write),
+            }
+        )
+    elif method == "ping":
+        write({"jsonrpc": "2.0", "id": rid, "result": {}})
+    else:
+        write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+async def serve_resumable(port: int) -> None:
+    server = await asyncio.start_server(serve_http, "127.0.0.1", port)
+    async with server:
+        await server.serve_forever()
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(serve_resumable(int(sys.argv[2])) if MODE == "resumable" else main())

@@ -9,7 +9,6 @@ import grpc
 import pytest
 from prometheus_client import CollectorRegistry
 
-from jarvis.aggregator import probes
 from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.api.debug.v1 import debug_pb2 as pb
 from jarvis.api.debug.v1 import debug_pb2_grpc as pb_grpc
@@ -91,11 +90,11 @@ async def test_aggregator_client_gets_domain_errors_back(target: str) -> None:
     client = DebugGateway(target)
     try:
         with pytest.raises(NotFound, match="unknown debug tool 'jira_serch'; similar tools: jira_search"):
-            await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_serch"))
+            await client.invoke("jira_serch", "")
         with pytest.raises(InvalidArgument, match="arguments is not valid JSON"):
-            await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_search", arguments_json="{jql}"))
-        categories = await client.call(client.debug.ListCategories, pb.ListCategoriesRequest())
-        assert len(categories.categories) == 5
+            await client.invoke("jira_search", "{jql}")
+        categories = await client.invoke("list", "{}")
+        assert len(categories["categories"]) == 5
     finally:
         await client.close()
 
@@ -110,8 +109,8 @@ async def test_unconfigured_backend_is_a_failed_precondition(settings: DebugSett
         with pytest.raises(
             FailedPrecondition, match="Jira is not configured: set JIRA_URL, JIRA_EMAIL, JIRA_API_TOKEN"
         ):
-            await client.call(client.debug.Invoke, pb.InvokeRequest(tool="jira_search", arguments_json='{"jql": "x"}'))
-        assert (await probes.grpc_health(client, DEBUG_SERVICE))["ok"] is True
+            await client.invoke("jira_search", '{"jql": "x"}')
+        assert (await client.check_health(DEBUG_SERVICE, 2.0))["ok"] is True
     finally:
         await client.close()
         running.stop(1.0)

@@ -188,10 +188,10 @@ async def test_the_aggregator_client_names_the_setting_when_its_credential_is_re
     right = RegistryGateway(target, plane=InternalPlane(token=SECRET))
     try:
         with pytest.raises(FailedPrecondition) as refused:
-            await wrong.call(wrong.registry.ListTokens, rpb.ListTokensRequest())
+            await wrong.list_tokens()
         assert TOKEN in str(refused.value)
         assert target in str(refused.value)
-        created = await right.call(right.registry.CreateToken, rpb.CreateTokenRequest(name="ok", scopes=["read"]))
+        created = await right.create_token("ok", ["read"])
         assert created.secret.startswith("jv_")
     finally:
         await wrong.close()
@@ -314,8 +314,7 @@ async def test_tls_serves_clients_that_trust_the_ca_and_refuses_plaintext(tmp_pa
     target = f"127.0.0.1:{server.port}"
     client = RegistryGateway(target, plane=load_plane(SECRET, None, None, None, authority.path))
     try:
-        listed = await client.call(client.registry.ListTokens, rpb.ListTokensRequest())
-        assert list(listed.tokens) == []
+        assert await client.list_tokens() == []
         with grpc.insecure_channel(target) as plain:
             assert _code(lambda: _registry_call(plain, 5)) == grpc.StatusCode.UNAVAILABLE
         stranger = Authority(tmp_path, "another-ca")  # a server signed by someone else is not trusted
@@ -343,33 +342,26 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path, autho
 
 
 async def test_a_streaming_call_carries_the_credential(services: dict[str, Served]) -> None:
-    """AttachServer (bidirectional, driven with write/read as the downstream host does) passes the interceptor
-    with the credential: the runtime then answers about its missing engine, not about the caller."""
+    """AttachServer (bidirectional, driven through the gateway's pipe as the downstream host drives it) passes the
+    interceptor with the credential: the runtime then answers about its missing engine, not about the caller."""
     from jarvis.aggregator.gateways.runtime import RuntimeGateway
+    from jarvis.aggregator.gateways.server_pipe import PipeBroken
 
     target = f"127.0.0.1:{services['runtime'].port}"
-    start = runtime_pb2.ServerInput(start=runtime_pb2.ServerStart(server="s", image="some/image"))
-
-    async def first_answer(client: RuntimeGateway, write: bool = True) -> grpc.StatusCode:
-        call = client.attach_server()
-        try:
-            if write:
-                await call.write(start)
-            await asyncio.wait_for(call.read(), 20)  # an unrefused caller without a message would wait here
-        except grpc.aio.AioRpcError as exc:
-            return exc.code()
-        except TimeoutError:
-            return grpc.StatusCode.DEADLINE_EXCEEDED
-        finally:
-            call.cancel()
-        return grpc.StatusCode.OK
-
     with_credential, without = RuntimeGateway(target, InternalPlane(token=SECRET)), RuntimeGateway(target)
     try:
-        # Refused before any message is read: a write racing the refusal may see the stream reset (INTERNAL)
-        # instead of its status, so the refused caller only reads.
-        assert await first_answer(without, write=False) == grpc.StatusCode.UNAUTHENTICATED
-        assert await first_answer(with_credential) not in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.OK)
+        # Refused before any message is read: a write racing the refusal may see the stream reset instead of its
+        # status, so the refused caller only reads.
+        refused = without.attach_server()
+        with pytest.raises(PipeBroken) as broken:
+            await asyncio.wait_for(refused.read(), 20)
+        refused.cancel()
+        assert "credential" in broken.value.detail.lower() or "unauthenticated" in broken.value.detail.lower()
+        admitted = with_credential.attach_server()
+        with pytest.raises(OSError, match="cannot run image 'some/image'") as failed:
+            await asyncio.wait_for(admitted.start("s", "some/image", (), {}), 20)
+        assert "credential" not in str(failed.value).lower()
+        assert "unauthenticated" not in str(failed.value).lower()
     finally:
         await with_credential.close()
         await without.close()

@@ -148,6 +148,19 @@ def test_sessions_of_other_projects_are_not_found(service: Service) -> None:
     assert service.containers()[0].labels["jarvis.project"] == b.id if service.containers() else True
 
 
+def test_a_sessions_events_by_its_id_alone(service: Service) -> None:
+    """The session's id names its project: `session action=events` needs no project_id (issue 37 item 9)."""
+    project = service.call("CreateProject", name="by-id")
+    session = service.call("SpawnSession", project_id=project.id, prompt="hello")
+    named = service.call("SessionEvents", project_id=project.id, session_id=session.id, wait_seconds=2)
+    alone = service.call("SessionEvents", session_id=session.id, limit=len(named.events))
+    assert [(e.seq, e.type) for e in alone.events] == [(e.seq, e.type) for e in named.events]
+    assert alone.state
+    missing = rpc_error(lambda: service.call("SessionEvents", session_id="s" + "0" * 12))
+    assert missing.code() == grpc.StatusCode.NOT_FOUND
+    assert "list sessions with session action=list" in (missing.details() or "")
+
+
 def all_events(service: Service, project_id: str, session_id: str) -> list[Any]:
     """Every event of the session so far, after a short wait for late ones."""
     page = service.call("SessionEvents", project_id=project_id, session_id=session_id, limit=500, wait_seconds=0)

@@ -12,7 +12,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from jarvis.aggregator.gateways import registry as registry_gateway
+from jarvis.aggregator.gateways import registry_convert as registry_gateway
 from jarvis.aggregator.gateways import runtime as runtime_gateway
 from jarvis.aggregator.gateways import scheduler as scheduler_gateway
 from jarvis.aggregator.tooling.results import jsonable

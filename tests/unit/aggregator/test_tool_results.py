@@ -39,7 +39,7 @@ class _NoSystem:
         raise NotImplementedError
 
 
-def _return_type(handler: Handler) -> Any:
+def _return_type(handler: Handler[Any]) -> Any:
     return get_type_hints(handler).get("return")
 
 
@@ -65,7 +65,7 @@ async def _results() -> tuple[dict[str, dict[str, Any]], list[str]]:
     untyped: list[str] = []
     for surface in build_surfaces(ctx):
         for tool in surface.tools:
-            handlers: dict[str, Handler | None] = {a.name: a.handler for a in tool.actions} or {"": tool.handler}
+            handlers: dict[str, Handler[Any] | None] = {a.name: a.handler for a in tool.actions} or {"": tool.handler}
             for action, handler in handlers.items():
                 assert handler is not None
                 label = f"{surface.name}/{tool.name}" + (f" action={action}" if action else "")

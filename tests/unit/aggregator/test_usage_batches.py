@@ -36,7 +36,7 @@ async def until(condition: object, seconds: float = 5.0) -> None:
 
 async def test_full_batches_go_at_once_and_none_is_bigger() -> None:
     registry = Registry()
-    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)  # type: ignore[arg-type]
+    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)
     usage.start()
     try:
         for n in range(3 * BATCH):
@@ -54,7 +54,7 @@ async def test_full_batches_go_at_once_and_none_is_bigger() -> None:
 
 async def test_an_unreachable_registry_is_not_asked_in_a_loop() -> None:
     registry = Registry(fail=True)
-    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)  # type: ignore[arg-type]
+    usage = UsageRecorder(registry, flush_interval=3600, max_buffer=4 * BATCH)
     usage.start()
     try:
         for _ in range(3 * BATCH):
@@ -71,7 +71,7 @@ async def test_an_unreachable_registry_is_not_asked_in_a_loop() -> None:
 async def test_calls_recorded_while_a_batch_is_on_its_way_wait_for_the_next_flush() -> None:
     """Under steady load, a flush sends what it found, once: not the one or two events each RPC's wait lets in."""
     registry = Registry(delay=0.005)
-    usage = UsageRecorder(registry, flush_interval=3600)  # type: ignore[arg-type]
+    usage = UsageRecorder(registry, flush_interval=3600)
     for _ in range(3):
         usage.record("pinger__ping", "", True, 1.0)
     flushing = asyncio.create_task(usage.flush())

@@ -24,8 +24,16 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def manager(home: Path, data_dir: Path) -> ClientManager:
-    return ClientManager(data_dir, home, AGGREGATOR, platform="linux")
+def bin_dir(tmp_path: Path) -> Path:
+    """The PATH the manager looks for clients' commands on: empty unless a test puts one there."""
+    path = tmp_path / "bin"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def manager(home: Path, data_dir: Path, bin_dir: Path) -> ClientManager:
+    return ClientManager(data_dir, home, AGGREGATOR, platform="linux", search_path=str(bin_dir))
 
 
 @pytest.fixture

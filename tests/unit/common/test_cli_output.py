@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jarvis.aggregator.gateways.registry import to_dict
+from jarvis.aggregator.gateways.registry_convert import to_dict
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.cli.output import BATCH, catalog_batches, table
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jarvis.common.errors import InvalidArgument
-from jarvis.common.scopes import allows, reaches_surface, validate_scope, validate_scopes
+from jarvis.common.scopes import allows, reaches_surface, reads_metrics, validate_scope, validate_scopes
 
 
 @pytest.mark.parametrize(
@@ -107,3 +107,18 @@ def test_a_project_bound_scope_allows_only_its_project() -> None:
     assert not allows(reader, "orchestrator", "container", "exec", read_only=False, project="pa")
     assert reaches_surface(["orchestrator:session@pa"], "orchestrator")
     assert not reaches_surface(["orchestrator@pa"], "jarvis")
+
+
+@pytest.mark.parametrize("scope", ["metrics:servers", "metrics:read", "metrics@p1a2b3c4d5"])
+def test_the_metrics_scope_takes_no_tool_action_or_project(scope: str) -> None:
+    with pytest.raises(InvalidArgument, match="takes no tool, action or project"):
+        validate_scope(scope)
+
+
+def test_only_metrics_and_admin_read_metrics_and_metrics_reads_nothing_else() -> None:
+    assert validate_scope("METRICS") == "metrics"
+    assert [reads_metrics([s]) for s in ("metrics", "admin", "*")] == [True, True, True]
+    assert [reads_metrics([s]) for s in ("read", "jarvis", "jarvis:read")] == [False, False, False]
+    for surface in ("jarvis", "orchestrator", "debug", "servers"):
+        assert not reaches_surface(["metrics"], surface)
+        assert not allows(["metrics"], surface, "any", "list", read_only=True)

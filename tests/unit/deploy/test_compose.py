@@ -14,6 +14,7 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
+from jarvis.aggregator.settings import AggregatorSettings
 from tests.support.required_tool import pinned_tool, required_tool
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
@@ -90,6 +91,7 @@ def test_state_is_persisted_on_volumes(compose: dict[str, Any]) -> None:
         ("postgres", "/var/lib/postgresql/data"),
         ("redis", "/data"),
         ("registry", "/var/lib/jarvis"),
+        ("aggregator", "/var/lib/jarvis"),  # the sign-in signing keys every aggregator container shares
         ("prometheus", "/prometheus"),
         ("grafana", "/var/lib/grafana"),
     ):
@@ -129,8 +131,15 @@ def test_prometheus_scrapes_every_process_and_loads_the_rules(compose: dict[str,
     mounts = {v["target"]: v["source"] for v in compose["services"]["prometheus"]["volumes"]}
     assert Path(mounts["/etc/prometheus/rules"]) == DEPLOY / "prometheus" / "rules"
     assert config["rule_files"] == ["/etc/prometheus/rules/*.yml"]
-    # promtool reads the config and the rules it names, as the container would see them.
+    # The aggregator's /metrics needs a token of scope `metrics` beyond loopback: Prometheus sends the secret's.
+    [aggregator] = [job for job in config["scrape_configs"] if job["job_name"] == "aggregator"]
+    assert aggregator["authorization"] == {"type": "Bearer", "credentials_file": "/run/secrets/metrics_token"}
+    assert [s["source"] for s in compose["services"]["prometheus"]["secrets"]] == ["metrics_token"]
+    assert compose["secrets"]["metrics_token"]["file"].endswith("/secrets/metrics_token")
+    # promtool reads the config and the rules and files it names, as the container would see them.
     config["rule_files"] = [str(DEPLOY / "prometheus" / "rules" / "*.yml")]
+    (tmp_path / "metrics_token").write_text("jv_example\n")
+    aggregator["authorization"]["credentials_file"] = str(tmp_path / "metrics_token")
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
     checked = subprocess.run(
         [required_tool("promtool"), "check", "config", str(tmp_path / "prometheus.yml")],
@@ -155,3 +164,37 @@ def test_alert_rules_pass_promtool() -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
     count = sum(len(group["rules"]) for group in yaml.safe_load(rules.read_text())["groups"])
     assert f"SUCCESS: {count} rules found" in checked.stdout
+
+
+def test_sign_in_settings_reach_the_aggregator(
+    compose: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31 item 5: the provider's client secret is a compose secret file, the signing keys sit on the
+    aggregator's volume (shared by its containers), and the settings as compose hands them over parse: off while
+    JARVIS_OIDC_ISSUER is empty, and with an issuer the secret is read from the file."""
+    aggregator = compose["services"]["aggregator"]
+    env = aggregator["environment"]
+    assert env["JARVIS_OIDC_ISSUER"] == ""  # from jarvis.env: sign-in off until set
+    assert "JARVIS_OIDC_CLIENT_SECRET" not in env  # never a value
+    secret = env["JARVIS_OIDC_CLIENT_SECRET_FILE"]
+    assert secret == "/run/secrets/oidc_client_secret"
+    assert "oidc_client_secret" in {s["source"] for s in aggregator["secrets"]}
+    assert compose["secrets"]["oidc_client_secret"]["file"].endswith("/secrets/oidc_client_secret")
+    mounts = {v["target"]: v for v in aggregator["volumes"]}
+    keys_dir = Path(env["JARVIS_OAUTH_KEYS_DIR"])
+    [volume] = [v for target, v in mounts.items() if keys_dir.is_relative_to(target)]
+    assert volume["type"] == "volume"
+    assert volume["source"] in compose["volumes"]
+    for name, svc in compose["services"].items():
+        if name != "aggregator":  # no other service holds the keys or the secret
+            assert "oidc_client_secret" not in {s["source"] for s in svc.get("secrets", [])}, name
+    for key, value in env.items():
+        monkeypatch.setenv(key, value or "")
+    assert AggregatorSettings().oidc_issuer == ""
+    (tmp_path / "oidc_client_secret").write_text("from-the-secret\n")
+    monkeypatch.setenv("JARVIS_OIDC_ISSUER", "https://id.example.com/realms/team")
+    monkeypatch.setenv("JARVIS_OIDC_CLIENT_SECRET_FILE", str(tmp_path / "oidc_client_secret"))
+    settings = AggregatorSettings()
+    assert settings.oidc_secret() == "from-the-secret"
+    assert settings.signing_keys_dir == keys_dir
+    assert settings.oauth_access_token_ttl_seconds == 300

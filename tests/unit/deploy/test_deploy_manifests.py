@@ -13,8 +13,8 @@ import yaml
 from prometheus_client import CollectorRegistry
 from pydantic_settings import BaseSettings
 
-from jarvis.aggregator.downstream.host import DownstreamHost
-from jarvis.aggregator.downstream.metrics import DownstreamCollector
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.hosting.metrics import DownstreamCollector
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.cli.main import serve
@@ -58,6 +58,8 @@ def test_env_file_values_parse_in_their_settings(monkeypatch: pytest.MonkeyPatch
     assert aggregator.stateless
     assert registry.metrics_port == 9100
     assert "jarvis.internal" in aggregator.allowed_hosts
+    assert aggregator.oidc_issuer == ""  # sign-in is off until the admin names the provider
+    assert aggregator.oauth_access_token_ttl_seconds == 300
 
 
 def test_compose_and_k8s_run_real_cli_services() -> None:

@@ -175,14 +175,23 @@ def test_network_policies_deny_by_default_in_every_namespace() -> None:
             and not p["spec"].get("egress")
         ]
         assert deny, f"no default-deny policy in {namespace}"
-    # The registry can mint tokens: only the aggregator may reach its port.
+    # The registry can mint tokens: only the aggregator, and the scheduler's workers (a person's scheduled run acts
+    # for them, decision 0057), may reach its port; not the scheduler's API or beat, nor anything else.
     registry = next(p for p in policies if p["metadata"]["name"] == "registry")
     assert registry["spec"]["ingress"] == [
         {
-            "from": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": "aggregator"}}}],
+            "from": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": component}}}],
             "ports": [{"protocol": "TCP", "port": 50051}],
         }
+        for component in ("aggregator", "scheduler-worker")
     ]
+    worker_egress = [
+        rule
+        for p in policies
+        if p["spec"]["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/component") == "scheduler-worker"
+        for rule in p["spec"].get("egress", [])
+    ]
+    assert {"protocol": "TCP", "port": 50051} in [port for rule in worker_egress for port in rule["ports"]]
 
 
 def test_the_aggregator_has_a_disruption_budget_and_an_autoscaler() -> None:
@@ -243,6 +252,9 @@ def test_the_prometheus_rule_is_the_shipped_rules_file() -> None:
     assert monitor["jobLabel"] == "app.kubernetes.io/component"  # job = component, as the rules expect
     assert set(monitor["namespaceSelector"]["matchNames"]) == {"jarvis", "jarvis-runtime"}
     assert {e["port"] for e in monitor["podMetricsEndpoints"]} == {"metrics", "http"}
+    # The aggregator's /metrics needs a token of scope `metrics` (README): from the Secret jarvis-metrics.
+    [aggregator] = [e for e in monitor["podMetricsEndpoints"] if e["port"] == "http"]
+    assert aggregator["authorization"] == {"type": "Bearer", "credentials": {"name": "jarvis-metrics", "key": "token"}}
 
 
 def test_the_tls_component_gives_every_service_its_certificate_files() -> None:
@@ -268,3 +280,25 @@ def test_the_tls_component_gives_every_service_its_certificate_files() -> None:
     engine = next(pod for doc, pod in workloads if doc["metadata"]["name"] == "runtime")["containers"][1]
     assert engine["name"] == ENGINE
     assert "grpc-tls" not in {m["name"] for m in engine["volumeMounts"]}  # the engine gets none of Jarvis's secrets
+
+
+def test_the_aggregator_takes_sign_in_settings_from_optional_secrets() -> None:
+    """Issue 31 item 5: the provider's client secret from the Secret jarvis-oidc, the signing keys from the Secret
+    jarvis-oauth-keys (the same in every replica, so a token one signs the others accept), both files, both optional
+    so a deployment without sign-in needs neither; the issuer and client id are plain settings in jarvis.env."""
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in _render("overlays/production")}
+    pod = docs[("Deployment", "aggregator")]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    secret_dir, _, _ = env["JARVIS_OIDC_CLIENT_SECRET_FILE"].rpartition("/")
+    for directory, name in ((secret_dir, "jarvis-oidc"), (env["JARVIS_OAUTH_KEYS_DIR"], "jarvis-oauth-keys")):
+        mount = mounts[directory]
+        assert mount["readOnly"] is True
+        assert volumes[mount["name"]]["secret"] == {"secretName": name, "optional": True, "defaultMode": 0o440}
+    assert "JARVIS_OIDC_CLIENT_SECRET" not in env
+    settings = _settings()
+    assert settings["JARVIS_OIDC_ISSUER"] == ""  # off until the admin sets it
+    assert "JARVIS_OIDC_CLIENT_ID" in settings
+    assert docs[("HorizontalPodAutoscaler", "aggregator")]["spec"]["minReplicas"] >= 2  # hence the one Secret

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jarvis.aggregator.discovery.sources import catalog_entries, server_entries, surface_entries
+from jarvis.aggregator.gateways.registry_convert import catalog_entry_view, server_view
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Surface, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
@@ -50,7 +51,7 @@ def test_installed_servers_tools_are_namespaced_and_normalised() -> None:
             _summary("odd", {"type": "string"}),
         ],
     )
-    entries = {e.name: e for e in server_entries([server], {"github": "Developer"}, host=None)}
+    entries = {e.name: e for e in server_entries([server_view(server)], {"github": "Developer"}, host=None)}
     assert set(entries) == {"gh__create_issue", "gh__broken", "gh__odd"}
     issue = entries["gh__create_issue"]
     assert (issue.tool, issue.source, issue.category, issue.kind) == ("create_issue", "gh", "Developer", "server")
@@ -72,10 +73,18 @@ def test_uninstalled_catalog_entries_say_how_to_install() -> None:
         tools=[_summary("create_issue", {})],
     )
     installed = pb.CatalogEntry(name="time", installed=True, tools=[_summary("now", {})])
-    entries = list(catalog_entries([entry, installed]))
+    entries = list(catalog_entries([catalog_entry_view(entry), catalog_entry_view(installed)]))
     assert [e.name for e in entries] == ["github__create_issue"]
     found = entries[0]
     assert not found.callable
     assert found.kind == "catalog"
     assert "jarvis_server action=install name=github" in found.install_hint
     assert "GITHUB_TOKEN" in found.install_hint
+
+
+def test_a_catalog_entry_named_like_an_installed_server_is_left_out() -> None:
+    catalog = pb.CatalogEntry(name="everything", tools=[_summary("add", {}), _summary("echo", {})])
+    other = pb.CatalogEntry(name="github", tools=[_summary("create_issue", {})])
+    views = [catalog_entry_view(catalog), catalog_entry_view(other)]
+    assert [e.name for e in catalog_entries(views, {"everything"})] == ["github__create_issue"]
+    assert {e.name for e in catalog_entries(views)} == {"everything__add", "everything__echo", "github__create_issue"}

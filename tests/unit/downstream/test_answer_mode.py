@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_types import LOG_LEVEL_META_KEY
 
-from jarvis.aggregator.downstream.answer_mode import answer_as_json
+from jarvis.aggregator.downstream.proxy.answer_mode import answer_as_json
 
 
 def _request(method: str, meta: dict[str, object] | None = None) -> dict[str, object]:

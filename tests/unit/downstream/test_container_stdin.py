@@ -1,5 +1,5 @@
-"""A container's stdin on the runtime's gRPC stream (downstream/container.py's ContainerStdin): one write at a time,
-in the order sent, and nothing after its end. The e2e tests (test_downstream_container.py) run it against the
+"""A container's stdin on the runtime's gRPC stream (downstream/transport/container.py's ContainerStdin): one write
+at a time, in the order sent, and nothing after its end. The e2e tests (test_downstream_container.py) run it against the
 runtime and a real container; here a recording stand-in for the stream shows the order it is given."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from jarvis.aggregator.downstream.container import ContainerStdin
+from jarvis.aggregator.downstream.transport.container import ContainerStdin
+from jarvis.aggregator.gateways.server_pipe import ServerPipe
 
 pytestmark = pytest.mark.anyio
 
 
 class _Stream:
-    """Like a `grpc.aio` stream-stream call: a write yields to the loop, and two writes at once are an error."""
+    """Like the `grpc.aio` stream-stream call a ServerPipe wraps: a write yields to the loop, and two writes at once
+    are an error."""
 
     def __init__(self) -> None:
         self.written: list[bytes] = []
@@ -35,7 +37,7 @@ class _Stream:
 
 async def test_writes_go_one_at_a_time_in_the_order_sent() -> None:
     stream = _Stream()
-    stdin = ContainerStdin(stream)
+    stdin = ContainerStdin(ServerPipe(stream))
     initialized = SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(stdin.send, initialized)
@@ -51,7 +53,7 @@ async def test_writes_go_one_at_a_time_in_the_order_sent() -> None:
 
 async def test_after_its_end_nothing_more_is_written() -> None:
     stream = _Stream()
-    stdin = ContainerStdin(stream)
+    stdin = ContainerStdin(ServerPipe(stream))
     await stdin.end()
     await stdin.end()
     assert stream.done == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jarvis.aggregator.downstream.stdio import ChildProcess
+from jarvis.aggregator.downstream.transport.stdio import ChildProcess
 
 
 def test_a_crashed_container_is_named_with_its_code_and_stderr() -> None:

@@ -7,8 +7,8 @@ from typing import Any, cast
 
 import pytest
 
-from jarvis.aggregator.downstream import logs
-from jarvis.aggregator.downstream.host import DownstreamHost
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.downstream.proxy import logs
 
 pytestmark = pytest.mark.anyio
 

@@ -10,12 +10,12 @@ from typing import cast
 import pytest
 from prometheus_client import CollectorRegistry
 
-from jarvis.aggregator.downstream.connection import Connection, LaunchPlan
-from jarvis.aggregator.downstream.host import OTHER_SERVER, DownstreamHost
-from jarvis.aggregator.downstream.metrics import register
-from jarvis.aggregator.downstream.stdio import StdioSpec
-from jarvis.aggregator.downstream.supervisor import HostOptions, ServerHost
-from jarvis.aggregator.downstream.tools import ServedTools
+from jarvis.aggregator.downstream.hosting.host import OTHER_SERVER, DownstreamHost
+from jarvis.aggregator.downstream.hosting.metrics import register
+from jarvis.aggregator.downstream.hosting.supervisor import HostOptions, ServerHost
+from jarvis.aggregator.downstream.hosting.tools import ServedTools
+from jarvis.aggregator.downstream.transport.connection import Connection, LaunchPlan
+from jarvis.aggregator.downstream.transport.stdio import StdioSpec
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.metrics import AggregatorMetrics
 

@@ -7,9 +7,9 @@ import re
 import jsonschema
 import pytest
 
-from jarvis.aggregator.downstream.naming import MAX_TOOL_NAME, namespaced
-from jarvis.aggregator.downstream.schema import normalise_input_schema, normalise_tool
-from jarvis.aggregator.downstream.tools import pin_definition, served
+from jarvis.aggregator.downstream.hosting.naming import MAX_TOOL_NAME, namespaced
+from jarvis.aggregator.downstream.hosting.schema import normalise_input_schema, normalise_tool
+from jarvis.aggregator.downstream.hosting.tools import pin_definition, served
 
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 

@@ -9,7 +9,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from jarvis.aggregator.downstream.stdio import StdioSpec, stdio_transport
+from jarvis.aggregator.downstream.transport.stdio import StdioSpec, stdio_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +57,7 @@ async def test_a_missing_command_is_a_plain_error() -> None:
 
 
 async def test_http_servers_resolving_to_metadata_addresses_are_refused() -> None:
-    from jarvis.aggregator.downstream.connection import refuse_forbidden_address
+    from jarvis.aggregator.downstream.transport.addresses import refuse_forbidden_address
 
     with pytest.raises(ConnectionError, match="SSRF"):
         await refuse_forbidden_address("http://169.254.169.254/latest/meta-data")

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from jarvis.aggregator.downstream.aggregate import strictest
-from jarvis.aggregator.downstream.naming import namespaced_uri, split_uri
+from jarvis.aggregator.downstream.hosting.naming import namespaced_uri, split_uri
+from jarvis.aggregator.downstream.proxy.aggregate import strictest
 
 # URIs as servers write them: any scheme, templates with every expression kind, odd characters, and one that
 # already looks like a namespaced URI.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_types.methods import serialize_server_result
 
-from jarvis.aggregator.downstream.versions import for_caller
+from jarvis.aggregator.downstream.proxy.versions import for_caller
 
 LEGACY_RESULT = {"content": [{"type": "text", "text": "hi"}], "isError": False}
 

@@ -62,12 +62,27 @@ def test_rate_limiter_refills_keys_per_token_and_tool_and_caps_in_flight() -> No
     assert all(limiter.check("a", "jarvis", "free") is None for _ in range(100))
     time.sleep(0.11)
     assert limiter.check("a", "jarvis", "t") is None
-    with limiter.running([("c", "jarvis", "t")]):
+    with limiter.running([("c", "t")]):
         busy = limiter.check("c", "jarvis", "t")
         assert busy is not None
         assert busy.reason == "concurrency"
     assert limiter.check("c", "jarvis", "t") is None
     assert metrics.rate_limited.labels("jarvis", "rate")._value.get() == 1
+
+
+def test_a_tool_has_one_bucket_and_one_pool_per_token_whichever_surface_reaches_it() -> None:
+    """Issue 34 #8: keys held the surface, so /mcp's tool_call was a second bucket and a second pool."""
+    metrics = AggregatorMetrics(CollectorRegistry())
+    limiter = RateLimiter(Limit(), {"t": Limit(per_second=0.01, burst=1, concurrent=1)}, metrics.rate_limited)
+    assert limiter.check("a", "profile", "t") is None
+    refused = limiter.check("a", "discovery", "t")
+    assert refused is not None
+    assert refused.reason == "rate"
+    with limiter.running([("b", "t")]):
+        busy = limiter.check("b", "discovery", "t")
+        assert busy is not None
+        assert busy.reason == "concurrency"
+    assert metrics.rate_limited.labels("discovery", "concurrency")._value.get() == 1
 
 
 def test_refusals_name_the_scopes_that_would_allow_the_call() -> None:

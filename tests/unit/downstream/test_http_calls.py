@@ -23,8 +23,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from mcp.shared.exceptions import MCPError
 
-from jarvis.aggregator.downstream.http_calls import ConnectionFailed, HttpCalls, Redirected, _Events, usable_for
-from jarvis.aggregator.downstream.stdio import OVERSIZED
+from jarvis.aggregator.downstream.transport.http_calls import HttpCalls, Redirected, usable_for
+from jarvis.aggregator.downstream.transport.http_link import ConnectionFailed, SseEvents
+from jarvis.aggregator.downstream.transport.stdio import OVERSIZED
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +38,8 @@ class Seen:
     body: JsonObject
     connection: int  # which TCP connection it came on, counted from 1
     reader: asyncio.StreamReader
+    method: str = "POST"
+    at: float = 0.0  # the loop's time when it arrived
 
 
 Reply = Callable[[Seen, asyncio.StreamWriter], Awaitable[None]]
@@ -62,10 +65,13 @@ class Scripted:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     self.closed.append(number)
                     return
-                lines = raw.decode("latin-1").split("\r\n")[1:]
+                request_line, *lines = raw.decode("latin-1").split("\r\n")
                 head = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
-                body = json.loads(await reader.readexactly(int(head["content-length"])))
-                seen = Seen(head, body, number, reader)
+                length = int(head.get("content-length", "0"))  # none: a GET resuming a stream
+                body = json.loads(await reader.readexactly(length)) if length else {}
+                seen = Seen(
+                    head, body, number, reader, request_line.partition(" ")[0], asyncio.get_running_loop().time()
+                )
                 self.seen.append(seen)
                 reply = self.replies[min(len(self.seen), len(self.replies)) - 1]
                 try:
@@ -543,7 +549,7 @@ def test_a_configured_header_that_would_split_the_request_is_refused() -> None:
 
 
 def test_server_sent_events_are_decoded_across_pieces_and_line_ends() -> None:
-    events = _Events()
+    events = SseEvents()
     stream = b"event: message\r\ndata: a\r\ndata: b\r\n\r\n: a comment\n\nid: 7\ndata:c\r\rdata: {}\n"
     decoded = [event for n in range(len(stream)) for event in events.feed(stream[n : n + 1])]
     assert decoded == [("message", "a\nb"), ("message", "c")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jarvis.aggregator.downstream.commands import fix_for, resolve
+from jarvis.aggregator.downstream.transport.commands import fix_for, resolve
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -1,4 +1,4 @@
-"""Jarvis's own requests on a stdio server's pipe (downstream/pipe_calls.py), against a real child process.
+"""Jarvis's own requests on a stdio server's pipe (downstream/transport/pipe_calls.py), against a real child process.
 
 The server is a scripted Python process: it records every line it reads and answers each method its own way (late,
 out of order, with notifications first, with errors, oversized, not at all), so each test can check what went
@@ -19,9 +19,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from jarvis.aggregator.downstream.answers import FIRST_ID
-from jarvis.aggregator.downstream.pipe_calls import PipeCalls
-from jarvis.aggregator.downstream.stdio import StdinWriter, StdioSpec, stdio_transport
+from jarvis.aggregator.downstream.transport.answers import FIRST_ID
+from jarvis.aggregator.downstream.transport.pipe_calls import PipeCalls
+from jarvis.aggregator.downstream.transport.stdio import StdinWriter, StdioSpec, stdio_transport
 
 pytestmark = pytest.mark.anyio
 

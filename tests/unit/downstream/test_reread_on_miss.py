@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from jarvis.aggregator.downstream.reread import RereadOnMiss
+from jarvis.aggregator.downstream.hosting.reread import RereadOnMiss
 from jarvis.common.errors import Unavailable
 
 pytestmark = pytest.mark.anyio

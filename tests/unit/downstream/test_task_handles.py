@@ -3,8 +3,8 @@ and every aggregator process of one deployment (same internal-plane credential) 
 
 from __future__ import annotations
 
-from jarvis.aggregator.downstream.tasks import TaskHandles, TaskRef
-from jarvis.aggregator.downstream.wire import headers_for
+from jarvis.aggregator.downstream.proxy.tasks import TaskHandles, TaskRef
+from jarvis.aggregator.downstream.transport.wire import headers_for
 from jarvis.common.internal_plane import InternalPlane
 
 REF = TaskRef("alpha", "d0wnstream-task-id")

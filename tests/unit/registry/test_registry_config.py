@@ -158,4 +158,58 @@ def test_keys_the_aggregator_gates_behind_admin_exist() -> None:
 
     assert ADMIN_CONFIG_KEYS
     assert KEYS_BY_NAME.keys() >= ADMIN_CONFIG_KEYS
-    assert all("admin scope" in KEYS_BY_NAME[k].description for k in ADMIN_CONFIG_KEYS)
+    assert all(KEYS_BY_NAME[k].admin_only for k in ADMIN_CONFIG_KEYS)
+    assert not any(k.admin_only for k in KEYS_BY_NAME.values() if k.name not in ADMIN_CONFIG_KEYS)
+
+
+# Every key, decided: the settings a non-admin may change, each for a reason. A new key must be placed in
+# ADMIN_CONFIG_KEYS or here, so it cannot become a surface-scope setting by accident.
+OPEN_TO_THE_SURFACE_SCOPE = {
+    "default_profile": "which profile a client naming none gets; a `jarvis` token edits profiles anyway",
+    "discovery.default_limit": "how many results tool_find shows; a result count, not a limit on anyone",
+    "servers.idle_stop_seconds": "when idle servers stop; no access, no record changes",
+    "servers.autostart_profiles": "which profiles' servers start early; the same servers, started sooner",
+    "servers.unprefixed_profiles": "tool names without prefixes; the same tools under other names",
+}
+# Names that mark a setting of security, the audit trail, limits, egress or what other clients connect to.
+SENSITIVE = (
+    "audit",
+    "retention",
+    "expir",
+    "share",
+    "interactive",
+    "auth",
+    "token",
+    "secret",
+    "rate",
+    "limits.",
+    "quota",
+    "egress",
+    "allow",
+    "proxy",
+    "network",
+    "internal",
+    "usage",
+    "log",
+    "url",
+    "metrics",
+)
+
+
+def test_every_key_is_decided_admin_or_open() -> None:
+    from jarvis.common.scopes import ADMIN_CONFIG_KEYS
+    from jarvis.registry.domain.config.keys import KEYS_BY_NAME
+
+    assert not ADMIN_CONFIG_KEYS & OPEN_TO_THE_SURFACE_SCOPE.keys()
+    assert ADMIN_CONFIG_KEYS | OPEN_TO_THE_SURFACE_SCOPE.keys() == KEYS_BY_NAME.keys(), "decide each new key"
+
+
+def test_the_admin_list_covers_the_known_sensitive_settings() -> None:
+    from jarvis.common.scopes import ADMIN_CONFIG_KEYS
+
+    # The attack of issue 34 item 5, and the key of issue 15.
+    assert {"audit.retention_days", "share.default_expiry_seconds", "servers.interactive", "aggregator_url"} <= (
+        ADMIN_CONFIG_KEYS
+    )
+    sensitive = {k.name for k in KNOWN_KEYS if any(word in k.name.lower() for word in SENSITIVE)}
+    assert sensitive <= ADMIN_CONFIG_KEYS, sorted(sensitive - ADMIN_CONFIG_KEYS)

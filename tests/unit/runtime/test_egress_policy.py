@@ -95,13 +95,23 @@ def test_matching_by_name_port_and_wildcard() -> None:
         "::ffff:169.254.169.254",
         "224.0.0.1",
         "255.255.255.255",
+        # IPv6 forms of internal IPv4 addresses, which Python calls global (issue 34 item 9):
+        "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+        "64:ff9b::a9fe:a9fe",  # NAT64 of the metadata address
+        "64:ff9b:1::a00:5",  # local-use NAT64 of 10.0.0.5
+        "2002:a00:5::1",  # 6to4 of 10.0.0.5
+        "2002:7f00:1::",  # 6to4 of 127.0.0.1
+        "::127.0.0.1",  # IPv4-compatible
+        "2001:0:4136:e378::f5ff:fffe",  # Teredo, client 10.0.0.1
     ],
 )
 def test_internal_addresses(address: str) -> None:
     assert is_internal(ipaddress.ip_address(address))
 
 
-@pytest.mark.parametrize("address", ["93.184.215.14", "2606:4700::6810:84e5"])
+@pytest.mark.parametrize(
+    "address", ["93.184.215.14", "2606:4700::6810:84e5", "64:ff9b::5db8:d70e", "2002:5db8:d70e::1"]
+)
 def test_public_addresses(address: str) -> None:
     assert not is_internal(ipaddress.ip_address(address))
 

@@ -71,6 +71,8 @@ class Proxy:
                 "private.test": ["10.0.0.5"],
                 "ula.test": ["fd00:ec2::254"],
                 "mixed.test": ["93.184.215.14", "127.0.0.1"],
+                "nat64.test": ["64:ff9b::7f00:1"],  # 127.0.0.1 through a NAT64 translator
+                "sixtofour.test": ["2002:a00:5::1"],  # 10.0.0.5 through a 6to4 relay
             }
         )
         self.policy = Policy(Allowlist(allow), internal)
@@ -160,7 +162,9 @@ def test_a_host_outside_the_allowlist_is_refused_logged_and_counted(
     assert refused[0].__dict__["host"] == "blocked.test"
 
 
-@pytest.mark.parametrize("host", ["meta.test", "private.test", "ula.test", "mixed.test"])
+@pytest.mark.parametrize(
+    "host", ["meta.test", "private.test", "ula.test", "mixed.test", "nat64.test", "sixtofour.test"]
+)
 def test_names_resolving_to_internal_addresses_are_refused_before_connecting(make: Make, host: str) -> None:
     p = make((host,))
     answer = p.exchange(f"CONNECT {host}:443 HTTP/1.1\r\n\r\n".encode())
@@ -230,3 +234,26 @@ def test_fixed_resolver_answers_before_dns() -> None:
     resolver = SystemResolver({"fake.test": ["127.0.0.1", "::1"]})
     found = asyncio.run(resolver.resolve("fake.test", 80))
     assert found == [ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")]
+
+
+def test_the_host_header_must_name_the_requests_host(make: Make, upstream: int) -> None:
+    """Another virtual host behind the allowed name's address is not reached by a Host header of the client's."""
+    p = make((f"fake.test:{upstream}",))
+    other = p.exchange(f"GET http://fake.test:{upstream}/ HTTP/1.1\r\nHost: internal-admin.test\r\n\r\n".encode())
+    assert other.startswith(b"HTTP/1.1 400")
+    assert b"does not name the request's host" in other
+    assert p.connected == []
+    assert Upstream.seen == []
+    # Without a Host header the upstream gets the URL's; with the right one (any case, a trailing dot) it passes.
+    assert p.exchange(f"GET http://fake.test:{upstream}/none HTTP/1.1\r\n\r\n".encode()).startswith(b"HTTP/1.0 200")
+    same = f"GET http://fake.test:{upstream}/same HTTP/1.1\r\nHost: FAKE.test.:{upstream}\r\n\r\n"
+    assert p.exchange(same.encode()).startswith(b"HTTP/1.0 200")
+    assert [headers["host"] for _, headers in Upstream.seen] == [f"fake.test:{upstream}"] * 2
+
+
+def test_a_port_past_65535_is_a_bad_request_not_a_crash(make: Make) -> None:
+    p = make(("fake.test",))
+    answer = p.exchange(b"GET http://fake.test:99999/ HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert b"port" in answer
+    assert p.count("bad_request") == 1

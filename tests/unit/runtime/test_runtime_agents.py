@@ -10,11 +10,12 @@ import pytest
 from sqlalchemy import update
 
 from jarvis.common.errors import FailedPrecondition, InvalidArgument
+from jarvis.common.fernet_keys import KeyMissing
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agent_protocol import parse_line
 from jarvis.runtime.domain.agents import launch, redact
 from jarvis.runtime.domain.presets import PRESETS
-from jarvis.runtime.domain.secrets import Secrets, SecretsKeyMissing, load_key
+from jarvis.runtime.domain.secrets import Secrets, load_key
 from jarvis.runtime.storage.migrate import MIGRATIONS
 from jarvis.runtime.storage.models import ProjectRow, SecretRow
 
@@ -123,11 +124,12 @@ def test_secrets_are_sealed_to_their_project_and_name(tmp_path: Path) -> None:
 
 
 def test_the_key_is_required_deployed_and_created_owner_only_embedded(tmp_path: Path) -> None:
-    with pytest.raises(SecretsKeyMissing, match="JARVIS_RUNTIME_SECRETS_KEY"):
+    with pytest.raises(KeyMissing, match="JARVIS_RUNTIME_SECRETS_KEY"):
         load_key("", None, None)
-    with pytest.raises(SecretsKeyMissing, match="not a Fernet key"):
+    with pytest.raises(KeyMissing, match="not a Fernet key"):
         load_key("short", None, None)
     created = load_key("", None, tmp_path)
     assert stat.S_IMODE((tmp_path / "secrets.key").stat().st_mode) == 0o600
-    assert load_key("", None, tmp_path) == created  # kept, never regenerated
-    assert load_key("", tmp_path / "secrets.key", None) == created
+    sealed = created.encrypt(b"x")
+    assert load_key("", None, tmp_path).decrypt(sealed) == b"x"  # kept, never regenerated
+    assert load_key("", tmp_path / "secrets.key", None).decrypt(sealed) == b"x"

@@ -76,7 +76,15 @@ class KnownProjects:
     def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
         return []
 
-    def spawn(self, project_id: str, prompt: str, idempotency_key: str, secret_overrides: dict[str, str]) -> str:
+    def spawn(
+        self,
+        project_id: str,
+        prompt: str,
+        idempotency_key: str,
+        secret_overrides: dict[str, str],
+        session_id: str = "",
+        agent_env: dict[str, str] | None = None,
+    ) -> str:
         raise AssertionError("unit tests never spawn sessions")
 
     def wait_turn(

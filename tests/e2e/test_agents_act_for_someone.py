@@ -1,0 +1,303 @@
+"""Agents act for someone (issue 31 item 4): a real `jarvis up` with sign-in federated to a real OpenID provider
+(npm oidc-provider) and a runtime driving the real Docker engine (DOCKER_HOST) with the fake-agent image.
+
+Alice, signed in, spawns an agent session in her project: the agent's process carries a credential for her
+(JARVIS_TOKEN, with JARVIS_URL), bound to that project and no wider than her token's scopes, naming the session.
+Calls made with it are authorized as alice within the project only and audited as "alice via session S"; once
+alice is disabled it is refused. A machine's `jv_` token spawns its agents with no such credential."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import docker
+import httpx2
+import pytest
+from joserfc import jwt
+from joserfc.jwk import KeySet
+
+from tests.e2e.orchestrator.conftest import runtime_env
+from tests.e2e.test_people_standing import McpSession
+from tests.support.docker_env import remove_managed
+from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
+from tests.support.stack import RunningJarvis
+
+URL = "/mcp/orchestrator"
+# Read the agent's environment from inside its container, as the agent's user (container exec).
+AGENT_ENV = ["sh", "-c", "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep ^JARVIS_"]
+
+
+@pytest.fixture(scope="module")
+def jarvis(
+    tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
+) -> Iterator[RunningJarvis]:
+    env = runtime_env(image, tmp_path_factory.mktemp("home"), JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS="1")
+    with signin_jarvis(tmp_path_factory, env=env) as running:
+        running.cli("role", "set", "developers", "--group", "dev", "--scope", "jarvis", "--scope", "orchestrator")
+        yield running
+    remove_managed(engine, running.data_dir)
+
+
+def sign_in_for(jarvis: RunningJarvis, account: str, path: str, scope: str) -> str:
+    """`account`'s access token for the surface at `path`, through Jarvis's sign-in and the provider."""
+    registered = httpx2.post(
+        jarvis.url("/oauth/register"),
+        json={"redirect_uris": [CLIENT_REDIRECT], "client_name": "e2e", "token_endpoint_auth_method": "none"},
+    )
+    client_id = registered.json()["client_id"]
+    verifier, challenge = pkce()
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CLIENT_REDIRECT,
+        "state": "s1",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": jarvis.url(path),
+        "scope": scope,
+    }
+    person = Person(account)
+    try:
+        redirect = person.authorize(f"{jarvis.url('/oauth/authorize')}?{urlencode(query)}")
+    finally:
+        person.close()
+    code = person.code_result(redirect).code
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "code_verifier": verifier,
+        "client_id": client_id,
+        "redirect_uri": CLIENT_REDIRECT,
+    }
+    tokens = httpx2.post(jarvis.url("/oauth/token"), data=form)
+    assert tokens.status_code == 200, tokens.text
+    return str(tokens.json()["access_token"])
+
+
+_SESSIONS: dict[str, McpSession] = {}
+
+
+def call(jarvis: RunningJarvis, token: str, tool: str, arguments: dict[str, Any]) -> httpx2.Response:
+    """One tools/call with `token` on its MCP session at the orchestrator surface (opened at its first call)."""
+    if token not in _SESSIONS:
+        _SESSIONS[token] = McpSession(jarvis, token, URL)
+    return _SESSIONS[token].call(tool, arguments)
+
+
+def result(answer: httpx2.Response) -> dict[str, Any]:
+    assert answer.status_code == 200, answer.text
+    payload = answer.json()["result"]
+    assert not payload.get("isError"), payload["content"][0]["text"]
+    return dict(payload.get("structuredContent") or json.loads(payload["content"][0]["text"]))
+
+
+def refused(answer: httpx2.Response) -> bool:
+    payload = answer.json().get("result") or {} if answer.status_code == 200 else {}
+    return (
+        bool(payload.get("isError")) and (payload.get("structuredContent") or {}).get("error") == "insufficient_scope"
+    )
+
+
+def agent_environment(jarvis: RunningJarvis, token: str, project_id: str) -> dict[str, str]:
+    ran = result(call(jarvis, token, "container", {"action": "exec", "project_id": project_id, "command": AGENT_ENV}))
+    pairs = (line.partition("=") for line in str(ran["stdout"]).splitlines())
+    return {name: value for name, _, value in pairs}
+
+
+def test_an_agent_session_acts_for_the_person_who_spawned_it(jarvis: RunningJarvis) -> None:
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    mine = result(call(jarvis, alice, "project", {"action": "create", "name": "alices"}))["created"]["id"]
+    other = result(call(jarvis, alice, "project", {"action": "create", "name": "others"}))["created"]["id"]
+    session = result(call(jarvis, alice, "session", {"action": "spawn", "project_id": mine}))["session"]
+
+    env = agent_environment(jarvis, alice, mine)
+    credential = env["JARVIS_TOKEN"]
+    assert env["JARVIS_URL"] == jarvis.url(URL)
+    assert env["JARVIS_SESSION_ID"] == session["id"]
+    keys = KeySet.import_key_set(httpx2.get(jarvis.url("/oauth/jwks.json")).json())
+    claims = jwt.decode(credential, keys).claims
+    assert claims["sub"] == "alice"
+    assert claims["session"] == session["id"]
+    assert claims["scope"] == f"orchestrator@{mine}"  # her token's `orchestrator`, bound to the project
+    assert jarvis.url(URL) in claims["aud"]
+    assert jarvis.url("/mcp/jarvis") in claims["aud"]
+    assert claims["exp"] - claims["iat"] <= 3600
+
+    # The agent's output never shows it: told the credential, the fake agent echoes it masked.
+    said = {"action": "message", "project_id": mine, "session_id": session["id"], "message": credential}
+    result(call(jarvis, alice, "session", said))
+
+    def echoed() -> list[dict[str, Any]]:
+        page = {"action": "events", "project_id": mine, "session_id": session["id"], "wait": 2}
+        shown = result(call(jarvis, alice, "session", page))["events"]
+        return [e for e in shown if e["type"] != "input" and "echo: " in json.dumps(e)]
+
+    deadline = time.monotonic() + 20
+    while not (outputs := echoed()) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert outputs, "the agent never answered"
+    assert credential not in json.dumps(outputs)
+
+    # With it, the agent acts as alice within her project only.
+    assert result(call(jarvis, credential, "session", {"action": "list", "project_id": mine}))["count"] >= 1
+    assert refused(call(jarvis, credential, "project", {"action": "get", "project_id": other}))
+    assert refused(call(jarvis, credential, "project", {"action": "list"}))  # names no project
+    assert refused(call(jarvis, credential, "token", {"action": "create", "scope": "admin"}))
+
+    # The audit log says who, through what: alice, via the session.
+    def audited() -> list[dict[str, Any]]:
+        out = jarvis.cli("audit", "export", "--token", "alice@example.test", "--tool", "session").stdout
+        return [
+            e for e in map(json.loads, out.splitlines()) if e["token_name"].endswith(f"via session {session['id']}")
+        ]
+
+    deadline = time.monotonic() + 20
+    while not (entries := audited()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert entries, "no audit entry names alice via the session"
+    assert {e["token_id"] for e in entries} == {"user:alice"}
+    assert entries[0]["token_name"] == f"alice@example.test via session {session['id']}"
+
+    # Disabled, alice's agent can no longer act for her.
+    jarvis.cli("user", "disable", "alice")
+    try:
+        deadline = time.monotonic() + 15
+        while (
+            answer := call(jarvis, credential, "session", {"action": "list", "project_id": mine})
+        ).status_code != 401:
+            assert time.monotonic() < deadline, "the agent's credential still worked after alice was disabled"
+            time.sleep(0.3)
+        assert "disabled" in answer.headers["www-authenticate"]
+    finally:
+        jarvis.cli("user", "enable", "alice")
+
+
+def test_a_machines_agent_gets_no_credential(jarvis: RunningJarvis) -> None:
+    machine = jarvis.create_token("admin", name="ci")
+    project = result(call(jarvis, machine, "project", {"action": "create", "name": "ci"}))["created"]["id"]
+    result(call(jarvis, machine, "session", {"action": "spawn", "project_id": project}))
+    env = agent_environment(jarvis, machine, project)
+    assert "JARVIS_TOKEN" not in env
+    assert "JARVIS_SESSION_ID" in env
+
+
+def test_a_schedule_whose_owner_is_disabled_stops_firing_and_says_why(jarvis: RunningJarvis) -> None:
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    admin = jarvis.create_token("admin", name="ops")
+    project = result(call(jarvis, alice, "project", {"action": "create", "name": "nightly"}))["created"]["id"]
+    created = {"action": "create", "cron": "0 3 * * *", "prompt": "tidy up", "targets": [project], "name": "nightly"}
+    schedule = result(call(jarvis, alice, "schedule", created))["created"]["schedule"]
+    assert schedule["created_by"] == "alice@example.test (user:alice)"
+    assert schedule["enabled"] is True
+    assert schedule["next_fire_at"]
+
+    def status() -> dict[str, Any]:
+        shown = result(call(jarvis, admin, "schedule", {"action": "get", "schedule_id": schedule["id"]}))
+        return dict(shown["schedule"])
+
+    jarvis.cli("user", "disable", "alice@example.test")
+    try:
+        deadline = time.monotonic() + 30
+        while (now := status())["enabled"]:
+            assert time.monotonic() < deadline, "alice's schedule still fires after she was disabled"
+            time.sleep(0.5)
+        assert now.get("next_fire_at") is None  # beat fires it no more
+        assert "its owner alice@example.test is disabled" in now["paused_reason"]
+    finally:
+        jarvis.cli("user", "enable", "alice")
+    # Enabled again, alice's schedule waits for someone to enable it, which clears the reason.
+    assert status()["enabled"] is False
+    again = result(
+        call(jarvis, admin, "schedule", {"action": "update", "schedule_id": schedule["id"], "enabled": True})
+    )
+    assert again["updated"]["schedule"]["enabled"] is True
+    assert status().get("paused_reason", "") == ""
+
+
+def test_a_scheduled_run_acts_for_the_schedules_owner(jarvis: RunningJarvis) -> None:
+    """The run's agent carries a credential for alice, who owns the schedule (a `jva_` secret the scheduler stored in
+    the registry): her calls, bound to the run's project, audited via the run's session, refused once disabled."""
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    project = result(call(jarvis, alice, "project", {"action": "create", "name": "scheduled"}))["created"]["id"]
+    other = result(call(jarvis, alice, "project", {"action": "create", "name": "unscheduled"}))["created"]["id"]
+    created = {
+        "action": "create",
+        "cron": "0 3 * * *",
+        "prompt": "sleep 30",  # the fake agent works that long: its process (and environment) is there to read
+        "targets": [project],
+        "enabled": False,
+    }
+    schedule = result(call(jarvis, alice, "schedule", created))["created"]["schedule"]
+    result(call(jarvis, alice, "schedule", {"action": "trigger", "schedule_id": schedule["id"]}))
+
+    def running_session() -> str:
+        shown = result(call(jarvis, alice, "schedule", {"action": "get", "schedule_id": schedule["id"]}))
+        runs = [r for r in shown.get("recent_runs", []) if r.get("session_id")]
+        return str(runs[0]["session_id"]) if runs else ""
+
+    deadline = time.monotonic() + 60
+    while not (session_id := running_session()):
+        assert time.monotonic() < deadline, "the triggered run spawned no session"
+        time.sleep(0.5)
+    env = agent_environment(jarvis, alice, project)
+    assert env["JARVIS_SESSION_ID"] == session_id
+    credential = env["JARVIS_TOKEN"]
+    assert credential.startswith("jva_")
+
+    assert result(call(jarvis, credential, "session", {"action": "list", "project_id": project}))["count"] >= 1
+    assert refused(call(jarvis, credential, "project", {"action": "get", "project_id": other}))
+
+    def audited() -> list[dict[str, Any]]:
+        out = jarvis.cli("audit", "export", "--token", "user:alice", "--tool", "session").stdout
+        return [e for e in map(json.loads, out.splitlines()) if e["token_name"].endswith(f"via session {session_id}")]
+
+    deadline = time.monotonic() + 20
+    while not (entries := audited()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert entries, "no audit entry names alice via the run's session"
+    assert entries[0]["token_name"] == f"alice@example.test via session {session_id}"
+
+    jarvis.cli("user", "disable", "alice")
+    try:
+        deadline = time.monotonic() + 15
+        while call(jarvis, credential, "session", {"action": "list", "project_id": project}).status_code != 401:
+            assert time.monotonic() < deadline, "the run's credential still worked after alice was disabled"
+            time.sleep(0.3)
+        # A run of her schedule triggered now does not start, and says why.
+        admin = jarvis.create_token("admin", name="ops2")
+        ended = {"action": "end", "project_id": project, "session_id": session_id, "force": True}
+        result(call(jarvis, admin, "session", ended))  # the first run ends, so the next one is not skipped for it
+        deadline = time.monotonic() + 30
+        while result(call(jarvis, admin, "schedule", {"action": "get", "schedule_id": schedule["id"]}))["recent_runs"][
+            0
+        ]["state"] in ("queued", "running"):
+            assert time.monotonic() < deadline, "the first run never ended"
+            time.sleep(0.5)
+        # Its run over, the run's credential is revoked (not merely refused for alice's standing).
+        deadline = time.monotonic() + 15
+        while "its run is over" not in call(
+            jarvis, credential, "session", {"action": "list", "project_id": project}
+        ).headers.get("www-authenticate", ""):
+            assert time.monotonic() < deadline, "the run's credential outlived its run"
+            time.sleep(0.3)
+        result(call(jarvis, admin, "schedule", {"action": "trigger", "schedule_id": schedule["id"]}))
+
+        def refused_runs() -> list[dict[str, Any]]:
+            shown = result(call(jarvis, admin, "schedule", {"action": "get", "schedule_id": schedule["id"]}))
+            return list(shown.get("recent_runs", []))
+
+        def refused_run() -> str:
+            errors = [r.get("error", "") for r in refused_runs() if r.get("state") == "failed"]
+            return next((e for e in errors if "disabled" in e), "")
+
+        deadline = time.monotonic() + 30
+        while not (why := refused_run()):
+            assert time.monotonic() < deadline, f"a run of a disabled owner's schedule started: {refused_runs()}"
+            time.sleep(0.5)
+        assert "owner alice@example.test is disabled" in why
+    finally:
+        jarvis.cli("user", "enable", "alice")

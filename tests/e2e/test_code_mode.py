@@ -1,0 +1,188 @@
+"""`code_run` on `/mcp` (issue 35) through a real `jarvis up` and the SDK's HTTP client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.discovery import call, discovery_client
+from tests.support.downstream import FAST_ENV, create_toy, eventually
+from tests.support.stack import RunningJarvis, error_text, mcp_client, start_jarvis
+
+pytestmark = pytest.mark.anyio
+
+TRY_BOTH = """
+const listed = await tools.jarvis_config({ action: "list" });
+let wrote: string;
+try {
+  await tools.jarvis_config({ action: "set", key: "log_level", value: "DEBUG" });
+  wrote = "written";
+} catch (e) {
+  wrote = String(e.message);
+}
+return { listed: Array.isArray(listed.settings ?? listed.config ?? listed) || typeof listed === "object", wrote };
+"""
+
+
+async def test_a_read_tokens_program_cannot_do_what_the_read_token_cannot(secured: RunningJarvis) -> None:
+    reader = secured.create_token("read", name="code-reader")
+    admin = secured.create_token("admin", name="code-admin")
+    async with discovery_client(secured.url("/mcp"), token=reader) as client:
+        answer = await call(client, "code_run", {"code": TRY_BOTH})
+    assert answer["result"]["listed"] is True
+    assert answer["result"]["wrote"] != "written"
+    assert "scope" in answer["result"]["wrote"] or "may" in answer["result"]["wrote"]
+    # One line for the tool's two calls, the refused one's reason in it.
+    [config_calls] = answer["calls"]
+    assert (config_calls["name"], config_calls["count"]) == ("jarvis_config", 2)
+    assert config_calls["errors"] == [answer["result"]["wrote"]]
+    async with discovery_client(secured.url("/mcp"), token=admin) as client:
+        audit = await call(
+            client,
+            "tool_call",
+            {
+                "name": "jarvis_server",
+                "arguments": {"action": "usage", "audit": True, "query": "code-reader"},
+            },
+        )
+        level = await call(
+            client, "tool_call", {"name": "jarvis_config", "arguments": {"action": "get", "key": "log_level"}}
+        )
+        # The inner calls are the reader token's (its id), named with the run they came from.
+        token_id = audit["audit"][0]["token_id"]
+        everything = await call(
+            client,
+            "tool_call",
+            {"name": "jarvis_server", "arguments": {"action": "usage", "audit": True, "query": token_id}},
+        )
+    inner = [e for e in everything["audit"] if e["token_name"].startswith("code-reader via code run ")]
+    assert [(e["tool"], e["action"], e["outcome"]) for e in reversed(inner)] == [
+        ("jarvis_config", "list", "ok"),
+        ("jarvis_config", "set", "denied"),
+    ]
+    assert "DEBUG" not in str(level)
+
+
+async def test_errors_give_the_line_and_column_and_jarvis_keeps_serving(jarvis: RunningJarvis) -> None:
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        thrown = error_text(await client.call_tool("code_run", {"code": "const a = 1;\n  throw new Error('nope')"}))
+        bomb = error_text(
+            await client.call_tool("code_run", {"code": "const a = []; while (true) a.push(new Array(1e6).fill(1.5));"})
+        )
+        looping = error_text(await client.call_tool("code_run", {"code": "while (true) {}", "timeout": 1}))
+        found = await call(
+            client, "code_run", {"code": "return (await tool_find('list installed servers')).results[0].name"}
+        )
+    assert "nope (line 2, column 9)" in thrown
+    assert "out of memory" in bomb
+    assert "wall time of 1 s" in looping
+    assert found["result"] == "jarvis_server"
+    assert [(c["name"], c["count"]) for c in found["calls"]] == [("tool_find", 1)]
+    assert "errors" not in found["calls"][0]
+
+
+async def test_find_and_describe_give_declarations_a_program_is_written_against(jarvis: RunningJarvis) -> None:
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        found = await call(client, "tool_find", {"query": "list installed servers", "limit": 2, "format": "typescript"})
+        plain = await call(client, "tool_find", {"query": "list installed servers", "limit": 2})
+        described = await call(client, "tool_describe", {"name": "jarvis_config", "format": "typescript"})
+        program = "const c = await tools.jarvis_config({ action: 'list' });\nreturn typeof c;"
+        ran = await call(client, "code_run", {"code": program})
+    top = found["results"][0]
+    assert top["name"] == "jarvis_server"
+    assert top["declaration"].startswith("/** ")
+    assert "\njarvis_server(args?: {" in top["declaration"]
+    assert '"list"' in top["declaration"]
+    assert "declaration" not in plain["results"][0]
+    assert set(top) == {"name", "declaration", "callable"}  # the declaration already says the rest
+    assert "jarvis_config(args?: {" in described["declaration"]
+    assert ran["result"] == "object"
+
+
+async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_factory: pytest.TempPathFactory) -> None:
+    roles = {"read": {"enabled": False}, "jarvis": {"calls": 3}}
+    limits = {"jarvis_server": {"per_second": 0.001, "burst": 2}}
+    env = {
+        "HOME": str(tmp_path_factory.mktemp("home")),
+        "JARVIS_AGGREGATOR_CODE_MODE_ROLES": json.dumps(roles),
+        "JARVIS_AGGREGATOR_RATE_LIMIT_TOOLS": json.dumps(limits),
+    }
+    running = start_jarvis(tmp_path_factory.mktemp("code-roles"), "--require-auth", env=env)
+    try:
+        reader = running.create_token("read", name="reader")
+        operator = running.create_token("jarvis", name="operator")
+        async with discovery_client(running.url("/mcp"), token=reader) as client:
+            off = error_text(await client.call_tool("code_run", {"code": "return 1"}))
+        async with discovery_client(running.url("/mcp"), token=operator) as client:
+            four = "for (let i = 0; i < 4; i++) await tools.jarvis_config({ action: 'list' });"
+            limited = error_text(await client.call_tool("code_run", {"code": four}))
+            three = await call(client, "code_run", {"code": four.replace("4", "3") + " return 'ok'"})
+            # The token's bucket for jarvis_server holds two calls: the program's third is refused, as a third
+            # direct tool_call would be.
+            servers = "const r = []; for (let i = 0; i < 3; i++) r.push(await tools.jarvis_server({ action: 'list' })"
+            servers += ".then(() => 'ok', (e) => String(e.message))); return r;"
+            limited_calls = await call(client, "code_run", {"code": servers})
+            direct = await client.call_tool("tool_call", {"name": "jarvis_server", "arguments": {"action": "list"}})
+    finally:
+        running.stop()
+    assert "code_run is turned off for your token" in off
+    assert "more than 3 tool calls" in limited
+    assert three["result"] == "ok"
+    assert limited_calls["result"][:2] == ["ok", "ok"]
+    assert "rate limited" in limited_calls["result"][2]
+    assert "rate limited" in error_text(direct)
+
+
+async def test_a_caller_that_asks_for_progress_hears_of_each_inner_call(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Progress needs an SSE answer: with JSON answers (the default, json_response) there is no stream for it."""
+    env = {"HOME": str(tmp_path_factory.mktemp("home")), "JARVIS_AGGREGATOR_JSON_RESPONSE": "false"}
+    jarvis = start_jarvis(tmp_path_factory.mktemp("code-progress"), env=env)
+    heard: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, message))
+
+    code = "await tools.jarvis_config({ action: 'list' });\ntry { await tools.no_such_tool({}) } catch {}\nreturn 1"
+    try:
+        async with discovery_client(jarvis.url("/mcp")) as client:
+            result = await client.call_tool("code_run", {"code": code}, progress_callback=on_progress)
+            quiet = await call(client, "code_run", {"code": code})
+    finally:
+        jarvis.stop()
+    assert not result.is_error
+    assert heard == [(1, "jarvis_config: ok"), (2, "no_such_tool: error")]
+    assert quiet["result"] == 1
+
+
+async def test_inner_calls_count_against_the_tools_calls_in_flight(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """With one call of `sleepy__slow` in flight allowed per token, a program's two calls at once get one answer and
+    one refusal, as two direct tool_calls at once would."""
+    env = {
+        "HOME": str(tmp_path_factory.mktemp("home")),
+        "JARVIS_AGGREGATOR_RATE_LIMIT_TOOLS": json.dumps({"sleepy__slow": {"concurrent": 1}}),
+        **FAST_ENV,
+    }
+    running = start_jarvis(tmp_path_factory.mktemp("code-in-flight"), "--require-auth", env=env)
+    try:
+        admin = running.create_token("admin", name="code-admin")
+        async with mcp_client(running.url(), admin) as jarvis:
+            await create_toy(jarvis, "sleepy")
+        both = (
+            "const slow = () => tools.sleepy__slow({ seconds: 1 }).then(() => 'ok', (e) => String(e.message));\n"
+            "return await Promise.all([slow(), slow()]);"
+        )
+        async with discovery_client(running.url("/mcp"), token=admin) as client:
+
+            async def started() -> bool:
+                echo = {"name": "sleepy__echo", "arguments": {"text": "started"}}
+                return not (await client.call_tool("tool_call", echo)).is_error
+
+            await eventually(started, what="sleepy's tools callable through discovery")
+            answers = (await call(client, "code_run", {"code": both}))["result"]
+    finally:
+        running.stop()
+    assert sorted(answers)[0] == "ok"
+    assert "already has 1 calls of sleepy__slow running" in sorted(answers)[1]

