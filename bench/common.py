@@ -117,6 +117,31 @@ async def call_tool(ctx, params):
 
 app = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app(
     json_response=sys.argv[2] == "json")
+if sys.argv[5] == "modern":  # 2026-07-28 only: `initialize` is no method of it, as that version allows
+    served = app
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await served(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if b'"method":"initialize"' in body.replace(b" ", b""):
+            answer = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: initialize"}}'
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            return await send({"type": "http.response.body", "body": answer})
+        sent = False
+
+        async def again():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await served(scope, again, send)
 if sys.argv[4] == "frozen":
     gc.freeze()  # what exists now is left out of every collection, as Jarvis does with its start-up heap
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
@@ -149,15 +174,16 @@ class bare_server:
     SDK's default, or JSON answers); `pauses` has its full collections. With `frozen`, its start-up heap is left
     out of its collections (`gc.freeze()`), so they stop it for far less: not how the SDK serves, a diagnosis."""
 
-    def __init__(self, answers: str = "sse", *, frozen: bool = False) -> None:
+    def __init__(self, answers: str = "sse", *, frozen: bool = False, era: str = "dual") -> None:
         self.answers = answers
         self.heap = "frozen" if frozen else "default"
+        self.era = era  # "modern": 2026-07-28 only (refuses `initialize`, so a client must use server/discover)
         self.pauses = PauseLog()
 
     def __enter__(self) -> str:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self.pauses.path, self.heap]
+            [sys.executable, "-c", BARE_SERVER, str(self.port), self.answers, self.pauses.path, self.heap, self.era]
         )
         import httpx2
 

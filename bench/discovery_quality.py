@@ -65,7 +65,7 @@ from jarvis.aggregator.discovery.dense import DenseIndex, Loader, default_cache 
 from jarvis.aggregator.discovery.embedding import Embedder  # noqa: E402
 from jarvis.aggregator.discovery.entry import ToolEntry  # noqa: E402
 from jarvis.aggregator.discovery.index import ToolIndex  # noqa: E402
-from jarvis.aggregator.downstream.naming import namespaced  # noqa: E402
+from jarvis.aggregator.downstream.hosting.naming import namespaced  # noqa: E402
 from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal  # noqa: E402
 from tests.support.retrieval_data import (  # noqa: E402
     Doc,

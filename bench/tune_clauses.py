@@ -1,4 +1,4 @@
-"""Tuning grid for multi-intent queries (docs/decisions.md, issue 14): split a query into clauses, score
+"""Tuning grid for multi-intent queries (docs/decisions/0014-discovery-hybrid-retrieval.md): split into clauses, score
 each, merge per tool.
 
 Prints recall@5 on MetaTool dev (a sample) and the 94 LiveMCPBench task questions for every rule and merge

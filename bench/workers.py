@@ -15,12 +15,14 @@ replayed on a raw keep-alive connection (bench/replay.py), so the clients' own C
 figures on a machine whose cores they share; `--client wrk` has the C load generator wrk send the captured
 requests instead (bench/wrk_load.py: ~140 us less client CPU per call, which several workers otherwise share
 with the client); `--client sdk` drives every call with the SDK's client.
-`--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions. Rounds start once discovery
-has embedded the catalog in every worker. Each SDK server (the bare ones, the stdio ping servers) logs how long its
-full garbage collections stop it, printed per case: those pauses are an SDK server's p99 at 16 clients, and the bare
-SSE server is also the HTTP-proxied case's downstream, so its pauses are in that case's calls too. `--frozen-bare` has
-the bare servers freeze their start-up heap, as Jarvis does: their collections then stop them for about 1 ms, which
-takes those pauses out of every case and leaves each one's own tail (a diagnosis, not how the SDK serves).
+`--protocol 2026-07-28` measures stateless-era requests instead of 2025-11-25 sessions; with `--downstream-era
+modern` the bare servers also refuse `initialize`, so the HTTP-proxied case measures a 2026-only downstream (issue
+33). Rounds start once discovery has embedded the catalog in every worker. Each SDK server (the bare ones, the stdio
+ping servers) logs how long its full garbage collections stop it, printed per case: those pauses are an SDK server's
+p99 at 16 clients, and the bare SSE server is also the HTTP-proxied case's downstream, so its pauses are in that
+case's calls too. `--frozen-bare` has the bare servers freeze their start-up heap, as Jarvis does: their collections
+then stop them for about 1 ms, which takes those pauses out of every case and leaves each one's own tail (a
+diagnosis, not how the SDK serves).
 Targets (issue 13): N workers serve >= 1.8x the bare single process's calls/s on `jarvis_server list`; proxying adds
 <= 1 ms p50 over the SDK's own HTTP hop; p99 at 16 clients no worse than the bare server's.
 """
@@ -213,7 +215,8 @@ def main(options: argparse.Namespace) -> None:
         script = Path(tmp) / "stdio_ping.py"
         script.write_text(STDIO_PING)
         os.environ["JARVIS_REDIS_URL"] = options.redis  # read by the jarvis processes started below
-        bares = {name: bare_server(name.lower(), frozen=options.frozen_bare) for name in ("SSE", "JSON")}
+        era = options.downstream_era
+        bares = {name: bare_server(name.lower(), frozen=options.frozen_bare, era=era) for name in ("SSE", "JSON")}
         with (
             bares["SSE"] as bare_sse,
             bares["JSON"] as bare_json,
@@ -247,7 +250,8 @@ def main(options: argparse.Namespace) -> None:
             print(
                 f"{workers} workers = one per core ({os.cpu_count()} cores); {calls} calls per client per round, "
                 f"{rounds} interleaved rounds; {options.client} clients in {options.client_processes} processes, "
-                f"protocol {options.protocol}"
+                f"protocol {options.protocol}; the bare servers (the HTTP-proxied case's downstream) speak "
+                f"{'2026-07-28 only' if era == 'modern' else 'both eras'}"
             )
             for clients in options.clients:
                 results: dict[str, list[LoadResult]] = {label: [] for label, _, _ in cases}
@@ -308,6 +312,13 @@ if __name__ == "__main__":
         "are their p99 and the HTTP-proxied case's, then stop them for far less, which isolates Jarvis's own tail",
     )
     parser.add_argument("--protocol", default="legacy", help="legacy (2025-11-25 sessions) or 2026-07-28")
+    parser.add_argument(
+        "--downstream-era",
+        choices=("dual", "modern"),
+        default="dual",
+        help="modern: the bare servers speak 2026-07-28 only (Jarvis reaches them with server/discover); needs "
+        "--protocol 2026-07-28, since a 2025 client cannot call them directly",
+    )
     parser.add_argument(
         "--clients", type=lambda v: [int(c) for c in v.split(",")], default=[1, 16], help="concurrency levels"
     )
