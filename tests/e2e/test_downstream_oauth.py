@@ -238,3 +238,65 @@ async def test_a_client_that_takes_url_elicitations_is_asked_and_its_call_finish
     assert getattr(result.content[0], "text", "") == "frank"
     assert len(asked) == 1
     assert LINK.match(asked[0])
+
+
+async def test_a_2026_client_is_asked_in_an_input_round_and_its_retry_finishes(
+    jarvis: RunningJarvis, notes: ProtectedServer
+) -> None:
+    """A 2026-07-28 caller gets an input-required result asking the consent link (URL mode); once the person approved
+    in the browser, its retry with the answer runs as them."""
+    gina = jarvis.create_token("admin", name="gina")
+    await _notes_installed(jarvis, notes)
+    asked: list[str] = []
+
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        asked.append(params.url)
+        await asyncio.to_thread(consent_in_browser, params.url, "gina")
+        return types.ElicitResult(action="accept")
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {gina}"}, timeout=60) as http,
+        Client(
+            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
+            mode="2026-07-28",
+            elicitation_callback=elicit,
+        ) as client,
+    ):
+        result = await client.call_tool("notes__whoami", {})
+    assert not result.is_error, result.content
+    assert getattr(result.content[0], "text", "") == "gina"
+    assert len(asked) == 1
+    assert LINK.match(asked[0])
+
+
+async def test_a_2026_client_that_declines_gets_the_link_in_a_tool_error(
+    jarvis: RunningJarvis, notes: ProtectedServer
+) -> None:
+    hana = jarvis.create_token("admin", name="hana")
+    await _notes_installed(jarvis, notes)
+    asked: list[str] = []
+
+    async def decline(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(getattr(params, "url", ""))
+        return types.ElicitResult(action="decline")
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {hana}"}, timeout=60) as http,
+        Client(
+            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
+            mode="2026-07-28",
+            elicitation_callback=decline,
+        ) as client,
+    ):
+        declined = await client.call_tool("notes__whoami", {})
+    assert len(asked) == 1
+    assert declined.is_error
+    text = str(getattr(declined.content[0], "text", ""))
+    assert "needs your authorization" in text
+    assert LINK.search(text), text
+    # Without a way to take a URL-mode elicitation, a 2026 caller is not asked at all: the link is in the error.
+    async with mcp_client(jarvis.url("/mcp/profile/notes"), hana, mode="2026-07-28") as plain:
+        unasked = await plain.call_tool("notes__whoami", {})
+    assert unasked.is_error
+    assert LINK.search(str(getattr(unasked.content[0], "text", "")))

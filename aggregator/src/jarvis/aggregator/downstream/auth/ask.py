@@ -1,8 +1,11 @@
 """What a person's call that needs their authorization answers (issue 32 item 2).
 
-A caller that takes URL-mode elicitations (2025-11-25) is sent one with the consent link, on the call's own stream;
-once they accept, the call waits for the consent to finish (up to `consent_seconds`) and is sent again. Any other
-caller (or one that declines) gets a tool error carrying the link and what to do.
+A 2025-era caller that takes URL-mode elicitations is sent one with the consent link, on the call's own stream;
+once they accept, the call waits for the consent to finish (up to `consent_seconds`) and is sent again. A
+2026-07-28 caller that takes them gets an input-required result asking the same elicitation, with a request state
+naming the consent; its retry with the answer waits for the consent the same way and is then sent to the server
+(without Jarvis's answer and state, which are no business of the server's). Any other caller (or one that
+declines) gets a tool error carrying the link and what to do.
 """
 
 from __future__ import annotations
@@ -11,14 +14,74 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 
-from jarvis.aggregator.downstream.auth.consent import NeedsConsent
+from jarvis.aggregator.downstream.auth.consent import Flow, NeedsConsent
 from jarvis.aggregator.downstream.transport.relay import Caller
 
 log = logging.getLogger(__name__)
+
+
+# The key of Jarvis's own input request, and the prefix of its request state (followed by the consent's id): a
+# retry carrying such a state answers Jarvis, not the server.
+CONSENT_INPUT = "jarvis_consent"
+CONSENT_STATE = "jarvis-consent:"
+
+
+def _consent_message(server: str) -> str:
+    return f"Server '{server}' needs your authorization with your own account."
+
+
+def takes_url_elicitation_in_rounds(meta: Any) -> bool:
+    """Whether a 2026-07-28 request's declared capabilities (in its `_meta`) take URL-mode elicitations."""
+    declared = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
+    elicitation = declared.get("elicitation") if isinstance(declared, dict) else None
+    return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
+
+
+def consent_input_required(needed: NeedsConsent) -> dict[str, Any]:
+    """The input-required result (2026-07-28) asking the caller to open the consent link."""
+    ask = types.ElicitRequest(
+        params=types.ElicitRequestURLParams(
+            message=_consent_message(needed.server), url=needed.link, elicitation_id=needed.flow.id
+        )
+    )
+    result = types.InputRequiredResult(
+        input_requests={CONSENT_INPUT: ask}, request_state=CONSENT_STATE + needed.flow.id
+    )
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+@dataclass(frozen=True)
+class ConsentAnswer:
+    """A 2026-07-28 retry's answer to Jarvis's consent request."""
+
+    flow_id: str
+    accepted: bool
+
+
+def take_consent_answer(params: dict[str, Any]) -> ConsentAnswer | None:
+    """The answer a retry gives to Jarvis's consent request, taken out of `params` (the request sent on to the
+    server); None, and `params` untouched, for any other request (a server's own rounds included)."""
+    state = params.get("requestState")
+    if not isinstance(state, str) or not state.startswith(CONSENT_STATE):
+        return None
+    params.pop("requestState")
+    responses = params.pop("inputResponses", None)
+    answer = responses.get(CONSENT_INPUT) if isinstance(responses, dict) else None
+    accepted = isinstance(answer, dict) and answer.get("action") == "accept"
+    return ConsentAnswer(state.removeprefix(CONSENT_STATE), accepted)
+
+
+async def wait_for_consent(flow: Flow | None, wait_seconds: float) -> None:
+    """Wait (up to `wait_seconds`) for a consent the caller accepted to finish; the call is then sent either way,
+    and asks again if the person is still not connected."""
+    if flow is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(flow.done.wait(), wait_seconds)
 
 
 def takes_url_elicitation(caller: Caller | None) -> bool:
@@ -40,9 +103,10 @@ async def consent_then_retry(
     if not takes_url_elicitation(caller):
         return None
     assert caller is not None
-    message = f"Server '{needed.server}' needs your authorization with your own account."
     request = types.ElicitRequest(
-        params=types.ElicitRequestURLParams(message=message, url=needed.link, elicitation_id=needed.flow.id)
+        params=types.ElicitRequestURLParams(
+            message=_consent_message(needed.server), url=needed.link, elicitation_id=needed.flow.id
+        )
     )
     try:
         answer = await caller.ask(request, types.ElicitResult)

@@ -132,6 +132,11 @@ class Consents:
     def flow_for_state(self, state: str) -> Flow | None:
         return self._by_state.get(state)
 
+    def flow(self, flow_id: str, person: str, server: str) -> Flow | None:
+        """The consent `flow_id` names, if it is this person's at this server (a retry names it in its state)."""
+        flow = self._by_id.get(flow_id)
+        return flow if flow is not None and flow.person == person and flow.server == server else None
+
     def pending(self, person: str, server: str) -> Flow | None:
         flow = self._live.get((person, server))
         return flow if flow is not None and not flow.done.is_set() else None

@@ -28,7 +28,13 @@ from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
 from jarvis.aggregator import audit
-from jarvis.aggregator.downstream.auth.ask import consent_then_retry
+from jarvis.aggregator.downstream.auth.ask import (
+    consent_input_required,
+    consent_then_retry,
+    take_consent_answer,
+    takes_url_elicitation_in_rounds,
+    wait_for_consent,
+)
 from jarvis.aggregator.downstream.auth.consent import NeedsConsent
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.host import ExposedTool
@@ -336,7 +342,7 @@ class ProxySurface:
         if meta:
             request["_meta"] = meta
         schema = exposed.definition.get("inputSchema")
-        caller = call.caller
+        caller, person = call.caller, person_of(call.principal)
         if caller is not None and self.single_server(call.target) is None:  # mixed: say whose log lines they are
             caller = dataclasses.replace(caller, server=exposed.server)
 
@@ -348,19 +354,27 @@ class ProxySurface:
                 caller,
                 caller_version=call.protocol_version,
                 input_schema=schema if isinstance(schema, dict) else None,
-                person=person_of(call.principal),
+                person=person,
             )
 
         async def answered(answers: dict[str, Any], state: str | None) -> dict[str, Any]:
             retry = {**request, "inputResponses": answers}
             return await send(retry if state is None else {**retry, "requestState": state})
 
+        consent_seconds = self.host.personal.settings.consent_seconds
+        answered_consent = take_consent_answer(request) if answers_itself(call.protocol_version) else None
+        if answered_consent is not None and answered_consent.accepted and self.host.personal.consents is not None:
+            flow = self.host.personal.consents.flow(answered_consent.flow_id, person, exposed.server)
+            await wait_for_consent(flow, consent_seconds)
         try:
             result = await send(request)
         except NeedsConsent as needed:  # the person's own authorization first (downstream/auth)
-            consented = await consent_then_retry(
-                needed, caller, lambda: send(request), self.host.personal.settings.consent_seconds
-            )
+            if answers_itself(call.protocol_version):
+                declined = answered_consent is not None and not answered_consent.accepted
+                if declined or not takes_url_elicitation_in_rounds(caller_meta):
+                    raise
+                return consent_input_required(needed)  # the caller asks the person and retries (2026-07-28)
+            consented = await consent_then_retry(needed, caller, lambda: send(request), consent_seconds)
             if consented is None:
                 raise
             result = consented
