@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from tests.support.downstream import FAST_ENV, TOY, create_profile, create_toy, eventually, server_info, text_of
@@ -118,7 +119,8 @@ async def test_a_2026_only_servers_tool_changes_are_heard_on_a_listen_stream(tmp
                 who: Any = (await client.call_tool("growing__whoami", {})).structured_content
                 return list(who["listening"])
 
-            assert await eventually(listening, what="Jarvis listening") == [{"toolsListChanged": True}]
+            wanted = {"toolsListChanged": True, "resourcesListChanged": True}
+            assert await eventually(listening, what="Jarvis listening") == [wanted]
             assert "growing__grown1" not in {t.name for t in (await client.list_tools()).tools}
             assert text_of(await client.call_tool("growing__grow", {})) == "grown1 added; 1 listening"
 
@@ -126,5 +128,42 @@ async def test_a_2026_only_servers_tool_changes_are_heard_on_a_listen_stream(tmp
                 return "growing__grown1" in {t.name for t in (await client.list_tools()).tools}
 
             await eventually(grown, what="the grown tool listed")
+    finally:
+        running.stop()
+
+
+async def test_a_list_a_2026_server_says_stays_fresh_is_reused_until_it_says_it_changed(tmp_path: Path) -> None:
+    """Jarvis as a caching client (SEP-2549): a profile merging two 2026-only servers asks the one whose
+    resources/list says `ttlMs: 60000` once, and the one whose says 0 every time; when the first tells of a change on
+    its listen stream, the next listing asks it again and shows the new resource."""
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            await create_toy(jarvis, "fresh", "modern", TOY_LIST_TTL_MS="60000")
+            await create_toy(jarvis, "stale", "modern")
+            await create_profile(jarvis, "shelf", "fresh", "stale")
+        async with mcp_client(running.url("/mcp/profile/shelf")) as client:
+
+            async def listed(server: str) -> int:
+                who: Any = (await client.call_tool(f"{server}__whoami", {})).structured_content
+                return int(who["resources_listed"])
+
+            async def uris() -> set[str]:
+                return {str(r.uri) for r in (await client.list_resources()).resources}
+
+            for _ in range(3):
+                assert await uris() == {"jarvis://fresh/toy://notes/1", "jarvis://stale/toy://notes/1"}
+            assert await listed("fresh") == 1
+            assert await listed("stale") == 3
+            assert text_of(await client.call_tool("fresh__note", {})) == "toy://notes/2 added"
+
+            async def renewed() -> bool:
+                return "jarvis://fresh/toy://notes/2" in await uris()
+
+            await eventually(renewed, what="the new resource listed after the server told of it")
+            assert await listed("fresh") == 2
+        async with httpx2.AsyncClient() as http:
+            metrics = (await http.get(running.base_url + "/metrics")).text
+        assert 'jarvis_downstream_cached_results_total{method="resources/list"} 2.0' in metrics
     finally:
         running.stop()

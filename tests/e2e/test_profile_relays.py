@@ -342,7 +342,8 @@ async def test_a_2026_requests_log_level_reaches_the_server_it_is_routed_to(stac
     async with client(stack.profile("pair"), MODERN, stack.tokens["me"], log_level="warning") as pair:
         before = len(beta.requests())
         await pair.call_tool("alpha__test_simple_text", {})
-        await pair.read_resource("jarvis://alpha/test://static-text")
+        # A URI read nowhere before: a read the server said stays fresh would be answered by Jarvis alone.
+        await pair.read_resource("jarvis://alpha/test://template/log-level/data")
         assert [e.get("logLevel") for e in alpha.requests()[-2:]] == ["warning", "warning"]
         assert [e["method"] for e in alpha.requests()[-2:]] == ["tools/call", "resources/read"]
         assert len(beta.requests()) == before

@@ -9,9 +9,10 @@ initialize), `slowstart` (answers initialize after TOY_START_SECONDS, default 4:
 `server/discover`, refuses with -32022 a request whose `_meta` does not say 2026-07-28, and `whoami` reports the
 `_meta` envelope the call came with and how many `initialize` it refused; its `ask` tool needs two rounds of input
 (a name and the roots, then a sample) through input-required results, `nag` asks forever, `grow` adds a tool and
-tells it only on open `subscriptions/listen` streams that asked for tool list changes (`whoami` lists them) (`ask`
-refuses with -32021 a client whose `_meta` lacks the capabilities it asks for), and `whoami` reports each round: its
-JSON-RPC id, the `requestState` and the keys of the `inputResponses` it came with), `resumable PORT` (streamable
+tells it only on open `subscriptions/listen` streams that asked for tool list changes (`whoami` lists them), `note`
+adds a resource and tells it likewise; resources/list answers with `ttlMs` TOY_LIST_TTL_MS and `whoami` counts them
+(`ask` refuses with -32021 a client whose `_meta` lacks the capabilities it asks for), and `whoami` reports each round:
+its JSON-RPC id, the `requestState` and the keys of the `inputResponses` it came with), `resumable PORT` (streamable
 HTTP on 127.0.0.1:PORT/mcp instead of stdio: every tools/call's SSE stream ends after a priming event with an id and
 `retry: TOY_RETRY_MS` (default 300), and the result comes on the GET that resumes it with `Last-Event-ID`; `whoami`
 reports each resumption: the id asked for and the milliseconds since its stream was cut). Environment: TOY_NAME
@@ -36,6 +37,8 @@ REFUSED: list[Any] = []  # `modern` mode: the initialize requests it refused (re
 ROUNDS: list[dict[str, Any]] = []  # `modern` mode: each `ask` call as it came (reported by `whoami`)
 LISTENING: dict[Any, dict[str, Any]] = {}  # `modern` mode: open subscriptions/listen requests by id, with their filter
 GROWN: list[str] = []  # `modern` mode: tools added by `grow`
+NOTES: list[str] = ["toy://notes/1"]  # `modern` mode: its resources (`note` adds one)
+LISTED: list[int] = []  # `modern` mode: each resources/list it answered (reported by `whoami`)
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # A state a relay could mangle: quotes, a backslash, non-ASCII. It must come back byte for byte.
 ROUND_ONE = 'round-1 "ünïcode" \\ ✓'
@@ -70,6 +73,11 @@ def tools() -> list[dict[str, Any]]:
             {"name": "ask", "description": "Two rounds of input-required results", "inputSchema": {"type": "object"}},
             {"name": "nag", "description": "Asks for input forever", "inputSchema": {"type": "object"}},
             {"name": "grow", "description": "Adds a tool, told on listen streams", "inputSchema": {"type": "object"}},
+            {
+                "name": "note",
+                "description": "Adds a resource, told on listen streams",
+                "inputSchema": {"type": "object"},
+            },
         ]
         listed += [{"name": name, "description": "Grown", "inputSchema": {"type": "object"}} for name in GROWN]
     if MODE == "badschema":
@@ -136,9 +144,27 @@ def grow(write: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"{GROWN[-1]} added; {len(LISTENING)} listening"}]}
 
 
+def note(write: Any) -> dict[str, Any]:
+    """Add a resource; tell it on the listen streams that asked for resource list changes."""
+    NOTES.append(f"toy://notes/{len(NOTES) + 1}")
+    for rid, wanted in LISTENING.items():
+        if wanted.get("resourcesListChanged"):
+            params = {"_meta": {SUBSCRIPTION_ID: rid}}
+            write({"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": params})
+    return {"content": [{"type": "text", "text": f"{NOTES[-1]} added"}]}
+
+
+def resources() -> dict[str, Any]:
+    """`modern` mode's resources/list, with the caching hint TOY_LIST_TTL_MS (default 0: immediately stale)."""
+    LISTED.append(len(NOTES))
+    listed = [{"uri": uri, "name": uri.rsplit("/", 1)[-1]} for uri in NOTES]
+    return {"resources": listed, "ttlMs": int(os.environ.get("TOY_LIST_TTL_MS", "0")), "cacheScope": "public"}
+
+
 async def listen(rid: Any, params: dict[str, Any], write: Any) -> None:
     """Hold a subscriptions/listen stream: acknowledge what it asked for, then keep it until the client cancels."""
-    wanted = {k: v for k, v in (params.get("notifications") or {}).items() if k == "toolsListChanged" and v}
+    told = ("toolsListChanged", "resourcesListChanged")
+    wanted = {k: v for k, v in (params.get("notifications") or {}).items() if k in told and v}
     ack = {"notifications": wanted, "_meta": {SUBSCRIPTION_ID: rid}}
     write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
     LISTENING[rid] = wanted
@@ -151,6 +177,8 @@ async def listen(rid: Any, params: dict[str, Any], write: Any) -> None:
 async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: Any) -> dict[str, Any]:
     if name == "grow" and MODE == "modern":
         return grow(write)
+    if name == "note" and MODE == "modern":
+        return note(write)
     if name == "ask" and MODE == "modern":
         return ask(request)
     if name == "nag" and MODE == "modern":
@@ -164,6 +192,7 @@ async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: 
             who["initialize_refused"] = len(REFUSED)
             who["rounds"] = ROUNDS
             who["listening"] = list(LISTENING.values())
+            who["resources_listed"] = len(LISTED)
         return {"content": [{"type": "text", "text": json.dumps(who)}], "structuredContent": who}
     if name == "slow":
         token = (request.get("params", {}).get("_meta") or {}).get("progressToken")
@@ -228,7 +257,7 @@ async def main() -> None:
                 result: dict[str, Any] = {
                     "resultType": "complete",
                     "supportedVersions": [MODERN] if MODE == "modern" else [],
-                    "capabilities": {"tools": {"listChanged": True}},
+                    "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True}},
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "toy", "version": "1"}},
                 }
                 if MODE != "modern":
@@ -247,6 +276,8 @@ async def main() -> None:
                 }
             elif method == "tools/list":
                 result = {"tools": tools()}
+            elif method == "resources/list" and MODE == "modern":
+                result = resources()
             elif method == "tools/call" and MODE == "modern" and (missing := _missing_capability(params)):
                 # As a 2026-07-28 server may (SEP-2575): it will ask for these, so it refuses a client without them.
                 data = {"requiredCapabilities": {missing: {}}}

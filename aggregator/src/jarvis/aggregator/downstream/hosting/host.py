@@ -28,6 +28,7 @@ from jarvis.aggregator.downstream.hosting.lists import EVERY_LIST, ONLY_TOOLS, L
 from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.aggregator.downstream.hosting.personal import PER_PERSON, PersonalServers
 from jarvis.aggregator.downstream.hosting.reread import RereadOnMiss
+from jarvis.aggregator.downstream.hosting.result_cache import ResultCache
 from jarvis.aggregator.downstream.hosting.supervisor import RUNNING, STARTING, HostOptions, ServerHost
 from jarvis.aggregator.downstream.hosting.tools import ServedTools, check_pins, known_from_pins, quarantine_message
 from jarvis.aggregator.downstream.transport.connection import Connection
@@ -95,6 +96,7 @@ class DownstreamHost:
         self._sync_lock = asyncio.Lock()
         self.synced = False
         self._misses = RereadOnMiss(self.refresh)
+        self.results = ResultCache()  # results the servers said stay fresh (forward)
         self._background = Background()  # idle servers being stopped
         # Servers each person authorizes at with their own account (`servers.oauth`): a connection per person.
         self.personal = PersonalServers(vault, options, self._load_tools)  # their tools are pinned, then known
@@ -142,6 +144,7 @@ class DownstreamHost:
                 log.exception("notice listener failed")
 
     def _resource_updated(self, server: str, uri: str) -> None:
+        self.results.forget_reads(server, uri)
         for listener in self._resource_listeners:
             try:
                 listener(server, uri)
@@ -207,6 +210,8 @@ class DownstreamHost:
                         self.hosts[name].start_eagerly()
             self.synced = True
             self._misses.read_began(began)
+        for name in relaunched:
+            self.results.forget_server(name)
         if regrouped or relaunched:
             self._notify(regrouped | {p for s in relaunched for p in self._profiles_of(s)}, relaunched, EVERY_LIST)
         if retooled:
@@ -267,6 +272,7 @@ class DownstreamHost:
         return await check_pins(self.registry, host.name, raw)
 
     def _lists_changed(self, server: str, lists: Lists) -> None:
+        self.results.forget_server(server)  # a change of any list, or a start or stop: nothing stored still holds
         self._notify(self._profiles_of(server), {server}, lists)
 
     def _profiles_of(self, server: str) -> set[str]:
@@ -378,8 +384,15 @@ class DownstreamHost:
     async def forward(
         self, server: str, method: str, params: dict[str, Any] | None, caller_version: str | None = None
     ) -> dict[str, Any]:
-        """Any other request to a hosted server, raw (resources, prompts, completions: transparency)."""
-        return await self.host(server).call(method, params, None, caller_version=caller_version)
+        """Any other request to a hosted server, raw (resources, prompts, completions: transparency); a list or read
+        the server said stays fresh is answered from `results` while it does."""
+        key = ResultCache.key(server, method, params, caller_version)
+        if key is not None and (stored := self.results.get(key)) is not None:
+            return stored
+        result = await self.host(server).call(method, params, None, caller_version=caller_version)
+        if key is not None:
+            self.results.put(key, result)
+        return result
 
     async def learn_tools(self, servers: tuple[str, ...], wait: float | None = None) -> None:
         """Start the servers never seen before (their tools are unknown); failures are left to status.

@@ -54,6 +54,14 @@ class DownstreamCollector(Collector):
             restarts.add_metric([name], snap.restarts)
             start_failures.add_metric([name], snap.start_failures)
             quarantined.add_metric([name], len(snap.quarantined))
+        cached = CounterMetricFamily(
+            "jarvis_downstream_cached_results",
+            "Lists and reads answered from results their server said stay fresh (ttlMs), by method.",
+            labels=["method"],
+        )
+        for method, served in self.host.results.served.items():
+            cached.add_metric([method], served)
+        yield cached
         in_flight = GaugeMetricFamily("jarvis_downstream_calls_in_flight", "Requests to downstream servers under way.")
         in_flight.add_metric([], sum(s.in_flight for s in snapshots.values()))
         personal = GaugeMetricFamily(
