@@ -7,6 +7,7 @@ short (the toy's `resumable` mode, over HTTP) has its calls resumed with `Last-E
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -16,9 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 
-from tests.support.downstream import FAST_ENV, TOY, create_profile, create_toy, eventually, server_info, text_of
+from tests.support.downstream import (
+    FAST_ENV,
+    TOY,
+    create_profile,
+    create_toy,
+    eventually,
+    mcp_session,
+    server_info,
+    text_of,
+)
 from tests.support.stack import free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
@@ -165,5 +176,50 @@ async def test_a_list_a_2026_server_says_stays_fresh_is_reused_until_it_says_it_
         async with httpx2.AsyncClient() as http:
             metrics = (await http.get(running.base_url + "/metrics")).text
         assert 'jarvis_downstream_cached_results_total{method="resources/list"} 2.0' in metrics
+    finally:
+        running.stop()
+
+
+async def test_a_2025_callers_subscription_to_a_2026_only_server_rides_its_listen_stream(tmp_path: Path) -> None:
+    """2026-07-28 has no resources/subscribe: a 2025 caller's subscription becomes the URI in the
+    `resourceSubscriptions` of Jarvis's listen stream to the server (listened again with the new set), the update the
+    server tells there reaches the caller, and unsubscribing takes the URI off again."""
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            await create_toy(jarvis, "watched", "modern")
+            await create_toy(jarvis, "plain")
+            await create_profile(jarvis, "desk", "watched", "plain")
+        heard: list[str] = []
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ResourceUpdatedNotification):
+                heard.append(str(message.params.uri))
+
+        async with mcp_session(running.url("/mcp/profile/desk"), on_message=on_message) as client:
+
+            async def listening() -> list[Any]:
+                who: Any = (await client.call_tool("watched__whoami", {})).structured_content
+                return list(who["listening"])
+
+            await eventually(listening, what="Jarvis listening to the 2026-only server")
+            await client.subscribe_resource("jarvis://watched/toy://notes/1")
+
+            async def subscribed() -> bool:
+                return any(f.get("resourceSubscriptions") == ["toy://notes/1"] for f in await listening())
+
+            await eventually(subscribed, what="the URI on Jarvis's listen stream")
+            assert len(await listening()) == 1  # the stream was replaced, not joined by another
+            told = text_of(await client.call_tool("watched__touch", {"uri": "toy://notes/1"}))
+            assert told == "toy://notes/1 updated; told 1 stream(s)"
+            await eventually(lambda: asyncio.sleep(0, heard), what="the update at the subscribed caller")
+            assert heard == ["jarvis://watched/toy://notes/1"]
+            await client.unsubscribe_resource("jarvis://watched/toy://notes/1")
+
+            async def unsubscribed() -> bool:
+                filters = await listening()
+                return len(filters) == 1 and "resourceSubscriptions" not in filters[0]
+
+            await eventually(unsubscribed, what="the URI off Jarvis's listen stream")
     finally:
         running.stop()

@@ -10,7 +10,9 @@ initialize), `slowstart` (answers initialize after TOY_START_SECONDS, default 4:
 `_meta` envelope the call came with and how many `initialize` it refused; its `ask` tool needs two rounds of input
 (a name and the roots, then a sample) through input-required results, `nag` asks forever, `grow` adds a tool and
 tells it only on open `subscriptions/listen` streams that asked for tool list changes (`whoami` lists them), `note`
-adds a resource and tells it likewise; resources/list answers with `ttlMs` TOY_LIST_TTL_MS and `whoami` counts them
+adds a resource and tells it likewise, `touch` tells a resource's update to the listen streams that named it in
+`resourceSubscriptions` (2026-07-28 has no resources/subscribe); resources/list answers with `ttlMs`
+TOY_LIST_TTL_MS and `whoami` counts them
 (`ask` refuses with -32021 a client whose `_meta` lacks the capabilities it asks for), and `whoami` reports each round:
 its JSON-RPC id, the `requestState` and the keys of the `inputResponses` it came with), `resumable PORT` (streamable
 HTTP on 127.0.0.1:PORT/mcp instead of stdio: every tools/call's SSE stream ends after a priming event with an id and
@@ -77,6 +79,11 @@ def tools() -> list[dict[str, Any]]:
                 "name": "note",
                 "description": "Adds a resource, told on listen streams",
                 "inputSchema": {"type": "object"},
+            },
+            {
+                "name": "touch",
+                "description": "Updates a resource, told on listen streams subscribed to it",
+                "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
             },
         ]
         listed += [{"name": name, "description": "Grown", "inputSchema": {"type": "object"}} for name in GROWN]
@@ -154,6 +161,17 @@ def note(write: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"{NOTES[-1]} added"}]}
 
 
+def touch(args: dict[str, Any], write: Any) -> dict[str, Any]:
+    """Tell that the resource `uri` was updated, on the listen streams that named it in `resourceSubscriptions`."""
+    uri, told = str(args.get("uri", "")), 0
+    for rid, wanted in LISTENING.items():
+        if uri in wanted.get("resourceSubscriptions", []):
+            params = {"uri": uri, "_meta": {SUBSCRIPTION_ID: rid}}
+            write({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params})
+            told += 1
+    return {"content": [{"type": "text", "text": f"{uri} updated; told {told} stream(s)"}]}
+
+
 def resources() -> dict[str, Any]:
     """`modern` mode's resources/list, with the caching hint TOY_LIST_TTL_MS (default 0: immediately stale)."""
     LISTED.append(len(NOTES))
@@ -163,7 +181,7 @@ def resources() -> dict[str, Any]:
 
 async def listen(rid: Any, params: dict[str, Any], write: Any) -> None:
     """Hold a subscriptions/listen stream: acknowledge what it asked for, then keep it until the client cancels."""
-    told = ("toolsListChanged", "resourcesListChanged")
+    told = ("toolsListChanged", "resourcesListChanged", "resourceSubscriptions")
     wanted = {k: v for k, v in (params.get("notifications") or {}).items() if k in told and v}
     ack = {"notifications": wanted, "_meta": {SUBSCRIPTION_ID: rid}}
     write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
@@ -179,6 +197,8 @@ async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: 
         return grow(write)
     if name == "note" and MODE == "modern":
         return note(write)
+    if name == "touch" and MODE == "modern":
+        return touch(args, write)
     if name == "ask" and MODE == "modern":
         return ask(request)
     if name == "nag" and MODE == "modern":
@@ -257,7 +277,10 @@ async def main() -> None:
                 result: dict[str, Any] = {
                     "resultType": "complete",
                     "supportedVersions": [MODERN] if MODE == "modern" else [],
-                    "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True}},
+                    "capabilities": {
+                        "tools": {"listChanged": True},
+                        "resources": {"listChanged": True, "subscribe": True},
+                    },
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "toy", "version": "1"}},
                 }
                 if MODE != "modern":

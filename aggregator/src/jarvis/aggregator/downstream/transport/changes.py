@@ -7,12 +7,19 @@ the server says it announces (`listChanged` in its capabilities), for as long as
 it again when it ends (a dropped listen stream is not resumable: the client listens again). What the stream
 carries reaches the connection's notification handler like any other notification, so a tools change reloads the
 tools as it does for a 2025 server.
+
+Resource subscriptions ride the same stream: 2026-07-28 has no resources/subscribe, a listen request names the
+URIs it wants `notifications/resources/updated` for (`resourceSubscriptions`). The URIs Jarvis's callers watch
+are the connection's (connection.py); when they change, the stream is closed and opened again with the new set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable
+from typing import Any
 
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -37,22 +44,52 @@ def changes_announced(capabilities: types.ServerCapabilities | None) -> JsonObje
     return {kind: True for kind, yes in announced.items() if yes}
 
 
+def listen_filter(announced: JsonObject, resources: set[str]) -> JsonObject:
+    """What a listen request asks for: the announced list changes, and updates of the watched resources."""
+    return {**announced, "resourceSubscriptions": sorted(resources)} if resources else dict(announced)
+
+
 async def hear_changes(connection: Connection) -> None:
-    """Hold a listen stream for `connection`'s announced list changes while it lives (2026-07-28 sessions only);
-    returns only once the connection is lost."""
-    wanted = changes_announced(connection.capabilities)
-    if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS or not wanted:
+    """Hold a listen stream for `connection`'s announced list changes and watched resources while it lives (2026-07-28
+    sessions only); returns only once the connection is lost."""
+    if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         await connection.lost.wait()
         return
+    announced = changes_announced(connection.capabilities)
     server = connection.plan.server
     delay = FIRST_DELAY
     while not connection.lost.is_set():
+        connection.subscriptions_changed.clear()
+        wanted = listen_filter(announced, connection.resource_subscriptions)
+        if not wanted:  # nothing to listen for until a resource is watched
+            await _first_of(connection.lost.wait(), connection.subscriptions_changed.wait())
+            continue
+        listening = asyncio.ensure_future(connection.listen(wanted))
+        await _first_of(listening, connection.subscriptions_changed.wait(), cancel_first=False)
+        if not listening.done():  # the watched URIs changed: close this stream and listen again with the new set
+            listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await listening
+            continue
         try:
-            await connection.listen(wanted)
+            listening.result()
             delay = FIRST_DELAY  # it was open until the server ended it: listen again soon
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # refused or broken: try again later, the connection itself is watched elsewhere
-            log.info("server %s: listening for list changes failed (%s); again in %.0f s", server, exc, delay)
+            log.info("server %s: listening for changes failed (%s); again in %.0f s", server, exc, delay)
             delay = min(MAX_DELAY, delay * 2)
-        await asyncio.sleep(delay)
+        with contextlib.suppress(TimeoutError):  # a newly watched resource does not wait out the delay
+            await asyncio.wait_for(connection.subscriptions_changed.wait(), delay)
+
+
+async def _first_of(*waits: Awaitable[Any], cancel_first: bool = True) -> None:
+    """Wait until one of `waits` is done; cancel the others (and the first too unless `cancel_first` is False: the
+    first of `waits` is then the caller's, to read or cancel)."""
+    futures = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for index, future in enumerate(futures):
+            if cancel_first or index:
+                future.cancel()

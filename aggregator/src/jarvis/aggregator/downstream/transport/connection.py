@@ -54,6 +54,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_NOTICES = ("notifications/tasks", "notifications/tasks/status")  # SEP-2663's, and the 2025-era tasks' own
 _DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
 LISTEN = "subscriptions/listen"
+_SUBSCRIBE = "resources/subscribe"
+_SUBSCRIBING = frozenset({_SUBSCRIBE, "resources/unsubscribe"})
 _MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 _SERVER_NOTIFICATION: TypeAdapter[types.ServerNotification] = TypeAdapter(types.ServerNotification)
 
@@ -101,6 +103,10 @@ class Connection:
         self.lost = anyio.Event()  # set when the transport closes under us (crash, network)
         # 2026-era versions the server also answers (server/discover), besides the session's own.
         self.modern_versions: tuple[str, ...] = ()
+        # A 2026-only session has no resources/subscribe: the URIs Jarvis watches ride its listen stream
+        # (changes.py), which listens again whenever they change.
+        self.resource_subscriptions: set[str] = set()
+        self.subscriptions_changed = asyncio.Event()
 
     @property
     def protocol_version(self) -> str:
@@ -139,6 +145,8 @@ class Connection:
 
         `version` (default: the session's) sets the headers the SDK session would add; HTTP servers route on them.
         """
+        if method in _SUBSCRIBING and not self._session.initialize_result:
+            return self._watch_on_listen_stream(method, params)
         version = version or self.protocol_version
         if version not in MODERN_PROTOCOL_VERSIONS:
             params = without_envelope(params)
@@ -172,6 +180,26 @@ class Connection:
         if progress is not None:
             opts["on_progress"] = progress
         return await self._dispatcher.send_raw_request(method, params, opts)
+
+    def _watch_on_listen_stream(self, method: str, params: JsonObject | None) -> JsonObject:
+        """resources/subscribe or unsubscribe for a server reached in 2026-07-28 only: the URI joins or leaves the
+        listen stream's `resourceSubscriptions`, as that version asks."""
+        uri = (params or {}).get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{method} needs a resource URI")
+        resources = self.capabilities.resources if self.capabilities is not None else None
+        if resources is None or not resources.subscribe:
+            raise MCPError(
+                code=types.METHOD_NOT_FOUND, message=f"server '{self.plan.server}' offers no resource subscriptions"
+            )
+        before = set(self.resource_subscriptions)
+        if method == _SUBSCRIBE:
+            self.resource_subscriptions.add(uri)
+        else:
+            self.resource_subscriptions.discard(uri)
+        if self.resource_subscriptions != before:
+            self.subscriptions_changed.set()
+        return {}
 
     async def listen(self, notifications: JsonObject) -> JsonObject:
         """Hold a `subscriptions/listen` stream open (2026-07-28) until cancelled; its frames reach `on_notice`.
