@@ -8,8 +8,8 @@ state names the consent, the cookie must be that browser's, the code is exchange
 land in the vault. A callback replayed, or carrying someone else's state, finds no consent of that browser's and
 fails. A consent is used once and forgotten after `consent_seconds`.
 
-Consents live in the aggregator process that started them: with several workers, the link and the callback must
-reach the same one (one worker, or sticky routing), as decision 0056 says.
+Consents live in the aggregator process that started them; where Jarvis has Redis, a link or a return that reaches
+another worker or replica is answered by the one holding the consent (relay.py), as decision 0056 says.
 """
 
 from __future__ import annotations
@@ -53,8 +53,13 @@ logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietFlowErrors())
 START_PATH = "/oauth/downstream/start"
 CALLBACK_PATH = "/oauth/downstream/callback"
 COOKIE = "jarvis_downstream_consent"
-_EXCHANGE_SECONDS = 20.0
+EXCHANGE_SECONDS = 20.0
 _PROBE = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def cookie_name(flow_id: str) -> str:
+    """The cookie that binds a browser to the consent it opened (a name per consent: one browser, several links)."""
+    return f"{COOKIE}_{flow_id[:12]}"
 
 
 class ConsentFailed(Exception):
@@ -129,6 +134,10 @@ class Consents:
     def link(flow: Flow) -> str:
         return f"{flow.base_url.rstrip('/')}{START_PATH}?flow={flow.id}"
 
+    def holds(self, flow_id: str) -> bool:
+        """Whether the consent a link names is this process's (relay.py asks the others otherwise)."""
+        return flow_id in self._by_id
+
     def flow_for_state(self, state: str) -> Flow | None:
         return self._by_state.get(state)
 
@@ -200,7 +209,7 @@ class Consents:
         guard = AddressGuard(url, self.settings)
         try:
             async with httpx2.AsyncClient(
-                auth=provider, timeout=_EXCHANGE_SECONDS, event_hooks={"request": [guard.check]}
+                auth=provider, timeout=EXCHANGE_SECONDS, event_hooks={"request": [guard.check]}
             ) as client:
                 headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
                 await client.post(url, content=json.dumps(_PROBE), headers=headers)
@@ -252,13 +261,13 @@ class Consents:
         else:
             flow.answer.set_result(AuthorizationCodeResult(code=code, state=state, iss=iss))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(flow.done.wait(), _EXCHANGE_SECONDS)
+            await asyncio.wait_for(flow.done.wait(), EXCHANGE_SECONDS)
         return flow
 
     def _prune(self) -> None:
-        horizon = time.monotonic() - self.settings.consent_seconds - _EXCHANGE_SECONDS
+        horizon = time.monotonic() - self.settings.consent_seconds - EXCHANGE_SECONDS
         for flow_id, flow in list(self._by_id.items()):
-            if flow.created < horizon or (flow.done.is_set() and flow.created < horizon + _EXCHANGE_SECONDS):
+            if flow.created < horizon or (flow.done.is_set() and flow.created < horizon + EXCHANGE_SECONDS):
                 self._by_id.pop(flow_id, None)
                 self._by_state.pop(flow.state, None)
                 if self._live.get((flow.person, flow.server)) is flow:

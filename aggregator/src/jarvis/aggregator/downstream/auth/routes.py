@@ -9,8 +9,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from jarvis.aggregator.downstream.auth.consent import CALLBACK_PATH, COOKIE, START_PATH, ConsentFailed, Consents
+from jarvis.aggregator.downstream.auth.consent import (
+    CALLBACK_PATH,
+    COOKIE,
+    START_PATH,
+    ConsentFailed,
+    Consents,
+    Flow,
+    cookie_name,
+)
 from jarvis.aggregator.downstream.auth.provider import CLIENT_NAME
+from jarvis.aggregator.downstream.auth.relay import ConsentRelay, Opened, Returned
 
 CLIENT_DOCUMENT_PATH = "/oauth/downstream/client.json"
 _NO_STORE = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
@@ -25,8 +34,11 @@ def _page(title: str, text: str, status: int = 200) -> HTMLResponse:
 
 
 class ConsentRoutes:
-    def __init__(self, consents: Consents | None) -> None:
+    """`relay`: where Jarvis has Redis, the other workers and replicas, asked for a consent this process lacks."""
+
+    def __init__(self, consents: Consents | None, relay: ConsentRelay | None = None) -> None:
         self.consents = consents
+        self.relay = relay
 
     def routes(self) -> list[Route]:
         return [
@@ -38,15 +50,20 @@ class ConsentRoutes:
     async def start(self, request: Request) -> Response:
         if self.consents is None:
             return _page("Not available", "This Jarvis keeps no per-person authorizations.", 404)
+        flow_id = request.query_params.get("flow", "")
         try:
-            flow, target = self.consents.open(request.query_params.get("flow", ""))
+            if self.relay is not None and not self.consents.holds(flow_id):
+                opened = await self.relay.open(flow_id)
+            else:
+                flow, target = self.consents.open(flow_id)
+                opened = Opened(target, cookie_name(flow.id), flow.nonce)
         except ConsentFailed as exc:
             return _page("Link not usable", str(exc), 400)
-        response = RedirectResponse(target, status_code=302, headers=_NO_STORE)
+        response = RedirectResponse(opened.target, status_code=302, headers=_NO_STORE)
         secure = request.url.scheme == "https"
         response.set_cookie(
-            f"{COOKIE}_{flow.id[:12]}",
-            flow.nonce,
+            opened.cookie,
+            opened.nonce,
             max_age=900,
             path="/oauth/downstream",
             httponly=True,
@@ -61,16 +78,14 @@ class ConsentRoutes:
         query = request.query_params
         state = query.get("state", "")
         flow = self.consents.flow_for_state(state)
-        cookie = request.cookies.get(f"{COOKIE}_{flow.id[:12]}", "") if flow is not None else ""
+        answer = (query.get("code", ""), query.get("error", ""), query.get("iss"), query.get("error_description", ""))
         try:
-            done = await self.consents.returned(
-                state,
-                cookie,
-                query.get("code", ""),
-                query.get("error", ""),
-                query.get("iss"),
-                query.get("error_description", ""),
-            )
+            if flow is None and self.relay is not None:
+                cookies = {k: v for k, v in request.cookies.items() if k.startswith(COOKIE)}
+                done: Flow | Returned = await self.relay.returned(state, cookies, *answer)
+            else:
+                cookie = request.cookies.get(cookie_name(flow.id), "") if flow is not None else ""
+                done = await self.consents.returned(state, cookie, *answer)
         except ConsentFailed as exc:
             return _page("Authorization not accepted", str(exc), 400)
         if done.error:

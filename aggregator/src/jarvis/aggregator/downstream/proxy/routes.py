@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from jarvis.aggregator.direct_calls import DirectToolCalls
+from jarvis.aggregator.downstream.auth.relay import ConsentRelay
 from jarvis.aggregator.downstream.auth.routes import ConsentRoutes
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.supervisor import HostOptions
@@ -133,9 +135,13 @@ class DownstreamRoutes:
         stateless: bool,
         max_body_bytes: int,
         direct: bool = True,
+        redis_url: str = "",
     ) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
         self.stateless, self.direct = stateless, direct
+        consents = profiles.host.personal.consents
+        # Where Jarvis has Redis (several workers, replicas), a consent's link or return may reach another process.
+        self.consent_relay = ConsentRelay(redis_url, consents) if redis_url and consents is not None else None
         self.managers = {
             kind: TrackedSessionManager(
                 sessions,
@@ -165,7 +171,7 @@ class DownstreamRoutes:
             Route("/mcp/profile/{name}", endpoint=endpoints[PROFILE]),
             Route("/share/{name}/mcp", endpoint=endpoints[SHARE]),
             # Where a person's browser goes to authorize Jarvis at a server, and comes back (issue 32).
-            *ConsentRoutes(self.surfaces[PROFILE].host.personal.consents).routes(),
+            *ConsentRoutes(self.surfaces[PROFILE].host.personal.consents, self.consent_relay).routes(),
         ]
 
     def guard(self, path: str) -> Guard | None:
@@ -180,10 +186,15 @@ class DownstreamRoutes:
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
+        relaying = asyncio.create_task(self.consent_relay.run()) if self.consent_relay is not None else None
         async with self.managers[PROFILE].run(), self.managers[SHARE].run():
             try:
                 yield
             finally:
+                if relaying is not None and self.consent_relay is not None:
+                    relaying.cancel()
+                    await asyncio.gather(relaying, return_exceptions=True)
+                    await self.consent_relay.close()
                 for surface in self.surfaces.values():
                     await surface.close()
 
@@ -209,6 +220,7 @@ def build_downstream(
         stateless=settings.stateless,
         max_body_bytes=settings.max_body_bytes,
         direct=settings.direct_tool_calls,
+        redis_url=settings.redis_url,
     )
 
 
