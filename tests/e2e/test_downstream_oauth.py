@@ -20,10 +20,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.downstream import create_profile
-from tests.support.oauth_downstream import ProtectedServer, protected_server
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
@@ -58,21 +59,6 @@ async def call(
     async with mcp_client(jarvis.url(f"/mcp/profile/{profile}"), token) as client:
         result = await client.call_tool(tool, {})
     return bool(result.is_error), str(getattr(result.content[0], "text", ""))
-
-
-def consent_in_browser(link: str, account: str) -> httpx2.Client:
-    """Open `link` in a fresh browser, sign in as `account`, follow back to Jarvis; the browser, for more."""
-    browser = httpx2.Client(timeout=30)
-    start = browser.get(link)
-    assert start.status_code == 302, start.text
-    authorize = browser.get(start.headers["location"])
-    assert authorize.status_code == 302, authorize.text
-    login = browser.get(authorize.headers["location"] + f"&account={account}")
-    assert login.status_code == 302, login.text
-    back = browser.get(login.headers["location"])
-    assert back.status_code == 200, back.text
-    assert "Connected" in back.text
-    return browser
 
 
 async def test_two_people_authorize_with_their_own_accounts_and_refresh_unnoticed(
@@ -211,61 +197,40 @@ async def _notes_installed(jarvis: RunningJarvis, server: ProtectedServer, name:
         await create_profile(admin, name, name)
 
 
+async def call_asking(
+    jarvis: RunningJarvis, token: str, mode: str, elicitation_callback: ElicitationFnT
+) -> types.CallToolResult:
+    """`notes__whoami` from a client in `mode` that takes URL-mode elicitations through `elicitation_callback`."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(
+            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
+            mode=mode,
+            elicitation_callback=elicitation_callback,
+        ) as client,
+    ):
+        return await client.call_tool("notes__whoami", {})
+
+
+@pytest.mark.parametrize(("mode", "person"), [("legacy", "frank"), ("2026-07-28", "gina")])
 async def test_a_client_that_takes_url_elicitations_is_asked_and_its_call_finishes(
-    jarvis: RunningJarvis, notes: ProtectedServer
+    jarvis: RunningJarvis, notes: ProtectedServer, mode: str, person: str
 ) -> None:
-    """The link comes as a URL-mode elicitation; once the person approved in the browser, the same call answers."""
-    frank = jarvis.create_token("admin", name="frank")
+    """The link comes as a URL-mode elicitation: on the call's stream to a 2025-era client, as an input request to a
+    2026-07-28 one (whose retry carries the answer). Once the person approved in the browser, the call answers."""
+    token = jarvis.create_token("admin", name=person)
     await _notes_installed(jarvis, notes)
     asked: list[str] = []
 
     async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams), params
         asked.append(params.url)
-        await asyncio.to_thread(consent_in_browser, params.url, "frank")
+        await asyncio.to_thread(consent_in_browser, params.url, person)
         return types.ElicitResult(action="accept")
 
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {frank}"}, timeout=60) as http,
-        Client(
-            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
-            mode="legacy",
-            elicitation_callback=elicit,
-        ) as client,
-    ):
-        result = await client.call_tool("notes__whoami", {})
+    result = await call_asking(jarvis, token, mode, elicit)
     assert not result.is_error, result.content
-    assert getattr(result.content[0], "text", "") == "frank"
-    assert len(asked) == 1
-    assert LINK.match(asked[0])
-
-
-async def test_a_2026_client_is_asked_in_an_input_round_and_its_retry_finishes(
-    jarvis: RunningJarvis, notes: ProtectedServer
-) -> None:
-    """A 2026-07-28 caller gets an input-required result asking the consent link (URL mode); once the person approved
-    in the browser, its retry with the answer runs as them."""
-    gina = jarvis.create_token("admin", name="gina")
-    await _notes_installed(jarvis, notes)
-    asked: list[str] = []
-
-    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams), params
-        asked.append(params.url)
-        await asyncio.to_thread(consent_in_browser, params.url, "gina")
-        return types.ElicitResult(action="accept")
-
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {gina}"}, timeout=60) as http,
-        Client(
-            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
-            mode="2026-07-28",
-            elicitation_callback=elicit,
-        ) as client,
-    ):
-        result = await client.call_tool("notes__whoami", {})
-    assert not result.is_error, result.content
-    assert getattr(result.content[0], "text", "") == "gina"
+    assert getattr(result.content[0], "text", "") == person
     assert len(asked) == 1
     assert LINK.match(asked[0])
 
@@ -281,15 +246,7 @@ async def test_a_2026_client_that_declines_gets_the_link_in_a_tool_error(
         asked.append(getattr(params, "url", ""))
         return types.ElicitResult(action="decline")
 
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {hana}"}, timeout=60) as http,
-        Client(
-            streamable_http_client(jarvis.url("/mcp/profile/notes"), http_client=http),
-            mode="2026-07-28",
-            elicitation_callback=decline,
-        ) as client,
-    ):
-        declined = await client.call_tool("notes__whoami", {})
+    declined = await call_asking(jarvis, hana, "2026-07-28", decline)
     assert len(asked) == 1
     assert declined.is_error
     text = str(getattr(declined.content[0], "text", ""))

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from tests.support.downstream import create_profile, eventually
-from tests.support.oauth_downstream import ProtectedServer, protected_server
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
 from tests.support.redis_server import redis_url
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
@@ -44,19 +44,6 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]
         print(running.log()[-6000:])
 
 
-def consent_on_fresh_connections(link: str, account: str) -> httpx2.Response:
-    """A browser whose every request opens a connection of its own: the link and the return may reach either
-    worker. The page Jarvis shows at the end."""
-    with httpx2.Client(timeout=30, limits=httpx2.Limits(max_keepalive_connections=0)) as browser:
-        start = browser.get(link)
-        assert start.status_code == 302, start.text
-        authorize = browser.get(start.headers["location"])
-        assert authorize.status_code == 302, authorize.text
-        login = browser.get(authorize.headers["location"] + f"&account={account}")
-        assert login.status_code == 302, login.text
-        return browser.get(login.headers["location"])
-
-
 async def whoami(jarvis: RunningJarvis, token: str) -> tuple[bool, str]:
     async with mcp_client(jarvis.url("/mcp/profile/notes"), token) as client:
         result = await client.call_tool("notes__whoami", {})
@@ -84,7 +71,6 @@ async def test_every_person_connects_whichever_worker_takes_each_step(
         link = LINK.search(text)
         assert failed, text
         assert link is not None, text
-        page = await asyncio.to_thread(consent_on_fresh_connections, link.group(1), person)
-        assert page.status_code == 200, (person, page.text)
-        assert "Connected" in page.text
+        browser = await asyncio.to_thread(consent_in_browser, link.group(1), person, fresh_connections=True)
+        browser.close()
         assert await whoami(workers, token) == (False, person)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
@@ -416,3 +417,23 @@ def moving_server() -> Iterator[MovingServer]:
         _serve(resource, "127.0.0.1", rs_port),
     ):
         yield MovingServer(url, first, second, resource)
+
+
+def consent_in_browser(link: str, account: str, *, fresh_connections: bool = False) -> httpx2.Client:
+    """Open `link` in a fresh browser, sign in as `account`, follow back to Jarvis; the browser, for more. With
+    `fresh_connections`, every request opens a connection of its own (with several workers, each may reach any)."""
+    browser = (
+        httpx2.Client(timeout=30, limits=httpx2.Limits(max_keepalive_connections=0))
+        if fresh_connections
+        else httpx2.Client(timeout=30)
+    )
+    start = browser.get(link)
+    assert start.status_code == 302, start.text
+    authorize = browser.get(start.headers["location"])
+    assert authorize.status_code == 302, authorize.text
+    login = browser.get(authorize.headers["location"] + f"&account={account}")
+    assert login.status_code == 302, login.text
+    back = browser.get(login.headers["location"])
+    assert back.status_code == 200, back.text
+    assert "Connected" in back.text
+    return browser
