@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
+import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import httpx2
 import mcp_types as types
 import pytest
 
+from tests.e2e.test_downstream_conformance import REFERENCE, _wait_listening
 from tests.support.downstream import (
     FAST_ENV,
     TOY,
@@ -77,14 +77,9 @@ async def test_a_2026_only_server_is_reached_by_discover_beside_a_2025_one(tmp_p
 @pytest.mark.parametrize("caller", [LEGACY, MODERN])
 async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path, caller: str) -> None:
     port = free_port()
-    toy = subprocess.Popen([sys.executable, str(TOY), "resumable", str(port)], env={"TOY_RETRY_MS": "400"})
+    toy = _serving(port, [str(TOY), "resumable", str(port)], {"TOY_RETRY_MS": "400"})
     running = start_jarvis(tmp_path / "data", "--require-auth", env={"HOME": str(tmp_path), **FAST_ENV})
     try:
-        deadline = time.monotonic() + 20
-        while not _listening(port):
-            assert toy.poll() is None, "the resumable toy server exited"
-            assert time.monotonic() < deadline, "the resumable toy server did not listen"
-            time.sleep(0.1)
         admin = running.create_token("admin", name="admin")
         async with mcp_client(running.url(), admin) as jarvis:
             url = f"http://127.0.0.1:{port}/mcp"
@@ -107,13 +102,51 @@ async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path,
         toy.wait(10)
 
 
+@pytest.mark.parametrize("caller", [LEGACY, MODERN])
+async def test_the_reference_servers_cut_stream_is_resumed_after_its_retry(tmp_path: Path, caller: str) -> None:
+    """The reference server in its `resumable` mode (the SDK's own event store and `retry`) closes `test_reconnection`'s
+    stream before the result: through Jarvis the call still answers, after a GET with `Last-Event-ID` that came once
+    the server's retry had passed."""
+    port, record = free_port(), tmp_path / "reference.requests"
+    reference = _serving(
+        port,
+        [str(REFERENCE), str(port), "resumable"],
+        {"REFERENCE_RECORD": str(record), "REFERENCE_RETRY_MS": "400"},
+    )
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            spec = {"action": "create", "name": "ref", "type": "streamable-http", "url": f"http://127.0.0.1:{port}/mcp"}
+            result_json(await jarvis.call_tool("jarvis_server", spec))
+            await create_profile(jarvis, "cuts", "ref")
+        async with mcp_client(running.url("/mcp/profile/cuts"), mode=caller) as client:
+            await eventually(lambda: _listed(client, "ref__test_reconnection"), what="the reference server's tools")
+            answer = text_of(await client.call_tool("ref__test_reconnection", {}))
+        assert answer == "Reconnection test completed successfully"
+        seen = [json.loads(line) for line in record.read_text().splitlines()]
+        cut = [e["cut_at"] for e in seen if "cut_at" in e]
+        resumed = [e for e in seen if "last_event_id" in e]
+        assert len(cut) == 1, seen
+        assert resumed, seen
+        assert 0.4 <= resumed[0]["at"] - cut[0] < 1.0, seen  # after the server's retry, not at once nor 1 s later
+        async with mcp_client(running.url()) as jarvis:
+            runtime = (await server_info(jarvis, "ref"))["runtime"]
+        assert (runtime["state"], runtime["restarts"]) == ("running", 0)
+    finally:
+        running.stop()
+        reference.terminate()
+        reference.wait(10)
+
+
+def _serving(port: int, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A server started with `args` (a Python script and its arguments), once it listens on `port`."""
+    server = subprocess.Popen([sys.executable, *args], env={**os.environ, **env})
+    _wait_listening(port, server)
+    return server
+
+
 async def _listed(client: Any, name: str) -> bool:
     return name in {tool.name for tool in (await client.list_tools()).tools}
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 async def test_a_2026_only_servers_tool_changes_are_heard_on_a_listen_stream(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@ require, built on the mcp SDK, so one server speaks both 2025-11-25 and 2026-07-
 
 Run: `python tests/support/reference_server.py PORT [legacy|modern]` serves streamable HTTP at
 http://127.0.0.1:PORT/mcp; with `legacy` it answers 2025-era requests only, as a server from before 2026-07-28 would;
-with `modern` 2026-07-28 requests only (`initialize` is -32601, any other handshake-era request -32022).
+with `modern` 2026-07-28 requests only (`initialize` is -32601, any other handshake-era request -32022); with
+`resumable` 2025-era requests only, keeping every event, suggesting `retry: REFERENCE_RETRY_MS` (default 400), with a
+`test_reconnection` tool whose stream is closed before its result (resumed with `Last-Event-ID`; REFERENCE_RECORD then
+also gets when each stream was cut and each resuming GET, with the id it asked for).
 For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
 each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
 so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for).
@@ -25,6 +28,7 @@ import json
 import os
 import secrets
 import sys
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,6 +41,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, Extension, MCPServer, MethodBinding, require_client_extension
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.server.session import ServerSession
+from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
@@ -64,6 +69,7 @@ from mcp_types import (
     ImageContent,
     InputRequest,
     InputRequiredResult,
+    JSONRPCMessage,
     ListRootsRequest,
     RequestParams,
     ResourceLink,
@@ -77,6 +83,7 @@ from mcp_types import (
 )
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 # A 1x1 PNG and a minimal WAV, the suite only checks the shape of image/audio content.
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -384,11 +391,17 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     return await call_next(ctx)
 
 
-LEGACY, MODERN = sys.argv[2:] == ["legacy"], sys.argv[2:] == ["modern"]
+LEGACY, MODERN, RESUMABLE = (sys.argv[2:] == [mode] for mode in ("legacy", "modern", "resumable"))
 server = MCPServer(
     name="jarvis-reference-server",
     version="1.0.0",
-    middleware=[_handshake_only] if LEGACY else [_discover_only, _remember_session] if MODERN else [_remember_session],
+    middleware=(
+        [_handshake_only]
+        if LEGACY or RESUMABLE
+        else [_discover_only, _remember_session]
+        if MODERN
+        else [_remember_session]
+    ),
     extensions=[] if LEGACY else [tasks],
     cache_hints={
         method: HINT
@@ -873,6 +886,61 @@ if RECORD:
     _lowlevel.middleware.insert(0, _record)  # outermost: it sees what the SDK's own checks then refuse
 
 
+class MemoryEvents(EventStore):
+    """`resumable` mode: every event of every stream, so a client that comes back with `Last-Event-ID` gets the rest of
+    its stream (the SDK's transport asks this store; a real server would keep them in Redis or the like)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, JSONRPCMessage | None]] = []  # (event id, stream id, message)
+
+    async def store_event(self, stream_id: str, message: JSONRPCMessage | None) -> str:
+        event_id = f"{stream_id}:{len(self.events)}"
+        self.events.append((event_id, stream_id, message))
+        return event_id
+
+    async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
+        index = next((i for i, (event_id, _, _) in enumerate(self.events) if event_id == last_event_id), None)
+        if index is None:
+            return None
+        stream = self.events[index][1]
+        for event_id, stream_id, message in self.events[index + 1 :]:
+            if stream_id == stream and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return stream
+
+
+async def test_reconnection(ctx: Context) -> str:
+    """`resumable` mode (the conformance suite's `server-sse-polling` tool, SEP-1699): the call's SSE stream is closed
+    after its priming event, before the result, which the client gets by reconnecting with `Last-Event-ID`."""
+    _note_resumption({"cut_at": time.time()})
+    await ctx.close_sse_stream()
+    await asyncio.sleep(0.05)
+    return "Reconnection test completed successfully"
+
+
+def _note_resumption(entry: dict[str, Any]) -> None:
+    if RECORD:
+        with open(str(RECORD), "a") as record:
+            record.write(json.dumps({"method": "sse", **entry}) + "\n")
+
+
+def _recording_reconnections(app: ASGIApp) -> ASGIApp:
+    """`resumable` mode with REFERENCE_RECORD: each GET that resumes a stream, with its `Last-Event-ID` and when."""
+
+    async def recorded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            last = dict(scope["headers"]).get(b"last-event-id")
+            if last is not None:
+                _note_resumption({"last_event_id": last.decode(), "at": time.time()})
+        await app(scope, receive, send)
+
+    return recorded
+
+
+if RESUMABLE:
+    server.tool(description="Closes its SSE stream before its result (resumed with Last-Event-ID)")(test_reconnection)
+
+
 def main() -> None:
     if sys.argv[1] == "stdio":  # a server Jarvis spawns: one stream, its era fixed by the handshake
         server.run("stdio")
@@ -884,7 +952,15 @@ def main() -> None:
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
         allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"],
     )
-    app = server.streamable_http_app(transport_security=security, host="127.0.0.1")
+    # `resumable`: events kept, and a retry the client is to wait before reconnecting.
+    app: ASGIApp = server.streamable_http_app(
+        transport_security=security,
+        host="127.0.0.1",
+        event_store=MemoryEvents() if RESUMABLE else None,
+        retry_interval=int(os.environ.get("REFERENCE_RETRY_MS", "400")) if RESUMABLE else None,
+    )
+    if RESUMABLE:
+        app = _recording_reconnections(app)
     # h11, as the SDK's own `run` gets without httptools installed: uvicorn's httptools parser keeps the
     # whitespace around header values, which the SDK then compares as is (`sep-2243` whitespace checks).
     # Jarvis trims it at its gate; this server is the baseline the suite's results are compared with.
