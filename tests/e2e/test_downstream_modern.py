@@ -102,6 +102,25 @@ async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path,
         toy.wait(10)
 
 
+async def test_tools_a_server_said_go_stale_are_listed_again_when_they_do(tmp_path: Path) -> None:
+    """A server whose tools/list says `ttlMs: 1000` and tells nobody of a new tool: Jarvis lists its tools again when
+    they went stale (at most every 5 s), so the tool shows up without a notice or a restart."""
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            await create_toy(jarvis, "quiet", "modern", TOY_TOOLS_TTL_MS="1000")
+            await create_profile(jarvis, "still", "quiet")
+        async with mcp_client(running.url("/mcp/profile/still")) as client:
+            await eventually(lambda: _listed(client, "quiet__sneak"), what="the server's tools listed")
+            assert text_of(await client.call_tool("quiet__sneak", {})) == "sneaked1 added quietly"
+            assert not await _listed(client, "quiet__sneaked1")
+            await eventually(lambda: _listed(client, "quiet__sneaked1"), 20, "the quiet tool listed after the ttl")
+            who: Any = (await client.call_tool("quiet__whoami", {})).structured_content
+            assert who["tools_listed"] >= 2
+    finally:
+        running.stop()
+
+
 @pytest.mark.parametrize("caller", [LEGACY, MODERN])
 async def test_the_reference_servers_cut_stream_is_resumed_after_its_retry(tmp_path: Path, caller: str) -> None:
     """The reference server in its `resumable` mode (the SDK's own event store and `retry`) closes `test_reconnection`'s

@@ -12,7 +12,7 @@ initialize), `slowstart` (answers initialize after TOY_START_SECONDS, default 4:
 tells it only on open `subscriptions/listen` streams that asked for tool list changes (`whoami` lists them), `note`
 adds a resource and tells it likewise, `touch` tells a resource's update to the listen streams that named it in
 `resourceSubscriptions` (2026-07-28 has no resources/subscribe); resources/list answers with `ttlMs`
-TOY_LIST_TTL_MS and `whoami` counts them
+TOY_LIST_TTL_MS and `whoami` counts them (tools/list likewise with TOY_TOOLS_TTL_MS; `sneak` adds a tool telling nobody)
 (`ask` refuses with -32021 a client whose `_meta` lacks the capabilities it asks for), and `whoami` reports each round:
 its JSON-RPC id, the `requestState` and the keys of the `inputResponses` it came with), `resumable PORT` (streamable
 HTTP on 127.0.0.1:PORT/mcp instead of stdio: every tools/call's SSE stream ends after a priming event with an id and
@@ -41,6 +41,7 @@ LISTENING: dict[Any, dict[str, Any]] = {}  # `modern` mode: open subscriptions/l
 GROWN: list[str] = []  # `modern` mode: tools added by `grow`
 NOTES: list[str] = ["toy://notes/1"]  # `modern` mode: its resources (`note` adds one)
 LISTED: list[int] = []  # `modern` mode: each resources/list it answered (reported by `whoami`)
+TOOLS_LISTED: list[int] = []  # `modern` mode with TOY_TOOLS_TTL_MS: each tools/list it answered (`whoami`)
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # A state a relay could mangle: quotes, a backslash, non-ASCII. It must come back byte for byte.
 ROUND_ONE = 'round-1 "ünïcode" \\ ✓'
@@ -75,6 +76,7 @@ def tools() -> list[dict[str, Any]]:
             {"name": "ask", "description": "Two rounds of input-required results", "inputSchema": {"type": "object"}},
             {"name": "nag", "description": "Asks for input forever", "inputSchema": {"type": "object"}},
             {"name": "grow", "description": "Adds a tool, told on listen streams", "inputSchema": {"type": "object"}},
+            {"name": "sneak", "description": "Adds a tool, told to nobody", "inputSchema": {"type": "object"}},
             {
                 "name": "note",
                 "description": "Adds a resource, told on listen streams",
@@ -195,6 +197,9 @@ async def listen(rid: Any, params: dict[str, Any], write: Any) -> None:
 async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: Any) -> dict[str, Any]:
     if name == "grow" and MODE == "modern":
         return grow(write)
+    if name == "sneak" and MODE == "modern":
+        GROWN.append(f"sneaked{len(GROWN) + 1}")  # told to nobody: a client learns of it by listing again
+        return {"content": [{"type": "text", "text": f"{GROWN[-1]} added quietly"}]}
     if name == "note" and MODE == "modern":
         return note(write)
     if name == "touch" and MODE == "modern":
@@ -213,6 +218,7 @@ async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: 
             who["rounds"] = ROUNDS
             who["listening"] = list(LISTENING.values())
             who["resources_listed"] = len(LISTED)
+            who["tools_listed"] = len(TOOLS_LISTED)
         return {"content": [{"type": "text", "text": json.dumps(who)}], "structuredContent": who}
     if name == "slow":
         token = (request.get("params", {}).get("_meta") or {}).get("progressToken")
@@ -299,6 +305,9 @@ async def main() -> None:
                 }
             elif method == "tools/list":
                 result = {"tools": tools()}
+                if MODE == "modern" and "TOY_TOOLS_TTL_MS" in os.environ:
+                    TOOLS_LISTED.append(len(GROWN))
+                    result.update({"ttlMs": int(os.environ["TOY_TOOLS_TTL_MS"]), "cacheScope": "public"})
             elif method == "resources/list" and MODE == "modern":
                 result = resources()
             elif method == "tools/call" and MODE == "modern" and (missing := _missing_capability(params)):

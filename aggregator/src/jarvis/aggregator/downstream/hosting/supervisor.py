@@ -30,6 +30,7 @@ from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, Unavailab
 from jarvis.common.urls import masked_urls
 
 log = logging.getLogger(__name__)
+RELIST_FLOOR_SECONDS = 5.0  # a server's tools are listed again on their `ttlMs` at most this often
 
 STOPPED, STARTING, RUNNING, FAILING = "stopped", "starting", "running", "failing"
 BACKOFF_FIRST, BACKOFF_MAX = 0.5, 60.0
@@ -289,6 +290,7 @@ class ServerHost:
     async def _until_lost(self, connection: Connection) -> None:
         watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(connection.lost.wait())]
         watchers.append(asyncio.ensure_future(hear_changes(connection)))  # ends only with the connection
+        watchers.append(asyncio.ensure_future(self._relist_when_stale(connection)))  # likewise
         if connection.child is not None:
             watchers.append(asyncio.ensure_future(connection.child.exited.wait()))
         try:
@@ -339,12 +341,27 @@ class ServerHost:
         if self._on_notice is not None:
             self._on_notice(self.name, method, params)
 
+    async def _relist_when_stale(self, connection: Connection) -> None:
+        """List the tools again each time the server's `ttlMs` for them runs out (SEP-2549), so a server that tells
+        no changes is not served from a list it said went stale; at most every RELIST_FLOOR_SECONDS. A server that
+        gave no hint, or 0 ("stale at once"), is listed again only when it tells of a change or restarts."""
+        while not connection.lost.is_set():
+            ttl = connection.tools_ttl_ms
+            if not ttl:
+                await connection.lost.wait()
+                return
+            await asyncio.sleep(max(ttl / 1000, RELIST_FLOOR_SECONDS))
+            await self._reload_tools(connection, tell_if_same=False)
+
     def reload_tools(self) -> None:
         """List the tools again in the background (after a change notice or an approval)."""
         if self.connection is not None:
             self._background.spawn(self._reload_tools(self.connection))
 
-    async def _reload_tools(self, connection: Connection) -> None:
+    async def _reload_tools(self, connection: Connection, *, tell_if_same: bool = True) -> None:
+        """List the tools again; listeners are told, unless `tell_if_same` is off and nothing changed (a relisting
+        on a timer that found the same tools is no news to anyone)."""
+        before = self.tools
         try:
             self.tools = await self._load_tools(self, connection)
         except Exception as exc:
@@ -355,7 +372,8 @@ class ServerHost:
                 extra={"server": self.name, "error": masked_urls(str(exc))},
             )
             return
-        self._on_lists_changed(self.name, ONLY_TOOLS)
+        if tell_if_same or self.tools != before:
+            self._on_lists_changed(self.name, ONLY_TOOLS)
 
     def _set_stopped(self) -> None:
         self.connection, self.state, self.started_at, self._retry_at = None, STOPPED, None, None

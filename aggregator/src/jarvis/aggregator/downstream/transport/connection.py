@@ -107,6 +107,8 @@ class Connection:
         # (changes.py), which listens again whenever they change.
         self.resource_subscriptions: set[str] = set()
         self.subscriptions_changed = asyncio.Event()
+        # How long the server said its last tool list stays fresh (the shortest `ttlMs` of its pages); None: no hint.
+        self.tools_ttl_ms: int | None = None
 
     @property
     def protocol_version(self) -> str:
@@ -215,8 +217,11 @@ class Connection:
         """Every tool the server lists, across pages, as the raw dicts it sent."""
         tools: list[JsonObject] = []
         cursor: str | None = None
+        ttls: list[int] = []
         for _ in range(_MAX_PAGES):
             result = await self.request("tools/list", {"cursor": cursor} if cursor else None, timeout)
+            ttl = result.get("ttlMs")
+            ttls += [max(ttl, 0)] if isinstance(ttl, int) and not isinstance(ttl, bool) else []
             page = result.get("tools")
             tools += (
                 [t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str)]
@@ -226,6 +231,7 @@ class Connection:
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
             if not cursor:
                 break
+        self.tools_ttl_ms = min(ttls) if ttls else None
         return tools
 
 
