@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "jarvis:downstream-consents"
 HOLDER_SECONDS = 2.0  # how long a process waits for the holder of a consent to say it has it
-RESUBSCRIBE_SECONDS = 1.0
+RESUBSCRIBE_SECONDS, MAX_RESUBSCRIBE_SECONDS = 1.0, 30.0  # after Redis failed, doubling while it stays down
 UNKNOWN = "this consent link is unknown, used or expired; ask for a new one"
 
 
@@ -89,9 +89,9 @@ class ConsentRelay:
             deadline = time.monotonic() + HOLDER_SECONDS
             while (left := deadline - time.monotonic()) > 0:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-                if message is None:
+                body = _parsed(message["data"]) if message is not None else None
+                if not isinstance(body, dict):
                     continue
-                body = json.loads(message["data"])
                 if body.get("kind") == "held":
                     deadline = time.monotonic() + wait
                     continue
@@ -107,16 +107,19 @@ class ConsentRelay:
 
     async def run(self) -> None:
         """Answer the requests for consents this process holds, until cancelled."""
+        delay = RESUBSCRIBE_SECONDS
         while True:
             pubsub = self._redis.pubsub()
             try:
                 await pubsub.subscribe(CHANNEL)
+                delay = RESUBSCRIBE_SECONDS
                 async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        self._background.spawn(self._answer(json.loads(message["data"])))
+                    if message.get("type") == "message" and isinstance(request := _parsed(message["data"]), dict):
+                        self._background.spawn(self._answer(request))
             except RedisError as exc:
-                log.warning("consent relay: listening failed (%s); again in a moment", type(exc).__name__)
-                await asyncio.sleep(RESUBSCRIBE_SECONDS)
+                log.warning("consent relay: listening failed (%s); again in %.0f s", type(exc).__name__, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_RESUBSCRIBE_SECONDS)
             finally:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves PubSub.aclose unannotated
 
@@ -166,3 +169,11 @@ class ConsentRelay:
             await self._redis.publish(reply, json.dumps(body))
         except RedisError as exc:
             log.warning("consent relay: could not answer (%s)", type(exc).__name__)
+
+
+def _parsed(data: Any) -> Any:
+    """A message's JSON; None for one that is not (nothing on the channel may stop the relay)."""
+    try:
+        return json.loads(data)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,103 @@
+"""The consent relay between aggregator processes (downstream/auth/relay.py) on a real Redis: two processes' relays,
+one holding a consent. The other opens its link through the holder, once; a link nobody holds is refused within
+the holder wait; a return is finished by the holder, whose cookie check stays; junk on the channel stops nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from jarvis.aggregator.downstream.auth.consent import ConsentFailed, Consents, Flow, cookie_name
+from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
+from jarvis.aggregator.downstream.auth.relay import CHANNEL, HOLDER_SECONDS, ConsentRelay
+from tests.support.redis_server import redis_url
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_url(Path(tmp_path_factory.mktemp("redis"))) as url:
+        yield url
+
+
+def consents() -> Consents:
+    # No vault, no servers: these tests never begin a consent, they hold one made by hand (`held`).
+    return Consents(store=None, server_url=lambda server: None, settings=OAuthClientSettings())  # type: ignore[arg-type]
+
+
+def held(holder: Consents) -> Flow:
+    """A consent under way at `holder`, its authorization URL known (as `Consents.begin` leaves one)."""
+    flow = Flow("flow-1", "user:ann", "notes", "http://127.0.0.1:1")
+    flow.authorize_url, flow.state = "http://as.example/authorize?state=st-1", "st-1"
+    # Made by hand (there is no server to authorize at): what `begin` records of a consent under way.
+    holder._by_id[flow.id] = flow
+    holder._by_state[flow.state] = flow
+    return flow
+
+
+@pytest.fixture
+async def relays(redis: str) -> AsyncIterator[tuple[ConsentRelay, ConsentRelay]]:
+    holder, asker = ConsentRelay(redis, consents()), ConsentRelay(redis, consents())
+    running = [asyncio.create_task(r.run()) for r in (holder, asker)]
+    await asyncio.sleep(0.3)  # both subscribed
+    try:
+        yield holder, asker
+    finally:
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await holder.close()
+        await asker.close()
+
+
+async def test_a_link_held_elsewhere_is_opened_by_its_holder_once(relays: tuple[ConsentRelay, ConsentRelay]) -> None:
+    holder, asker = relays
+    flow = held(holder.consents)
+    opened = await asker.open(flow.id)
+    assert opened.target == flow.authorize_url
+    assert (opened.cookie, opened.nonce) == (cookie_name(flow.id), flow.nonce)
+    assert flow.opened
+    with pytest.raises(ConsentFailed, match="already opened"):
+        await asker.open(flow.id)
+
+
+async def test_a_link_nobody_holds_is_refused_once_the_holder_wait_is_over(
+    relays: tuple[ConsentRelay, ConsentRelay],
+) -> None:
+    _, asker = relays
+    began = time.monotonic()
+    with pytest.raises(ConsentFailed, match="unknown"):
+        await asker.open("no-such-flow")
+    assert HOLDER_SECONDS <= time.monotonic() - began < HOLDER_SECONDS + 1.5
+
+
+async def test_a_return_is_finished_by_the_holder_which_checks_the_cookie(
+    relays: tuple[ConsentRelay, ConsentRelay], redis: str
+) -> None:
+    holder, asker = relays
+    flow = held(holder.consents)
+    flow.opened = True
+    # Junk on the channel first: the holder's relay goes on answering.
+    junk = aioredis.Redis.from_url(redis)
+    await junk.publish(CHANNEL, "not json")
+    await junk.publish(CHANNEL, "[1, 2]")
+    await junk.aclose()
+    with pytest.raises(ConsentFailed, match="another browser"):
+        await asker.returned(flow.state, {cookie_name(flow.id): "someone else's"}, "code-1", "", None, "")
+
+    async def finish() -> None:  # what the waiting SDK flow does with the code: the consent is then done
+        answer: Any = await flow.answer
+        assert answer.code == "code-2"
+        flow.done.set()
+
+    finishing = asyncio.create_task(finish())
+    returned = await asker.returned(flow.state, {cookie_name(flow.id): flow.nonce}, "code-2", "", None, "")
+    await finishing
+    assert (returned.server, returned.error, returned.connected) == ("notes", "", True)
