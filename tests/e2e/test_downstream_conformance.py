@@ -188,10 +188,8 @@ MODERN_ONLY_GAPS = {
     "elicitation-sep1034-defaults": "as tools-call-elicitation",
     "elicitation-sep1330-enums": "as tools-call-elicitation",
     "tools-call-sampling": "as tools-call-elicitation",
-    # Bridgeable by Jarvis, not done yet: a 2025 caller's resources/subscribe as a listen stream's subscription.
-    "resources-subscribe": "2026 has no resources/subscribe; Jarvis does not yet subscribe on a listen stream",
-    "resources-unsubscribe": "as resources-subscribe",
 }
+# (A 2025 caller's resources/subscribe and unsubscribe pass: Jarvis subscribes on its listen stream to the server.)
 
 
 async def test_a_2026_only_server_serves_both_eras_of_client_through_jarvis(

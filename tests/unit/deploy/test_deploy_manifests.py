@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings
 
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.metrics import DownstreamCollector
+from jarvis.aggregator.downstream.hosting.result_cache import ResultCache
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.cli.main import serve
@@ -86,7 +87,7 @@ def test_dashboard_queries_only_metrics_the_code_exports() -> None:
     AggregatorMetrics(registry)
     GrpcMetrics(registry)
     SchedulerMetrics(registry)
-    registry.register(DownstreamCollector(cast(DownstreamHost, SimpleNamespace(hosts={}))))
+    registry.register(DownstreamCollector(cast(DownstreamHost, SimpleNamespace(hosts={}, results=ResultCache()))))
     exported = {sample.name for family in registry.collect() for sample in family.samples}
     exported |= {family.name for family in registry.collect()}  # families a scrape may show with no sample yet
     exported |= {f"{family.name}_total" for family in registry.collect() if family.type == "counter"}

@@ -15,11 +15,12 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 
-from jarvis.aggregator.downstream.auth.consent import Flow, NeedsConsent
+from jarvis.aggregator.downstream.auth.consent import Consents, Flow, NeedsConsent
+from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
 from jarvis.aggregator.downstream.transport.relay import Caller
 
 log = logging.getLogger(__name__)
@@ -120,3 +121,45 @@ async def consent_then_retry(
     if not needed.flow.connected:
         return None
     return await retry()
+
+
+class Personal(Protocol):
+    """What asking needs of the host's per-person servers: their consents and how long a call may wait for one."""
+
+    consents: Consents | None
+    settings: OAuthClientSettings
+
+
+@dataclass(frozen=True)
+class ConsentAsking:
+    """One call of `person` to `server`, and how its caller is asked for a consent the server needs: `modern` for a
+    2026-07-28 caller (an input request; `meta` holds its declared capabilities), else on the call's stream."""
+
+    personal: Personal
+    person: str
+    server: str
+    modern: bool
+    caller: Caller | None
+    meta: Any
+
+    async def send(self, send: Callable[[], Awaitable[dict[str, Any]]], request: dict[str, Any]) -> dict[str, Any]:
+        """`send()`'s result; where the person must authorize first, the round that asks them (or, once they did,
+        the result after all); NeedsConsent (a tool error with the link) where they cannot be asked or declined.
+        `request` is what `send` sends: a retry's answer to Jarvis's own round is taken out of it first."""
+        wait = self.personal.settings.consent_seconds
+        answered = take_consent_answer(request) if self.modern else None
+        consents = self.personal.consents
+        if answered is not None and answered.accepted and consents is not None:
+            await wait_for_consent(consents.flow(answered.flow_id, self.person, self.server), wait)
+        try:
+            return await send()
+        except NeedsConsent as needed:
+            if self.modern:
+                declined = answered is not None and not answered.accepted
+                if declined or not takes_url_elicitation_in_rounds(self.meta):
+                    raise
+                return consent_input_required(needed)  # the caller asks the person and retries
+            consented = await consent_then_retry(needed, self.caller, send, wait)
+            if consented is None:
+                raise
+            return consented

@@ -25,7 +25,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from jarvis.aggregator.downstream.auth.consent import EXCHANGE_SECONDS, ConsentFailed, Consents, cookie_name
-from jarvis.aggregator.downstream.hosting.background import Background
+from jarvis.aggregator.tooling.background import Background
 
 log = logging.getLogger(__name__)
 

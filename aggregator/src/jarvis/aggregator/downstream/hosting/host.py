@@ -22,8 +22,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.downstream.auth.storage import GrantStore
-from jarvis.aggregator.downstream.hosting.background import Background
 from jarvis.aggregator.downstream.hosting.launch import HostConfig, LaunchPlanner, read_host_config
+from jarvis.aggregator.downstream.hosting.listeners import Listeners
 from jarvis.aggregator.downstream.hosting.lists import EVERY_LIST, ONLY_TOOLS, Lists
 from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.aggregator.downstream.hosting.personal import PER_PERSON, PersonalServers
@@ -36,6 +36,7 @@ from jarvis.aggregator.downstream.transport.handshake import known_2026_only
 from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
+from jarvis.aggregator.tooling.background import Background
 from jarvis.aggregator.views.registry import (
     LaunchView,
     ServerView,
@@ -89,9 +90,9 @@ class DownstreamHost:
         self._pins_seen: list[ToolPinView] = []
         # Per (servers, prefixed): the ServedTools it was built from (kept alive, compared by identity) and the result.
         self._exposed: dict[tuple[tuple[str, ...], bool], _ExposedEntry] = {}
-        self._listeners: list[Listener] = []
-        self._resource_listeners: list[ResourceListener] = []
-        self._notice_listeners: list[NoticeListener] = []
+        self._listeners: Listeners[[set[str], set[str], Lists]] = Listeners("list")
+        self._resource_listeners: Listeners[[str, str]] = Listeners("resource-update")
+        self._notice_listeners: Listeners[[str, str, dict[str, Any]]] = Listeners("notice")
         self._task: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
         self.synced = False
@@ -125,31 +126,23 @@ class DownstreamHost:
 
     def subscribe(self, listener: Listener) -> None:
         """`listener(profiles, servers, lists)` runs when those lists of those profiles and servers may have changed."""
-        self._listeners.append(listener)
+        self._listeners.add(listener)
 
     def on_resource_updated(self, listener: ResourceListener) -> None:
         """`listener(server, uri)` runs when a server says one of its resources changed (it was subscribed)."""
-        self._resource_listeners.append(listener)
+        self._resource_listeners.add(listener)
 
     def on_notice(self, listener: NoticeListener) -> None:
         """`listener(server, method, params)` runs for each notification a server sends that Jarvis relays as the
         wire had it (connection.py says which)."""
-        self._notice_listeners.append(listener)
+        self._notice_listeners.add(listener)
 
     def _notice(self, server: str, method: str, params: dict[str, Any]) -> None:
-        for listener in self._notice_listeners:
-            try:
-                listener(server, method, params)
-            except Exception:
-                log.exception("notice listener failed")
+        self._notice_listeners.tell(server, method, params)
 
     def _resource_updated(self, server: str, uri: str) -> None:
         self.results.forget_reads(server, uri)
-        for listener in self._resource_listeners:
-            try:
-                listener(server, uri)
-            except Exception:
-                log.exception("resource-update listener failed")
+        self._resource_listeners.tell(server, uri)
 
     async def _watch(self) -> None:
         while True:
@@ -279,11 +272,7 @@ class DownstreamHost:
         return {p for p, members in self.profiles.items() if server in members}
 
     def _notify(self, profiles: set[str], servers: set[str], lists: Lists) -> None:
-        for listener in self._listeners:
-            try:
-                listener(profiles, servers, lists)
-            except Exception:
-                log.exception("list listener failed")
+        self._listeners.tell(profiles, servers, lists)
 
     def _stop_idle(self) -> None:
         idle = self.config.idle_stop_seconds
@@ -386,13 +375,8 @@ class DownstreamHost:
     ) -> dict[str, Any]:
         """Any other request to a hosted server, raw (resources, prompts, completions: transparency); a list or read
         the server said stays fresh is answered from `results` while it does."""
-        key = ResultCache.key(server, method, params, caller_version)
-        if key is not None and (stored := self.results.get(key)) is not None:
-            return stored
-        result = await self.host(server).call(method, params, None, caller_version=caller_version)
-        if key is not None:
-            self.results.put(key, result)
-        return result
+        key, host = ResultCache.key(server, method, params, caller_version), self.host(server)
+        return await self.results.through(key, lambda: host.call(method, params, None, caller_version=caller_version))
 
     async def learn_tools(self, servers: tuple[str, ...], wait: float | None = None) -> None:
         """Start the servers never seen before (their tools are unknown); failures are left to status.

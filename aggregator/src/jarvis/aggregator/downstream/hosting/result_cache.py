@@ -22,7 +22,7 @@ import copy
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +94,17 @@ class ResultCache:
         self._bytes += size
         while self._bytes > self._max_bytes:
             self._drop(next(iter(self._entries)))
+
+    async def through(self, key: _Key | None, fetch: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """The stored result for `key` while it is fresh; else `fetch()`'s, stored if its server said it stays fresh.
+        A None key (a request whose answer may not be reused) always fetches."""
+        stored = self.get(key) if key is not None else None
+        if stored is not None:
+            return stored
+        result = await fetch()
+        if key is not None:
+            self.put(key, result)
+        return result
 
     def forget_server(self, server: str) -> None:
         """Every stored result of `server`: its lists changed, or it was restarted or removed."""

@@ -12,20 +12,21 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from jarvis.aggregator.downstream.hosting.background import Background
 from jarvis.aggregator.downstream.hosting.lists import CHANGE_NOTICES, ONLY_TOOLS, TOOLS, Lists
+from jarvis.aggregator.downstream.hosting.snapshot import Snapshot
 from jarvis.aggregator.downstream.hosting.tools import ServedTools
 from jarvis.aggregator.downstream.transport.changes import hear_changes
 from jarvis.aggregator.downstream.transport.connection import Connection, LaunchPlan, connect
 from jarvis.aggregator.downstream.transport.relay import Caller, CallerRelay, calling, hears_call_logs
 from jarvis.aggregator.downstream.transport.stdio import OVERSIZED
+from jarvis.aggregator.tooling.background import Background
 from jarvis.common.errors import DeadlineExceeded, FailedPrecondition, Unavailable
 from jarvis.common.urls import masked_urls
 
@@ -46,28 +47,6 @@ class HostOptions:
     # Requests sent by Jarvis itself: on its own connections to streamable-HTTP servers (http_calls.py), as its own
     # lines on stdio servers' pipes (pipe_calls.py); off: through the SDK's session.
     own_requests: bool = True
-
-
-@dataclass
-class Snapshot:
-    """A server's state for `jarvis_server list|info` and `jarvis_check_status`."""
-
-    state: str
-    pid: int | None
-    uptime_seconds: float | None
-    tools: int
-    restarts: int
-    failures: int
-    last_error: str
-    last_error_at: float | None
-    retry_in_seconds: float | None
-    calls: int
-    in_flight: int
-    quarantined: list[str] = field(default_factory=list)
-    schema_fixes: dict[str, list[str]] = field(default_factory=dict)
-    container: str | None = None  # a container-image server's container id (its pid is None)
-    start_failures: int = 0  # attempts that never reached running (bad command, initialize failed), ever
-    speaks: list[str] | None = None  # the protocol versions it is reached in (Connection.speaks), while running
 
 
 ToolsLoader = Callable[["ServerHost", Connection], Awaitable[ServedTools]]

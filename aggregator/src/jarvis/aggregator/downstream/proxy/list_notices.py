@@ -10,10 +10,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from jarvis.aggregator.downstream.hosting.background import Background
 from jarvis.aggregator.downstream.hosting.lists import PROMPTS, RESOURCES, TOOLS, Lists
 from jarvis.aggregator.downstream.proxy.targets import Targets
 from jarvis.aggregator.downstream.proxy.watches import ResourceWatches
+from jarvis.aggregator.tooling.background import Background
 
 _MAX_SESSIONS = 10_000
 

@@ -24,8 +24,8 @@ import mcp_types as types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from jarvis.aggregator.downstream.hosting.background import Background
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
+from jarvis.aggregator.tooling.background import Background
 
 log = logging.getLogger(__name__)
 

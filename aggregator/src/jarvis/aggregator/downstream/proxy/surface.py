@@ -28,14 +28,7 @@ from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
 from jarvis.aggregator import audit
-from jarvis.aggregator.downstream.auth.ask import (
-    consent_input_required,
-    consent_then_retry,
-    take_consent_answer,
-    takes_url_elicitation_in_rounds,
-    wait_for_consent,
-)
-from jarvis.aggregator.downstream.auth.consent import NeedsConsent
+from jarvis.aggregator.downstream.auth.ask import ConsentAsking
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.host import ExposedTool
 from jarvis.aggregator.downstream.hosting.naming import SEPARATOR as NAMESPACE_SEPARATOR
@@ -361,23 +354,10 @@ class ProxySurface:
             retry = {**request, "inputResponses": answers}
             return await send(retry if state is None else {**retry, "requestState": state})
 
-        consent_seconds = self.host.personal.settings.consent_seconds
-        answered_consent = take_consent_answer(request) if answers_itself(call.protocol_version) else None
-        if answered_consent is not None and answered_consent.accepted and self.host.personal.consents is not None:
-            flow = self.host.personal.consents.flow(answered_consent.flow_id, person, exposed.server)
-            await wait_for_consent(flow, consent_seconds)
-        try:
-            result = await send(request)
-        except NeedsConsent as needed:  # the person's own authorization first (downstream/auth)
-            if answers_itself(call.protocol_version):
-                declined = answered_consent is not None and not answered_consent.accepted
-                if declined or not takes_url_elicitation_in_rounds(caller_meta):
-                    raise
-                return consent_input_required(needed)  # the caller asks the person and retries (2026-07-28)
-            consented = await consent_then_retry(needed, caller, lambda: send(request), consent_seconds)
-            if consented is None:
-                raise
-            result = consented
+        asking = ConsentAsking(
+            self.host.personal, person, exposed.server, answers_itself(call.protocol_version), caller, caller_meta
+        )
+        result = await asking.send(lambda: send(request), request)  # the person's own authorization first
         if is_task(result):  # a CreateTaskResult (SEP-2663): the caller gets a handle that routes back here
             return self.tasks.handed_out(call.target, call.principal, exposed.server, result)
         if not answers_itself(call.protocol_version):  # a 2025-era caller: Jarvis asks it and retries for it

@@ -29,10 +29,10 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, SubscriptionsListenResult
 
-from jarvis.aggregator.downstream.hosting.background import Background
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.lists import PROMPTS, RESOURCES, TOOLS, Lists
 from jarvis.aggregator.downstream.proxy.listen import ListenStream
+from jarvis.aggregator.tooling.background import Background
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ tools as it does for a 2025 server.
 
 Resource subscriptions ride the same stream: 2026-07-28 has no resources/subscribe, a listen request names the
 URIs it wants `notifications/resources/updated` for (`resourceSubscriptions`). The URIs Jarvis's callers watch
-are the connection's (connection.py); when they change, the stream is closed and opened again with the new set.
+are the connection's (watched.py); when they change, the stream is closed and opened again with the new set.
 """
 
 from __future__ import annotations
@@ -59,13 +59,17 @@ async def hear_changes(connection: Connection) -> None:
     server = connection.plan.server
     delay = FIRST_DELAY
     while not connection.lost.is_set():
-        connection.subscriptions_changed.clear()
-        wanted = listen_filter(announced, connection.resource_subscriptions)
+        connection.watched.changed.clear()
+        wanted = listen_filter(announced, connection.watched.uris)
         if not wanted:  # nothing to listen for until a resource is watched
-            await _first_of(connection.lost.wait(), connection.subscriptions_changed.wait())
+            await _first_of(connection.lost.wait(), connection.watched.changed.wait())
             continue
         listening = asyncio.ensure_future(connection.listen(wanted))
-        await _first_of(listening, connection.subscriptions_changed.wait(), cancel_first=False)
+        try:
+            await _first_of(listening, connection.watched.changed.wait(), cancel_first=False)
+        except asyncio.CancelledError:  # the connection ended: so does its stream
+            listening.cancel()
+            raise
         if not listening.done():  # the watched URIs changed: close this stream and listen again with the new set
             listening.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -80,7 +84,7 @@ async def hear_changes(connection: Connection) -> None:
             log.info("server %s: listening for changes failed (%s); again in %.0f s", server, exc, delay)
             delay = min(MAX_DELAY, delay * 2)
         with contextlib.suppress(TimeoutError):  # a newly watched resource does not wait out the delay
-            await asyncio.wait_for(connection.subscriptions_changed.wait(), delay)
+            await asyncio.wait_for(connection.watched.changed.wait(), delay)
 
 
 async def _first_of(*waits: Awaitable[Any], cancel_first: bool = True) -> None:

@@ -8,7 +8,6 @@ concurrent calls share the one session, progress is forwarded, and a caller that
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,11 +38,13 @@ from jarvis.aggregator.downstream.transport.envelope import (
     without_envelope,
 )
 from jarvis.aggregator.downstream.transport.handshake import handshake as open_session
+from jarvis.aggregator.downstream.transport.handshake import initialize_or_exit
 from jarvis.aggregator.downstream.transport.http_calls import HttpCalls, Redirected, usable_for
 from jarvis.aggregator.downstream.transport.http_link import ConnectionFailed
 from jarvis.aggregator.downstream.transport.pipe_calls import PipeCalls
 from jarvis.aggregator.downstream.transport.relay import CallerRelay, caller_of_this_call
 from jarvis.aggregator.downstream.transport.stdio import ChildProcess, StdioSpec, stdio_transport
+from jarvis.aggregator.downstream.transport.watched import SUBSCRIBING, WatchedResources
 from jarvis.aggregator.downstream.transport.wire import headers_for
 from jarvis.aggregator.tooling.json_types import JsonObject
 
@@ -54,8 +55,6 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_NOTICES = ("notifications/tasks", "notifications/tasks/status")  # SEP-2663's, and the 2025-era tasks' own
 _DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
 LISTEN = "subscriptions/listen"
-_SUBSCRIBE = "resources/subscribe"
-_SUBSCRIBING = frozenset({_SUBSCRIBE, "resources/unsubscribe"})
 _MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 _SERVER_NOTIFICATION: TypeAdapter[types.ServerNotification] = TypeAdapter(types.ServerNotification)
 
@@ -103,10 +102,7 @@ class Connection:
         self.lost = anyio.Event()  # set when the transport closes under us (crash, network)
         # 2026-era versions the server also answers (server/discover), besides the session's own.
         self.modern_versions: tuple[str, ...] = ()
-        # A 2026-only session has no resources/subscribe: the URIs Jarvis watches ride its listen stream
-        # (changes.py), which listens again whenever they change.
-        self.resource_subscriptions: set[str] = set()
-        self.subscriptions_changed = asyncio.Event()
+        self.watched = WatchedResources(plan.server)  # a 2026-only session's subscriptions (its listen stream's)
         # How long the server said its last tool list stays fresh (the shortest `ttlMs` of its pages); None: no hint.
         self.tools_ttl_ms: int | None = None
 
@@ -147,8 +143,8 @@ class Connection:
 
         `version` (default: the session's) sets the headers the SDK session would add; HTTP servers route on them.
         """
-        if method in _SUBSCRIBING and not self._session.initialize_result:
-            return self._watch_on_listen_stream(method, params)
+        if method in SUBSCRIBING and not self._session.initialize_result:
+            return self.watched.apply(method, params, self.capabilities)
         version = version or self.protocol_version
         if version not in MODERN_PROTOCOL_VERSIONS:
             params = without_envelope(params)
@@ -182,26 +178,6 @@ class Connection:
         if progress is not None:
             opts["on_progress"] = progress
         return await self._dispatcher.send_raw_request(method, params, opts)
-
-    def _watch_on_listen_stream(self, method: str, params: JsonObject | None) -> JsonObject:
-        """resources/subscribe or unsubscribe for a server reached in 2026-07-28 only: the URI joins or leaves the
-        listen stream's `resourceSubscriptions`, as that version asks."""
-        uri = (params or {}).get("uri")
-        if not isinstance(uri, str) or not uri:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"{method} needs a resource URI")
-        resources = self.capabilities.resources if self.capabilities is not None else None
-        if resources is None or not resources.subscribe:
-            raise MCPError(
-                code=types.METHOD_NOT_FOUND, message=f"server '{self.plan.server}' offers no resource subscriptions"
-            )
-        before = set(self.resource_subscriptions)
-        if method == _SUBSCRIBE:
-            self.resource_subscriptions.add(uri)
-        else:
-            self.resource_subscriptions.discard(uri)
-        if self.resource_subscriptions != before:
-            self.subscriptions_changed.set()
-        return {}
 
     async def listen(self, notifications: JsonObject) -> JsonObject:
         """Hold a `subscriptions/listen` stream open (2026-07-28) until cancelled; its frames reach `on_notice`.
@@ -335,7 +311,7 @@ async def connect(
                 if child is None:
                     await open_session(session, plan.server)
                 else:
-                    await _initialize_or_exit(session, child, plan.server)
+                    await initialize_or_exit(session, child, plan.server)
         except TimeoutError:
             raise ConnectionError(
                 f"did not answer initialize within {init_timeout:g} s{child.context() if child else ''}"
@@ -406,26 +382,3 @@ async def _modern_versions(connection: Connection, timeout: float) -> tuple[str,
         return ()
     versions = result.get("supportedVersions")
     return tuple(v for v in versions if isinstance(v, str)) if isinstance(versions, list) else ()
-
-
-async def _initialize_or_exit(session: ClientSession, child: ChildProcess, server: str) -> None:
-    """The handshake, cut short when the process exits first (a crash should not wait out the timeout)."""
-    handshake = asyncio.ensure_future(open_session(session, server))
-    exited = asyncio.ensure_future(child.exited.wait())
-    try:
-        await asyncio.wait({handshake, exited}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        exited.cancel()
-        if not handshake.done():
-            handshake.cancel()
-            with contextlib.suppress(asyncio.CancelledError, MCPError):
-                await handshake
-    if handshake.done() and not handshake.cancelled():
-        error = handshake.exception()
-        if error is None:
-            return
-        if not (isinstance(error, MCPError) and error.error.code == types.CONNECTION_CLOSED):
-            raise error
-    with contextlib.suppress(TimeoutError):  # stdout closes first; the exit status follows shortly
-        await asyncio.wait_for(child.exited.wait(), 1.0)
-    raise ConnectionError(f"the server exited during initialize: {child.describe_exit()}")

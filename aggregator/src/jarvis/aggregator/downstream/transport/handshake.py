@@ -8,12 +8,16 @@ carries its own `_meta` envelope and headers (envelope.py, wire.py).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
+
+from jarvis.aggregator.downstream.transport.stdio import ChildProcess
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +58,26 @@ async def handshake(session: ClientSession, server: str) -> None:
         log.debug("server/discover failed too after initialize was refused: %s", exc)
         raise refused from None
     _DISCOVER_FIRST.add(server)
+
+
+async def initialize_or_exit(session: ClientSession, child: ChildProcess, server: str) -> None:
+    """The handshake, cut short when the process exits first (a crash should not wait out the timeout)."""
+    opening = asyncio.ensure_future(handshake(session, server))
+    exited = asyncio.ensure_future(child.exited.wait())
+    try:
+        await asyncio.wait({opening, exited}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+        if not opening.done():
+            opening.cancel()
+            with contextlib.suppress(asyncio.CancelledError, MCPError):
+                await opening
+    if opening.done() and not opening.cancelled():
+        error = opening.exception()
+        if error is None:
+            return
+        if not (isinstance(error, MCPError) and error.error.code == types.CONNECTION_CLOSED):
+            raise error
+    with contextlib.suppress(TimeoutError):  # stdout closes first; the exit status follows shortly
+        await asyncio.wait_for(child.exited.wait(), 1.0)
+    raise ConnectionError(f"the server exited during initialize: {child.describe_exit()}")
