@@ -91,8 +91,9 @@ async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path,
             assert text_of(await client.call_tool("cut__echo", {"text": "one"})) == "one"
             assert text_of(await client.call_tool("cut__echo", {"text": "two"})) == "two"
             resumed = json.loads(text_of(await client.call_tool("cut__whoami", {})))
-        assert [r["last_event_id"].startswith("call-") for r in resumed] == [True, True]
-        assert all(400 <= r["after_ms"] < 1000 for r in resumed), resumed  # the server's retry, not 1 s nor at once
+        calls = [r for r in resumed if r["last_event_id"].startswith("call-")]  # (the rest: its standalone stream)
+        assert len(calls) == 2, resumed
+        assert all(400 <= r["after_ms"] < 1000 for r in calls), resumed  # the server's retry, not 1 s nor at once
         async with mcp_client(running.url(), admin) as jarvis:
             runtime = (await server_info(jarvis, "cut"))["runtime"]
         assert (runtime["state"], runtime["restarts"]) == ("running", 0)
@@ -275,3 +276,38 @@ async def test_a_2025_callers_subscription_to_a_2026_only_server_rides_its_liste
             await eventually(unsubscribed, what="the URI off Jarvis's listen stream")
     finally:
         running.stop()
+
+
+async def test_a_standalone_stream_cut_by_the_server_is_resumed_with_last_event_id(tmp_path: Path) -> None:
+    """The toy's `resumable` mode cuts its standalone GET stream after every delivery: a resource update told while
+    it is cut reaches the subscribed caller once Jarvis comes back with `Last-Event-ID` after the server's retry."""
+    port = free_port()
+    toy = _serving(port, [str(TOY), "resumable", str(port)], {"TOY_RETRY_MS": "300"})
+    running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
+    heard: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            heard.append(str(message.params.uri))
+
+    try:
+        async with mcp_client(running.url()) as jarvis:
+            spec = {"action": "create", "name": "cut", "type": "streamable-http", "url": f"http://127.0.0.1:{port}/mcp"}
+            result_json(await jarvis.call_tool("jarvis_server", spec))
+            await create_profile(jarvis, "cuts", "cut")
+        async with mcp_session(running.url("/mcp/profile/cuts"), on_message=on_message) as client:
+            await eventually(lambda: _listed(client, "cut__touch"), what="the resumable server's tools listed")
+            await client.subscribe_resource("jarvis://cut/toy://notes/1")
+            await asyncio.sleep(0.5)  # the standalone stream was cut after its priming event
+            told = text_of(await client.call_tool("cut__touch", {"uri": "toy://notes/1"}))
+            assert told == "toy://notes/1 updated on the standalone stream"
+            await eventually(lambda: asyncio.sleep(0, heard), what="the update after the stream was resumed")
+            assert heard == ["jarvis://cut/toy://notes/1"]
+            resumed = json.loads(text_of(await client.call_tool("cut__whoami", {})))
+        standalone = [r for r in resumed if r["last_event_id"].startswith("get-")]
+        assert standalone, resumed
+        assert 300 <= standalone[0]["after_ms"] < 1000, resumed  # the first came back after the server's retry
+    finally:
+        running.stop()
+        toy.terminate()
+        toy.wait(10)

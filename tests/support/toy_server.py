@@ -53,6 +53,14 @@ def _description() -> str:
     return Path(path).read_text().strip() if path else "Echo the text back"
 
 
+# `modern`: told on the listen streams subscribed to the resource; `resumable`: on the standalone stream.
+TOUCH = {
+    "name": "touch",
+    "description": "Updates a resource, told to its subscribers",
+    "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
+}
+
+
 def tools() -> list[dict[str, Any]]:
     text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     listed = [
@@ -82,13 +90,11 @@ def tools() -> list[dict[str, Any]]:
                 "description": "Adds a resource, told on listen streams",
                 "inputSchema": {"type": "object"},
             },
-            {
-                "name": "touch",
-                "description": "Updates a resource, told on listen streams subscribed to it",
-                "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
-            },
+            TOUCH,
         ]
         listed += [{"name": name, "description": "Grown", "inputSchema": {"type": "object"}} for name in GROWN]
+    if MODE == "resumable":
+        listed.append(TOUCH)
     if MODE == "badschema":
         listed += [
             {"name": "no_type", "description": "schema without type", "inputSchema": {"properties": {"x": {}}}},
@@ -344,6 +350,10 @@ async def main() -> None:
 
 CUT: dict[str, tuple[float, dict[str, Any]]] = {}  # event id -> when its stream was cut, the result still owed
 RESUMED: list[dict[str, Any]] = []
+SESSION = "toy-session-1"
+# The standalone stream's events (`resumable` mode): (event id, message); the stream is cut after each delivery.
+STANDALONE: list[tuple[str, dict[str, Any] | None]] = []
+STANDALONE_CUT: dict[str, float] = {}  # the last event id a standalone stream carried -> when it was cut
 
 
 async def serve_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -364,7 +374,7 @@ async def serve_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
     if verb == "GET":
         asked = fields.get("last-event-id", "")
         if asked not in CUT:
-            send("405 Method Not Allowed", "text/plain", b"no standalone stream")
+            await standalone(asked, writer, event)
         else:
             cut_at, message = CUT.pop(asked)
             RESUMED.append({"last_event_id": asked, "after_ms": round((loop.time() - cut_at) * 1000)})
@@ -379,6 +389,11 @@ async def serve_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
             await handle_into(answers.append, {**request, "params": params})
         if not answers:
             send("202 Accepted", "text/plain", b"")
+        elif request["method"] == "initialize":
+            writer.write(f"HTTP/1.1 200 OK\r\nmcp-session-id: {SESSION}\r\n".encode())
+            payload = json.dumps(answers[0]).encode()
+            writer.write(f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n".encode())
+            writer.write(b"connection: close\r\n\r\n" + payload)
         elif request["method"] == "tools/call":
             event_id = f"call-{request['id']}"
             CUT[event_id] = (loop.time(), answers[-1])  # after any progress
@@ -390,6 +405,33 @@ async def serve_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
     writer.close()
 
 
+async def standalone(asked: str, writer: asyncio.StreamWriter, event: Any) -> None:
+    """`resumable` mode's standalone stream: a first GET gets a priming event, a GET resuming from `asked` the events
+    after it; then the stream is cut (after `retry`, the client comes back with the last id it saw)."""
+    loop = asyncio.get_running_loop()
+    if asked:
+        cut_at = STANDALONE_CUT.pop(asked, None)  # None: another stream from the same id is still open
+        after_ms = round((loop.time() - cut_at) * 1000) if cut_at is not None else None
+        RESUMED.append({"last_event_id": asked, "after_ms": after_ms})
+    if not STANDALONE:
+        STANDALONE.append(("get-0", None))
+    ids = [event_id for event_id, _ in STANDALONE]
+    start = ids.index(asked) + 1 if asked in ids else len(ids) - 1  # a first GET: the priming event only
+    retry = f"retry: {os.environ.get('TOY_RETRY_MS', '300')}\n"
+    frames = b"".join(event(event_id, message, retry) for event_id, message in STANDALONE[start:])
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n" + frames)
+    await writer.drain()
+    await asyncio.sleep(0.2)  # open a moment: what is told meanwhile waits for the next resumption
+    STANDALONE_CUT[STANDALONE[-1][0]] = loop.time()
+
+
+def touch_standalone(uri: str) -> dict[str, Any]:
+    """`resumable` mode: tell, on the standalone stream, that `uri` was updated."""
+    message = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+    STANDALONE.append((f"get-{len(STANDALONE)}", message))
+    return {"content": [{"type": "text", "text": f"{uri} updated on the standalone stream"}]}
+
+
 async def handle_into(write: Any, request: dict[str, Any]) -> None:
     method, rid, params = request.get("method"), request.get("id"), request.get("params") or {}
     if method == "initialize":
@@ -399,11 +441,17 @@ async def handle_into(write: Any, request: dict[str, Any]) -> None:
             {
                 "jsonrpc": "2.0",
                 "id": rid,
-                "result": {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
+                "result": {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}, "resources": {"subscribe": True}},
+                    "serverInfo": info,
+                },
             }
         )
     elif method == "tools/list":
         write({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools()}})
+    elif method == "tools/call" and params.get("name") == "touch":
+        write({"jsonrpc": "2.0", "id": rid, "result": touch_standalone(str((params.get("arguments") or {})["uri"]))})
     elif method == "tools/call":
         write(
             {
@@ -412,7 +460,7 @@ async def handle_into(write: Any, request: dict[str, Any]) -> None:
                 "result": await call(params.get("name", ""), params.get("arguments") or {}, request, write),
             }
         )
-    elif method == "ping":
+    elif method in ("ping", "resources/subscribe", "resources/unsubscribe"):
         write({"jsonrpc": "2.0", "id": rid, "result": {}})
     else:
         write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
