@@ -10,6 +10,7 @@ is where /authorize sends the browser. Access tokens live `token_seconds`; every
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 import threading
 import time
@@ -133,7 +134,9 @@ class Accounts:
 
     def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
         access, refresh = f"at-{secrets.token_urlsafe(16)}", f"rt-{secrets.token_urlsafe(16)}"
-        expires = int(time.time()) + self.token_seconds
+        # Rounded up: the token lives at least the `expires_in` it is issued with (rounded down, a 1 s token issued
+        # late in a second would be refused before a client that trusts `expires_in` thinks it expired).
+        expires = math.ceil(time.time()) + self.token_seconds
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource, subject=subject
         )

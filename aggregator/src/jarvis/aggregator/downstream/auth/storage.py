@@ -62,7 +62,9 @@ class VaultStorage:
         token = OAuthToken.model_validate(tokens)
         expires_at = grant.get("expires_at")
         if isinstance(expires_at, int) and expires_at > 0:
-            token.expires_in = max(0, expires_at - int(time.time()))
+            # Rounded down, as `expires_at` is: a token read back is never thought to live longer than it does (a
+            # second too many and a short-lived token goes out expired, is refused, and the person is asked again).
+            token.expires_in = max(0, int(expires_at - time.time()))
         return token
 
     async def expires_at(self) -> int:
@@ -73,7 +75,7 @@ class VaultStorage:
     async def set_tokens(self, tokens: OAuthToken) -> None:
         grant = await self._read()
         grant["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        grant["expires_at"] = int(time.time()) + int(tokens.expires_in) if tokens.expires_in else 0
+        grant["expires_at"] = int(time.time() + tokens.expires_in) if tokens.expires_in else 0  # rounded down
         await self._write(grant)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
