@@ -125,7 +125,6 @@ def test_an_agent_session_acts_for_the_person_who_spawned_it(jarvis: RunningJarv
     assert claims["scope"] == f"orchestrator@{mine}"  # her token's `orchestrator`, bound to the project
     assert jarvis.url(URL) in claims["aud"]
     assert jarvis.url("/mcp/jarvis") in claims["aud"]
-    assert claims["exp"] - claims["iat"] <= 3600
 
     # The agent's output never shows it: told the credential, the fake agent echoes it masked.
     said = {"action": "message", "project_id": mine, "session_id": session["id"], "message": credential}
@@ -174,6 +173,30 @@ def test_an_agent_session_acts_for_the_person_who_spawned_it(jarvis: RunningJarv
         assert "disabled" in answer.headers["www-authenticate"]
     finally:
         jarvis.cli("user", "enable", "alice")
+
+
+def test_an_agents_credential_lives_as_long_as_its_session(jarvis: RunningJarvis) -> None:
+    """Good for the runtime's cap on a session (a day), not an hour, so an agent working all afternoon keeps its
+    access (no agent CLI takes a new credential while it runs); and once its session ends the credential is refused
+    within the cache interval (1 s here), whatever time it had left (decision 0058)."""
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    project = result(call(jarvis, alice, "project", {"action": "create", "name": "afternoon"}))["created"]["id"]
+    session = result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))["session"]
+    credential = agent_environment(jarvis, alice, project)["JARVIS_TOKEN"]
+    keys = KeySet.import_key_set(httpx2.get(jarvis.url("/oauth/jwks.json")).json())
+    claims = jwt.decode(credential, keys).claims
+    assert claims["exp"] - claims["iat"] == 86400  # JARVIS_AGGREGATOR_AGENT_CREDENTIAL_SECONDS's default
+    assert result(call(jarvis, credential, "session", {"action": "list", "project_id": project}))["count"] >= 1
+
+    ended = {"action": "end", "project_id": project, "session_id": session["id"], "force": True}
+    assert result(call(jarvis, alice, "session", ended))["session"]["state"] in ("ended", "exited")
+    deadline = time.monotonic() + 15
+    while (answer := call(jarvis, credential, "session", {"action": "list", "project_id": project})).status_code != 401:
+        assert time.monotonic() < deadline, "the agent's credential still worked after its session ended"
+        time.sleep(0.3)
+    assert f"agent session {session['id']} is over" in answer.headers["www-authenticate"]
+    # Alice's own token is untouched: only the session's credential ended with it.
+    assert result(call(jarvis, alice, "session", {"action": "list", "project_id": project}))["count"] >= 1
 
 
 def test_a_machines_agent_gets_no_credential(jarvis: RunningJarvis) -> None:

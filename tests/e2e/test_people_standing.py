@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from tests.support.signin import sign_in_via_jarvis, signin_jarvis
-from tests.support.stack import RunningJarvis
+from tests.support.stack import RunningJarvis, gate_refusal
 
 ENV = {
     "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1",
@@ -177,3 +177,82 @@ def test_rate_limits_and_the_audit_log_key_on_the_person_and_say_through_what(si
         for session in sessions:
             session.close()
         signin.cli("role", "set", "operators", "--group", "ops", "--scope", "jarvis:jarvis_check_status")
+
+
+def _tool(session: McpSession, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(whether it was a tool error, its JSON or, for an error, its text) of one call on `session`."""
+    answer = session.call(tool, arguments)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    text = result["content"][0]["text"]
+    return (True, text) if result.get("isError") else (False, json.loads(text))
+
+
+def test_an_admin_edits_people_and_roles_over_mcp(signin: RunningJarvis) -> None:
+    """The orchestrator surface's `user` and `role` tools do what `jarvis user` and `jarvis role` do, on the same
+    records: a role set over MCP gives bob its scope at his next sign-in, a disable over MCP refuses his open session,
+    and a token without `admin` may do none of it."""
+    admin = McpSession(signin, signin.create_token("admin", name="people-admin"), "/mcp/orchestrator")
+    plain = McpSession(signin, signin.create_token("orchestrator", name="not-admin"), "/mcp/orchestrator")
+    try:
+        listing = plain.post(_rpc("tools/list", rid=3)).json()["result"]["tools"]
+        assert "token" in {t["name"] for t in listing}
+        assert not {"user", "role"} & {t["name"] for t in listing}
+        for tool, arguments in (("user", {"action": "list"}), ("role", {"action": "delete", "name": "developers"})):
+            refused = plain.call(tool, arguments)
+            assert "admin" in (gate_refusal(refused) or ""), refused.text
+
+        failed, role = _tool(
+            admin,
+            "role",
+            {"action": "set", "name": "auditors", "groups": ["ops"], "scopes": ["jarvis:jarvis_server:list"]},
+        )
+        assert not failed, role
+        assert role == {"name": "auditors", "groups": ["ops"], "users": [], "scopes": ["jarvis:jarvis_server:list"]}
+        # The CLI reads the same record.
+        assert {"name": "auditors", **{k: role[k] for k in ("groups", "users", "scopes")}} in json.loads(
+            signin.cli("role", "list").stdout
+        )
+        failed, bad = _tool(admin, "role", {"action": "set", "name": "x", "groups": ["ops"], "scopes": ["nope:"]})
+        assert failed
+        assert "invalid scope" in str(bad), bad
+
+        # bob (group ops) now signs in with the role's scope, and may list servers.
+        _, bob = _signed_in(signin, "bob")
+        bobs = McpSession(signin, bob["access_token"])
+        try:
+            assert "jarvis:jarvis_server:list" in bob["scope"].split()
+            assert not _tool(bobs, "jarvis_server", {"action": "list"})[0]
+
+            failed, listed = _tool(admin, "user", {"action": "list"})
+            assert not failed
+            assert {u["email"]: u["disabled"] for u in listed["users"]}["bob@example.test"] is False
+
+            failed, changed = _tool(admin, "user", {"action": "disable", "who": "bob@example.test"})
+            assert not failed
+            assert changed["user"]["disabled"] is True, changed
+            refused = _until(lambda: (r := bobs.call("jarvis_check_status")).status_code == 401 and r)
+            assert refused, "bob's session still answered after an admin disabled him over MCP"
+            users = {u["subject"]: u for u in json.loads(signin.cli("user", "list").stdout)}
+            assert users["bob"]["disabled"] is True
+
+            failed, changed = _tool(admin, "user", {"action": "enable", "who": "bob"})
+            assert not failed
+            assert changed["user"]["disabled"] is False
+            failed, missing = _tool(admin, "user", {"action": "disable", "who": "nobody@example.test"})
+            assert failed
+            assert "no user 'nobody@example.test'" in str(missing), missing
+        finally:
+            bobs.close()
+            signin.cli("user", "enable", "bob")
+
+        failed, deleted = _tool(admin, "role", {"action": "delete", "name": "auditors"})
+        assert not failed
+        assert deleted["deleted"] == "auditors"
+        failed, gone = _tool(admin, "role", {"action": "delete", "name": "auditors"})
+        assert failed
+        assert "no role 'auditors'" in str(gone)
+        assert "auditors" not in {r["name"] for r in json.loads(signin.cli("role", "list").stdout)}
+    finally:
+        admin.close()
+        plain.close()

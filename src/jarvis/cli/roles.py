@@ -7,33 +7,44 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import click
 
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
-from jarvis.aggregator.oauth.server.people import make_role, role_from
-from jarvis.cli.downstream_grants import forget_downstream_grants
+from jarvis.aggregator.gateways.vault import VaultGateway
+from jarvis.aggregator.oauth.server.admin import PeopleAdmin
 from jarvis.cli.registry import open_registry
-from jarvis.common.errors import InvalidArgument
+from jarvis.common.errors import InvalidArgument, NotFound
 
 T = TypeVar("T")
 
 
 def run_with_store(ctx: click.Context, work: Callable[[OAuthStateGateway], Awaitable[T]]) -> T:
     """`work` on the sign-in records of the registry the command reaches (a running one, or the data dir's)."""
+    return run_as_admin(ctx, lambda admin: work(admin.store))
+
+
+def run_as_admin(ctx: click.Context, work: Callable[[PeopleAdmin], Awaitable[T]]) -> T:
+    """`work` on the people and roles of the registry the command reaches; its refusals as click's errors."""
     with open_registry(ctx) as registry:
 
         async def run() -> T:
             store = OAuthStateGateway(registry.target, registry.plane)
+            vault = VaultGateway(registry.target, registry.plane)
             try:
-                return await work(store)
+                return await work(PeopleAdmin(store, vault))
             finally:
                 await store.close()
+                await vault.close()
 
-        return asyncio.run(run())
+        try:
+            return asyncio.run(run())
+        except InvalidArgument as exc:
+            raise click.UsageError(str(exc)) from None
+        except NotFound as exc:
+            raise click.ClickException(str(exc)) from None
 
 
 @click.group()
@@ -51,11 +62,7 @@ def role_set(
     ctx: click.Context, name: str, groups: tuple[str, ...], users: tuple[str, ...], scopes: tuple[str, ...]
 ) -> None:
     """Create or replace a role."""
-    try:
-        made = make_role(name, groups, users, scopes)
-    except (ValueError, InvalidArgument) as exc:
-        raise click.UsageError(str(exc)) from None
-    run_with_store(ctx, lambda store: store.put("role", made.name, made.record()))
+    made = run_as_admin(ctx, lambda admin: admin.set_role(name, groups, users, scopes))
     click.echo(f"role {made.name}: {', '.join(made.groups + made.users)} -> {', '.join(made.scopes)}")
 
 
@@ -63,8 +70,8 @@ def role_set(
 @click.pass_context
 def role_list(ctx: click.Context) -> None:
     """The roles, as JSON."""
-    stored = run_with_store(ctx, lambda store: store.list("role"))
-    click.echo(json.dumps([{"name": r.key, **role_from(r.key, r.body).record()} for r in stored], indent=2))
+    roles = run_as_admin(ctx, lambda admin: admin.roles())
+    click.echo(json.dumps([{"name": r.name, **r.record()} for r in roles], indent=2))
 
 
 @role.command("delete")
@@ -72,8 +79,7 @@ def role_list(ctx: click.Context) -> None:
 @click.pass_context
 def role_delete(ctx: click.Context, name: str) -> None:
     """Delete a role; its people keep no scope from it from their next token on."""
-    if not run_with_store(ctx, lambda store: store.delete("role", name)):
-        raise click.ClickException(f"no role '{name}'; `jarvis role list` shows the roles")
+    run_as_admin(ctx, lambda admin: admin.delete_role(name))
     click.echo(f"deleted role {name}")
 
 
@@ -86,39 +92,17 @@ def user() -> None:
 @click.pass_context
 def user_list(ctx: click.Context) -> None:
     """The users, as JSON: subject, email, name, groups, first and last sign-in, disabled."""
-    stored = run_with_store(ctx, lambda store: store.list("user"))
-    click.echo(json.dumps([r.body for r in stored], indent=2))
-
-
-async def _set_disabled(store: OAuthStateGateway, who: str, disabled: bool) -> dict[str, object] | None:
-    """Disabling stamps `not_before` (tokens issued before it stay refused after an enable) and revokes the person's
-    refresh tokens; every replica refuses their access tokens and ends their sessions within its standing cache's
-    life (oauth/standing.py, decision 0057)."""
-    for record in await store.list("user"):
-        if who in (record.key, record.body.get("email")):
-            body = {**record.body, "disabled": disabled}
-            if disabled:
-                body["not_before"] = int(time.time()) + 1  # a token issued in this very second is before it too
-            await store.put("user", record.key, body)
-            if disabled:
-                for grant in await store.list("refresh"):
-                    if grant.body.get("user", {}).get("subject") == record.key:
-                        await store.revoke_family(grant.family)
-            return body
-    return None
+    click.echo(json.dumps(run_as_admin(ctx, lambda admin: admin.users()), indent=2))
 
 
 @user.command("disable")
 @click.argument("who")
 @click.pass_context
 def user_disable(ctx: click.Context, who: str) -> None:
-    """Disable a user (by subject or email): no sign-in, no new or refreshed token, their refresh tokens revoked;
-    their access tokens and agent credentials are refused and their MCP sessions end within seconds (every replica's
-    JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS, 5 s)."""
-    body = run_with_store(ctx, lambda store: _set_disabled(store, who, True))
-    if body is None:
-        raise click.ClickException(f"no user '{who}'; `jarvis user list` shows who has signed in")
-    forget_downstream_grants(ctx, f"user:{body.get('subject') or who}")  # their downstream tokens and keys (issue 32)
+    """Disable a user (by subject or email): no sign-in, no new or refreshed token, their refresh tokens revoked and
+    their downstream grants and keys forgotten; their access tokens and agent credentials are refused and their MCP
+    sessions end within seconds (every replica's JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS, 5 s)."""
+    run_as_admin(ctx, lambda admin: admin.set_disabled(who, True))
     click.echo(f"disabled {who}")
 
 
@@ -127,6 +111,5 @@ def user_disable(ctx: click.Context, who: str) -> None:
 @click.pass_context
 def user_enable(ctx: click.Context, who: str) -> None:
     """Enable a disabled user again (by subject or email)."""
-    if run_with_store(ctx, lambda store: _set_disabled(store, who, False)) is None:
-        raise click.ClickException(f"no user '{who}'; `jarvis user list` shows who has signed in")
+    run_as_admin(ctx, lambda admin: admin.set_disabled(who, False))
     click.echo(f"enabled {who}")

@@ -17,6 +17,8 @@ EXPECTED = {
     "session": ["spawn", "message", "get", "list", "end", "events", "cleanup"],
     "workspace": ["list", "delete"],
     "token": ["create", "list", "revoke"],
+    "user": ["list", "disable", "enable"],
+    "role": ["list", "set", "delete"],
     "schedule": ["create", "list", "get", "update", "delete", "trigger"],
     "project_options": [],
     "project_changes": [],
@@ -25,9 +27,10 @@ EXPECTED = {
     "caller_tool_response": [],
     "config_limits": [],
 }
-# 12 tools with their parameter schemas and annotations; measured at about 6.0 kB (~1.5k tokens) since
-# projects gained agent presets and secrets (5.3 kB before).
-BUDGET_BYTES = 6500
+# 14 tools with their parameter schemas and annotations; measured at about 6.0 kB (~1.5k tokens) since projects
+# gained agent presets and secrets (5.3 kB before), 7.1 kB with `user` and `role` (issue 31), which only a token with
+# `admin` lists: every action of theirs is an admin's (test_people_standing.py checks a plain token's listing).
+BUDGET_BYTES = 7500
 
 
 async def test_tools_are_the_spec_set_within_budget(orchestrator: RunningJarvis) -> None:

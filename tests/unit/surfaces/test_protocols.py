@@ -62,4 +62,4 @@ def test_every_surface_builds_over_the_fakes() -> None:
     ctx = context(FakeRegistry(), runtime=FakeRuntime(), scheduler=FakeScheduler(), debug=FakeDebug())
     built = [build_jarvis_surface(ctx), build_orchestrator_surface(ctx), build_debug_surface(ctx)]
     assert [s.name for s in built] == ["jarvis", "orchestrator", "debug"]
-    assert sum(len(s.tools) for s in built) == 8 + 12 + 1
+    assert sum(len(s.tools) for s in built) == 8 + 14 + 1

@@ -32,13 +32,17 @@ from jarvis.aggregator.downstream.hosting import metrics as downstream_metrics
 from jarvis.aggregator.downstream.proxy.routes import build_downstream, create_host
 from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.aggregator.gateways.debug import DebugGateway
+from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.gateways.scheduler import SchedulerGateway
+from jarvis.aggregator.gateways.vault import VaultGateway
 from jarvis.aggregator.mcp_server import Binding, ServesItself, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.oauth.agent_sessions import LiveAgentSessions
 from jarvis.aggregator.oauth.agents import AgentCredentials, RunCredentials
 from jarvis.aggregator.oauth.resource import build_protected_resource
+from jarvis.aggregator.oauth.server.admin import PeopleAdmin
 from jarvis.aggregator.oauth.server.build import build_authorization_server
 from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
@@ -148,7 +152,9 @@ class Aggregator:
         self.backends: list[ServiceClient] = [client for client in (debug, runtime, scheduler) if client is not None]
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
-        self.agents = AgentCredentials(self.shares.base_url)
+        self.agents = AgentCredentials(self.shares.base_url, ttl_seconds=settings.agent_credential_seconds)
+        people_store, vault = OAuthStateGateway(registry.target, plane), VaultGateway(registry.target, plane)
+        self.backends += [people_store, vault]
         self.context = ToolContext(
             registry=registry,
             usage=self.usage,
@@ -165,6 +171,7 @@ class Aggregator:
             discovery_cache=settings.discovery_cache_dir,
             discovery_dense=settings.discovery_dense,
             agents=self.agents,
+            people=PeopleAdmin(people_store, vault),
         )
         self.surfaces = build_surfaces(self.context)
         self.context.events.served.publish(tuple(self.surfaces))
@@ -197,6 +204,8 @@ class Aggregator:
         self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
         # An agent a signed-in person spawns acts for them at every surface (oauth/agents.py, decision 0057).
         self.agents.keys, self.agents.paths = self.resource.keys, tuple(s.path for s in self.surfaces)
+        if runtime is not None:
+            self.resource.agent_sessions = LiveAgentSessions(runtime, settings.token_cache_seconds)
         self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
         # Sign-in for people (issue 31): the authorization server, when an OpenID provider is configured.
         self.authorization = build_authorization_server(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +22,38 @@ class AgentMinter(Protocol):
     async def session_credential(self, principal: Principal, project_id: str) -> tuple[str, dict[str, str]] | None:
         """The new session's id and the agent's JARVIS_* environment; None for no one (a machine's token)."""
         ...
+
+
+class RoleRecord(Protocol):
+    """A sign-in role: identity-provider groups and single users given Jarvis scopes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def groups(self) -> tuple[str, ...]: ...
+
+    @property
+    def users(self) -> tuple[str, ...]: ...
+
+    @property
+    def scopes(self) -> tuple[str, ...]: ...
+
+
+class PeopleEditor(Protocol):
+    """What an admin does to the people who sign in and their roles (oauth/server/admin.py's PeopleAdmin)."""
+
+    async def users(self) -> list[dict[str, Any]]: ...
+
+    async def set_disabled(self, who: str, disabled: bool) -> dict[str, Any]: ...
+
+    async def roles(self) -> Sequence[RoleRecord]: ...
+
+    async def set_role(
+        self, name: str, groups: Iterable[str], users: Iterable[str], scopes: Iterable[str]
+    ) -> RoleRecord: ...
+
+    async def delete_role(self, name: str) -> None: ...
 
 
 class SystemControl(Protocol):
@@ -77,4 +109,6 @@ class ToolContext:
     discovery_dense: bool = True
     # Agents' credentials for the signed-in person who spawns them (oauth/agents.py); None: tests without sign-in.
     agents: AgentMinter | None = None
+    # The people who sign in and their roles, as an admin edits them (orchestrator `user`/`role`); None: no registry.
+    people: PeopleEditor | None = None
     events: ContextEvents = field(default_factory=ContextEvents)

@@ -84,6 +84,9 @@ class AggregatorSettings(ProcessSettings):
     downstream_max_message_bytes: int = 8 * 1024 * 1024
     downstream_watch_seconds: float = 2.0
     token_cache_seconds: float = 5.0
+    # An agent session's credential is good this long at most, and only while its session runs (decision 0058):
+    # by default the runtime's own cap on a session (JARVIS_RUNTIME_SESSION_MAX_SECONDS).
+    agent_credential_seconds: int = Field(default=86400, ge=60)
     # Open MCP sessions one token may hold on this replica (0: no cap); the local user is not capped.
     max_sessions_per_token: int = 200
     # Per token and tool, per replica: calls per second (0: off), the burst allowed before that rate

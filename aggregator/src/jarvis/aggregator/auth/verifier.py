@@ -53,7 +53,7 @@ class TokenVerifier:
                 raise Unauthenticated("invalid token")
             if jwt:
                 assert self.resource is not None
-                await self.resource.check_standing(hit[1])  # a disable reaches cached tokens too
+                await self.resource.check_current(hit[1])  # a disable, a session's end reach cached tokens too
             return hit[1]
         if jwt:
             assert self.resource is not None
@@ -87,7 +87,7 @@ class TokenVerifier:
                 self._remember(key, now, None)  # guessed or spent secrets cost the registry one call per period
                 raise
             self._remember(key, now, principal)
-        await self.resource.check_standing(principal)
+        await self.resource.check_current(principal)
         return principal
 
     def _remember(self, key: str, now: float, principal: Principal | None, ttl: float | None = None) -> None:

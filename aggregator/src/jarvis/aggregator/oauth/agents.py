@@ -3,8 +3,9 @@
 When a signed-in person spawns an agent session (orchestrator `session action=spawn`), Jarvis mints the agent a JWT
 access token of the same kind as the person's own: its subject is the person, its scopes are the spawning token's
 scopes bound to the session's project (`orchestrator` becomes `orchestrator@p…`; `admin` becomes each surface bound to
-it), it is good at every MCP surface of this Jarvis (its `aud` lists them) for `AGENT_CREDENTIAL_SECONDS`, and its
-`session` claim names the session, whose id Jarvis picks and the runtime uses. The agent finds it in `JARVIS_TOKEN`
+it), it is good at every MCP surface of this Jarvis (its `aud` lists them) while its session runs, for at most
+`JARVIS_AGGREGATOR_AGENT_CREDENTIAL_SECONDS` (oauth/agent_sessions.py), and its `session` claim names the session,
+whose id Jarvis picks and the runtime uses. The agent finds it in `JARVIS_TOKEN`
 (with `JARVIS_URL`), masked in its output like a secret. Its calls are then authorized as that person within that
 project and audited as "alice@example.com via session s…"; the person's standing is checked on each one, so
 disabling them stops their agents too. A `jv_` token (a machine) spawns sessions without one, as before.
@@ -25,7 +26,7 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import Unauthenticated
 from jarvis.common.scopes import PROJECT_SEPARATOR
 
-AGENT_CREDENTIAL_SECONDS = 3600
+AGENT_CREDENTIAL_SECONDS = 86400  # the runtime's default cap on a session; good only while it runs (decision 0058)
 AGENT_CLIENT_ID = "jarvis-agent"
 TOKEN_VARIABLE = "JARVIS_TOKEN"  # noqa: S105 - the variable's name, not a secret
 URL_VARIABLE = "JARVIS_URL"

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from jarvis.aggregator.oauth import access_tokens
+from jarvis.aggregator.oauth.agent_sessions import LiveAgentSessions
 from jarvis.aggregator.oauth.agents import RunCredentials
 from jarvis.aggregator.oauth.keys import InvalidToken, SigningKeys
 from jarvis.aggregator.oauth.standing import StandingCache
@@ -52,6 +53,8 @@ class ProtectedResource:
         self.standing: StandingCache | None = None
         # Scheduled runs' credentials for their schedule's owner (oauth/agents.py); set with sign-in's store.
         self.runs: RunCredentials | None = None
+        # Whether an agent credential's session still runs (oauth/agent_sessions.py); set where there is a runtime.
+        self.agent_sessions: LiveAgentSessions | None = None
 
     async def issuer(self) -> str:
         return (await self.base_url()).rstrip("/")
@@ -75,14 +78,20 @@ class ProtectedResource:
             user=claims.subject,
             issued_at=claims.issued_at,
             via=f"session {claims.session}" if claims.session else f"token {claims.client_id}",
+            agent_session=claims.session,
         )
-        await self.check_standing(principal)
+        await self.check_current(principal)
         return principal, claims.expires_at
 
-    async def check_standing(self, principal: Principal) -> None:
-        """Unauthenticated(why) when the person `principal` speaks for is disabled, or was after it was issued."""
+    async def check_current(self, principal: Principal) -> None:
+        """Unauthenticated(why) when the person `principal` speaks for is disabled, or was after it was issued, or,
+        for an agent's credential, when its session no longer runs. Checked on cached tokens too."""
         if self.standing is not None and principal.user:
             await self.standing.check(principal.user, principal.issued_at)
+        if principal.agent_session:
+            if self.agent_sessions is None:
+                raise Unauthenticated("an agent credential is good only where Jarvis reaches the runtime it runs in")
+            await self.agent_sessions.check(principal)
 
     async def challenge(self, path: str, surface: str) -> str:
         """What a refusal at `path` adds to its WWW-Authenticate: the scope that reaches the surface (none for an open

@@ -22,6 +22,8 @@ class Principal:
     # How the person is calling, for the audit log: "token <client>" for a client's access token, "session <id>" for
     # an agent session's credential (decision 0057); "" for a `jv_` token, whose name says it all.
     via: str = ""
+    # The agent session an agent's credential was minted for, which it is good only while it runs (decision 0058).
+    agent_session: str = ""
 
     @property
     def who(self) -> str:

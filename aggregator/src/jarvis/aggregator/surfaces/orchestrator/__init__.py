@@ -1,9 +1,19 @@
-"""The `orchestrator` surface (spec 001): projects, containers, sessions, workspaces, tokens, schedules."""
+"""The `orchestrator` surface (spec 001): projects, containers, sessions, workspaces, tokens, people and roles,
+schedules."""
 
 from __future__ import annotations
 
 from jarvis.aggregator.context import ToolContext
-from jarvis.aggregator.surfaces.orchestrator import container, project, schedule, session, standalone, token, workspace
+from jarvis.aggregator.surfaces.orchestrator import (
+    container,
+    people,
+    project,
+    schedule,
+    session,
+    standalone,
+    token,
+    workspace,
+)
 from jarvis.aggregator.surfaces.paths import ORCHESTRATOR_PATH
 from jarvis.aggregator.tooling.tool import Surface
 
@@ -18,6 +28,7 @@ def build_orchestrator_surface(ctx: ToolContext) -> Surface:
             session.build(ctx),
             workspace.build(ctx),
             token.build(ctx),
+            *people.build(ctx),
             schedule.build(ctx),
             *standalone.build(ctx),
         ],
