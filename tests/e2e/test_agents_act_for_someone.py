@@ -9,6 +9,7 @@ alice is disabled it is refused. A machine's `jv_` token spawns its agents with 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,12 +24,14 @@ from joserfc.jwk import KeySet
 from tests.e2e.orchestrator.conftest import runtime_env
 from tests.e2e.test_people_standing import McpSession
 from tests.support.docker_env import remove_managed
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
 from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
 from tests.support.stack import RunningJarvis
 
 URL = "/mcp/orchestrator"
 # Read the agent's environment from inside its container, as the agent's user (container exec).
-AGENT_ENV = ["sh", "-c", "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep ^JARVIS_"]
+ENVIRONMENTS = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
+AGENT_ENV = ["sh", "-c", ENVIRONMENTS + " | grep ^JARVIS_"]
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +39,10 @@ def jarvis(
     tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
 ) -> Iterator[RunningJarvis]:
     env = runtime_env(image, tmp_path_factory.mktemp("home"), JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS="1")
+    env["JARVIS_DOWNSTREAM_OAUTH_ALLOW_HOSTS"] = '["localhost"]'  # the OAuth-protected server's authorization server
     with signin_jarvis(tmp_path_factory, env=env) as running:
-        running.cli("role", "set", "developers", "--group", "dev", "--scope", "jarvis", "--scope", "orchestrator")
+        developers = ["--scope", "jarvis", "--scope", "orchestrator", "--scope", "profile"]
+        running.cli("role", "set", "developers", "--group", "dev", *developers)
         yield running
     remove_managed(engine, running.data_dir)
 
@@ -197,6 +202,77 @@ def test_an_agents_credential_lives_as_long_as_its_session(jarvis: RunningJarvis
     assert f"agent session {session['id']} is over" in answer.headers["www-authenticate"]
     # Alice's own token is untouched: only the session's credential ended with it.
     assert result(call(jarvis, alice, "session", {"action": "list", "project_id": project}))["count"] >= 1
+
+
+@pytest.fixture(scope="module")
+def notes() -> Iterator[ProtectedServer]:
+    """An MCP server behind its own authorization server, where each person connects their own account."""
+    with protected_server() as server:
+        yield server
+
+
+def tool_text(answer: httpx2.Response) -> tuple[bool, str]:
+    """(whether it failed, its text) of a tools/call answered as JSON or on an SSE stream (a profile's calls)."""
+    assert answer.status_code == 200, answer.text
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        messages = [json.loads(line[5:]) for line in answer.text.splitlines() if line.startswith("data:")]
+        payload = next(m for m in messages if "result" in m)["result"]
+    else:
+        payload = answer.json()["result"]
+    return bool(payload.get("isError")), str(payload["content"][0]["text"])
+
+
+def test_an_agents_downstream_calls_use_its_persons_own_credentials(
+    jarvis: RunningJarvis, notes: ProtectedServer
+) -> None:
+    """Issue 32 item 5: alice connects an OAuth-protected server with her own account, then spawns an agent; the
+    agent's calls to that server go out with alice's grant from Jarvis's vault (the server sees alice), while its
+    container holds only its own Jarvis credential, none of alice's downstream tokens."""
+    admin = McpSession(jarvis, jarvis.create_token("admin", name="notes-admin"), "/mcp/jarvis")
+    try:
+        for tool, arguments in (
+            ("jarvis_config", {"action": "set", "key": "servers.oauth", "value": ["notes"]}),
+            ("jarvis_server", {"action": "create", "name": "notes", "type": "streamable-http", "url": notes.url}),
+            ("jarvis_profile", {"action": "create", "name": "notes", "servers": ["notes"]}),
+        ):
+            assert not tool_text(admin.call(tool, arguments))[0]
+    finally:
+        admin.close()
+    profile = "/mcp/profile/notes"
+    hers = McpSession(jarvis, sign_in_for(jarvis, "alice", profile, "profile"), profile)
+    try:
+        failed, asked = tool_text(hers.call("notes__whoami"))
+        link = re.search(r"(http://\S+/oauth/downstream/start\?flow=[\w-]+)", asked)
+        assert failed, asked
+        assert link is not None, asked
+        consent_in_browser(link.group(1), "alice-at-notes").close()
+        assert tool_text(hers.call("notes__whoami")) == (False, "alice-at-notes")
+    finally:
+        hers.close()
+
+    # `profile` alone is OpenID's scope, which Jarvis leaves out of what a client asks for: ask for the one profile.
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator profile:notes")
+    project = result(call(jarvis, alice, "project", {"action": "create", "name": "noted"}))["created"]["id"]
+    result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))
+    env = agent_environment(jarvis, alice, project)
+    credential = env["JARVIS_TOKEN"]
+    keys = KeySet.import_key_set(httpx2.get(jarvis.url("/oauth/jwks.json")).json())
+    claims = jwt.decode(credential, keys).claims
+    assert claims["scope"].split() == [f"orchestrator@{project}", "profile:notes"]
+    assert jarvis.url(profile) in claims["aud"]
+
+    agents = McpSession(jarvis, credential, profile)
+    try:
+        assert tool_text(agents.call("notes__whoami")) == (False, "alice-at-notes")  # no consent asked: hers
+    finally:
+        agents.close()
+    # Every process's whole environment in the container holds none of the tokens the notes server issued.
+    everything = {"action": "exec", "project_id": project, "command": ["sh", "-c", ENVIRONMENTS]}
+    ran = result(call(jarvis, alice, "container", everything))
+    issued = [*notes.accounts.access, *notes.accounts.refresh]
+    assert issued, "the notes server issued no token"
+    assert credential in str(ran["stdout"])  # the dump is whole: the agent's own credential is in it
+    assert not [token for token in issued if token in str(ran["stdout"])]
 
 
 def test_a_machines_agent_gets_no_credential(jarvis: RunningJarvis) -> None:

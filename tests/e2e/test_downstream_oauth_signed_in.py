@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from tests.support.downstream import create_profile
-from tests.support.oauth_downstream import ProtectedServer, protected_server
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
 from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
 from tests.support.stack import RunningJarvis, mcp_client, result_json
 
@@ -72,14 +72,6 @@ def signed_in(jarvis: RunningJarvis, account: str, path: str) -> str:
     return str(tokens.json()["access_token"])
 
 
-def consent(link: str, account: str) -> str:
-    browser = httpx2.Client(timeout=30)
-    start = browser.get(link)
-    authorize = browser.get(start.headers["location"])
-    login = browser.get(authorize.headers["location"] + f"&account={account}")
-    return browser.get(login.headers["location"]).text
-
-
 def vault_people(jarvis: RunningJarvis) -> list[str]:
     with sqlite3.connect(jarvis.data_dir / "registry.db") as db:
         return [row[0] for row in db.execute("SELECT person FROM downstream_grants ORDER BY person")]
@@ -103,7 +95,7 @@ async def test_a_signed_in_person_connects_as_themselves_and_disabling_them_forg
         link = LINK.search(text)
         assert first.is_error, text
         assert link is not None, text
-        assert "Connected" in await asyncio.to_thread(consent, link.group(1), "alice-at-notes")
+        (await asyncio.to_thread(consent_in_browser, link.group(1), "alice-at-notes")).close()
         again = await client.call_tool("notes__whoami", {})
         assert getattr(again.content[0], "text", "") == "alice-at-notes"
     people = vault_people(jarvis)

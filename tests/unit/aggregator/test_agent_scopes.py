@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jarvis.aggregator.oauth.agents import project_scopes
+from jarvis.aggregator.oauth.agents import agent_scopes, project_scopes
 from jarvis.aggregator.oauth.standing import Standing, schedule_owner, standing_of
 from jarvis.scheduler.domain.runs import schedule_owner as scheduler_schedule_owner
 
@@ -29,6 +29,25 @@ from jarvis.scheduler.domain.runs import schedule_owner as scheduler_schedule_ow
 )
 def test_an_agents_scopes_are_the_spawners_bound_to_the_project(granted: list[str], bound: tuple[str, ...]) -> None:
     assert set(project_scopes(granted, "p1")) == set(bound)
+
+
+@pytest.mark.parametrize(
+    ("granted", "scopes"),
+    [
+        (["orchestrator", "profile:notes"], ("orchestrator@p1", "profile:notes")),
+        (["orchestrator", "servers:github:search"], ("orchestrator@p1", "servers:github:search")),
+        (["admin"], ("orchestrator@p1", "jarvis@p1", "profile", "servers")),
+        (["orchestrator", "profile@p2"], ("orchestrator@p1",)),  # a bound downstream scope reaches no server
+        (["orchestrator", "share:notes"], ("orchestrator@p1",)),  # shares are no agent's to use
+        (["orchestrator", "read"], ("orchestrator@p1", "jarvis:read@p1")),
+    ],
+)
+def test_an_agent_also_calls_downstream_servers_its_spawner_may_call(
+    granted: list[str], scopes: tuple[str, ...]
+) -> None:
+    """Downstream servers' tools name no project, so their scopes stay unbound (issue 32 item 5, decision 0058); a
+    `read` scope gives none of them, since downstream annotations are never trusted."""
+    assert set(agent_scopes(granted, "p1")) == set(scopes)
 
 
 @pytest.mark.parametrize(

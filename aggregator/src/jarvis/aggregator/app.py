@@ -204,6 +204,7 @@ class Aggregator:
         self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
         # An agent a signed-in person spawns acts for them at every surface (oauth/agents.py, decision 0057).
         self.agents.keys, self.agents.paths = self.resource.keys, tuple(s.path for s in self.surfaces)
+        self.agents.profiles = lambda: tuple(self.downstream.profiles)  # the host replaces its dict on each read
         if runtime is not None:
             self.resource.agent_sessions = LiveAgentSessions(runtime, settings.token_cache_seconds)
         self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None

@@ -3,7 +3,10 @@
 When a signed-in person spawns an agent session (orchestrator `session action=spawn`), Jarvis mints the agent a JWT
 access token of the same kind as the person's own: its subject is the person, its scopes are the spawning token's
 scopes bound to the session's project (`orchestrator` becomes `orchestrator@p…`; `admin` becomes each surface bound to
-it), it is good at every MCP surface of this Jarvis (its `aud` lists them) while its session runs, for at most
+it) and its downstream ones (`profile…`, `servers…`, which name no project: the agent's calls to those servers use
+its person's own downstream credentials, which never enter the container), it is good at every MCP surface of this
+Jarvis and, with downstream scopes, at each profile served when it was minted (its `aud` lists them) while its
+session runs, for at most
 `JARVIS_AGGREGATOR_AGENT_CREDENTIAL_SECONDS` (oauth/agent_sessions.py), and its `session` claim names the session,
 whose id Jarvis picks and the runtime uses. The agent finds it in `JARVIS_TOKEN`
 (with `JARVIS_URL`), masked in its output like a secret. Its calls are then authorized as that person within that
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
@@ -25,6 +28,7 @@ from jarvis.aggregator.oauth.server.people import People, narrowed, user_identit
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import Unauthenticated
 from jarvis.common.scopes import PROJECT_SEPARATOR
+from jarvis.common.surfaces import PROFILE_PATH_PREFIX
 
 AGENT_CREDENTIAL_SECONDS = 86400  # the runtime's default cap on a session; good only while it runs (decision 0058)
 AGENT_CLIENT_ID = "jarvis-agent"
@@ -33,6 +37,8 @@ URL_VARIABLE = "JARVIS_URL"
 RUN_CREDENTIAL_PREFIX = "jva_"
 # The surfaces a project-bound scope can name (debug and discovery are reached through these, or not at all).
 BOUND_SURFACES = ("orchestrator", "jarvis")
+# The downstream servers' tools, which name no project: an agent reaches them as its person, unbound (decision 0058).
+DOWNSTREAM_SURFACES = ("profile", "servers")
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,21 @@ def project_scopes(granted: Sequence[str], project_id: str) -> tuple[str, ...]:
     return narrowed(granted, [f"{surface}{PROJECT_SEPARATOR}{project_id}" for surface in BOUND_SURFACES])
 
 
+def downstream_scopes(granted: Sequence[str]) -> tuple[str, ...]:
+    """The part of `granted` that calls downstream servers (`profile…`, `servers…`): an agent's calls to them are its
+    person's, with the person's own downstream credentials, which stay in Jarvis (issue 32 item 5)."""
+    # Bound ones reach no server (their calls name no project); `<surface>:read` none either (downstream annotations
+    # are never trusted, so `read` covers no downstream tool): both would only clutter the credential.
+    return tuple(
+        s for s in narrowed(granted, DOWNSTREAM_SURFACES) if PROJECT_SEPARATOR not in s and not s.endswith(":read")
+    )
+
+
+def agent_scopes(granted: Sequence[str], project_id: str) -> tuple[str, ...]:
+    """What an agent spawned in `project_id` by someone holding `granted` may do: never wider than `granted`."""
+    return project_scopes(granted, project_id) + downstream_scopes(granted)
+
+
 @dataclass
 class AgentCredentials:
     """Mints agents' credentials with the protected resource's signing keys; none without sign-in."""
@@ -58,6 +79,8 @@ class AgentCredentials:
     issuer: Callable[[], Awaitable[str]]
     keys: SigningKeys | None = None
     paths: tuple[str, ...] = ()  # every MCP surface's path: the credential's audiences
+    # The profiles served now: an agent that may call downstream servers gets each one's endpoint as an audience too.
+    profiles: Callable[[], Iterable[str]] = tuple
     ttl_seconds: int = AGENT_CREDENTIAL_SECONDS
     url_path: str = "/mcp/orchestrator"
     minted: int = field(default=0, compare=False)
@@ -67,16 +90,19 @@ class AgentCredentials:
         the caller is no signed-in person (or sign-in is off) or none of their scopes reaches the project."""
         if self.keys is None or not principal.user:
             return None
-        scopes = project_scopes(principal.scopes, project_id)
-        if not scopes:
+        scopes = agent_scopes(principal.scopes, project_id)
+        if not project_scopes(principal.scopes, project_id):
             return None
         base = (await self.issuer()).rstrip("/")
         session_id = "s" + secrets.token_hex(6)  # the runtime's own form of a session id
+        paths = list(self.paths)
+        if downstream_scopes(principal.scopes):
+            paths += [PROFILE_PATH_PREFIX + name for name in sorted(self.profiles())]
         token = access_tokens.issue(
             self.keys,
             issuer=base,
             subject=principal.user,
-            audience=[base + path for path in self.paths],
+            audience=[base + path for path in paths],
             scopes=scopes,
             client_id=AGENT_CLIENT_ID,
             ttl_seconds=self.ttl_seconds,
@@ -118,7 +144,7 @@ class RunCredentials:
         if user is None:
             raise Unauthenticated("the person this run acts for is unknown to Jarvis")
         identity = user_identity(user)
-        scopes = project_scopes(await self.people.scopes_for(identity), str(grant["project_id"]))
+        scopes = agent_scopes(await self.people.scopes_for(identity), str(grant["project_id"]))
         return Principal(
             token_id="user:" + identity.subject,
             name=identity.email or identity.name or identity.subject,
