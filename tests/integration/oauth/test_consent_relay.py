@@ -101,3 +101,32 @@ async def test_a_return_is_finished_by_the_holder_which_checks_the_cookie(
     returned = await asker.returned(flow.state, {cookie_name(flow.id): flow.nonce}, "code-2", "", None, "")
     await finishing
     assert (returned.server, returned.error, returned.connected) == ("notes", "", True)
+
+
+async def test_a_retry_elsewhere_waits_for_the_holders_consent(relays: tuple[ConsentRelay, ConsentRelay]) -> None:
+    """A 2026-07-28 retry that reached another process waits there until the holder's consent is done, and learns how
+    it ended; it is told at once that nobody holds a consent of another person or server, or an unknown one."""
+    holder, asker = relays
+    flow = held(holder.consents)
+    assert asker.consents.elsewhere is not None  # the relay is what the asking side waits with
+
+    async def finish() -> None:
+        await asyncio.sleep(0.5)
+        flow.done.set()  # connected: done without an error
+
+    began = time.monotonic()
+    finishing = asyncio.create_task(finish())
+    assert await asker.consents.elsewhere(flow.id, "user:ann", "notes", 10.0) is True
+    assert 0.5 <= time.monotonic() - began < 2.0  # it waited for the consent, not for its 10 s
+    await finishing
+
+    declined = Flow("flow-2", "user:ann", "notes", "http://127.0.0.1:1", error="access_denied")
+    holder.consents._by_id[declined.id] = declined
+    declined.done.set()
+    assert await asker.wait_for(declined.id, "user:ann", "notes", 10.0) is False
+
+    others = (("flow-1", "user:bob", "notes"), ("flow-1", "user:ann", "jira"), ("no-such-flow", "user:ann", "notes"))
+    for names in others:
+        began = time.monotonic()
+        assert await asker.wait_for(*names, 10.0) is False
+        assert time.monotonic() - began < HOLDER_SECONDS + 1.5  # nobody holds it: the holder wait, not the 10 s

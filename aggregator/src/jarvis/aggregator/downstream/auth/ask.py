@@ -150,7 +150,7 @@ class ConsentAsking:
         answered = take_consent_answer(request) if self.modern else None
         consents = self.personal.consents
         if answered is not None and answered.accepted and consents is not None:
-            await wait_for_consent(consents.flow(answered.flow_id, self.person, self.server), wait)
+            await self._wait_for(consents, answered.flow_id, wait)
         try:
             return await send()
         except NeedsConsent as needed:
@@ -163,3 +163,12 @@ class ConsentAsking:
             if consented is None:
                 raise
             return consented
+
+    async def _wait_for(self, consents: Consents, flow_id: str, wait: float) -> None:
+        """Wait for the consent a retry answered, here or, where the retry reached another process than the one the
+        caller was asked from (several workers, replicas), in the process holding it."""
+        flow = consents.flow(flow_id, self.person, self.server)
+        if flow is not None:
+            await wait_for_consent(flow, wait)
+        elif consents.elsewhere is not None:
+            await consents.elsewhere(flow_id, self.person, self.server, wait)

@@ -14,6 +14,7 @@ the authorization code, each good once and for minutes; no token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -58,6 +59,7 @@ class ConsentRelay:
         self._redis = aioredis.Redis.from_url(redis_url, socket_connect_timeout=2.0)
         self.consents = consents
         self._background = Background()
+        consents.elsewhere = self.wait_for  # a 2026-07-28 retry may reach a process that does not hold its consent
 
     # ------------------------------------------------------------ asking
 
@@ -77,6 +79,16 @@ class ConsentRelay:
         if done.get("failed"):
             raise ConsentFailed(str(done["failed"]))
         return Returned(str(done["server"]), str(done["error"]), bool(done["connected"]))
+
+    async def wait_for(self, flow_id: str, person: str, server: str, seconds: float) -> bool:
+        """Wait (up to `seconds`) for the consent another process holds for `person` at `server` to finish; whether
+        they ended connected. False when no process holds it (or Redis failed): the call then asks again."""
+        payload = {"flow": flow_id, "person": person, "server": server, "seconds": seconds}
+        try:
+            done = await self._ask("wait", payload, seconds + HOLDER_SECONDS)
+        except ConsentFailed:
+            return False
+        return bool(done.get("connected"))
 
     async def _ask(self, op: str, payload: dict[str, Any], wait: float) -> dict[str, Any]:
         """Publish a request and wait for its holder: first that it holds the consent (within HOLDER_SECONDS), then
@@ -163,6 +175,23 @@ class ConsentRelay:
                 return
             answer = {"server": done.server, "error": done.error, "connected": done.connected}
             await self._say(reply, {"kind": "done", **answer})
+        elif request.get("op") == "wait":
+            await self._answer_wait(reply, request)
+
+    async def _answer_wait(self, reply: str, request: dict[str, Any]) -> None:
+        """Tell the asker once the consent it names, if this process holds it for that person and server, is done
+        (no later than the consent's own life)."""
+        flow = self.consents.flow(
+            str(request.get("flow", "")), str(request.get("person", "")), str(request.get("server", ""))
+        )
+        if flow is None:
+            return
+        await self._say(reply, {"kind": "held"})
+        asked = request.get("seconds")
+        seconds = min(float(asked) if isinstance(asked, int | float) else 0.0, self.consents.settings.consent_seconds)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(flow.done.wait(), max(seconds, 0.0))
+        await self._say(reply, {"kind": "done", "connected": flow.connected})
 
     async def _say(self, reply: str, body: dict[str, Any]) -> None:
         try:
