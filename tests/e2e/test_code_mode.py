@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,15 @@ async def test_errors_give_the_line_and_column_and_jarvis_keeps_serving(jarvis: 
     assert "errors" not in found["calls"][0]
 
 
+async def call_catalog_only(jarvis: RunningJarvis) -> dict[str, Any]:
+    """A typescript-format hit for a catalog tool nobody installed (the catalog lists filesystem servers)."""
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        found = await call(client, "tool_find", {"query": "list directory files", "limit": 10, "format": "typescript"})
+    uncallable = [r for r in found["results"] if not r["callable"]]
+    assert uncallable, found
+    return dict(uncallable[0])
+
+
 async def test_find_and_describe_give_declarations_a_program_is_written_against(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
         found = await call(client, "tool_find", {"query": "list installed servers", "limit": 2, "format": "typescript"})
@@ -96,6 +106,11 @@ async def test_find_and_describe_give_declarations_a_program_is_written_against(
     assert '"list"' in top["declaration"]
     assert "declaration" not in plain["results"][0]
     assert set(top) == {"name", "declaration", "callable"}  # the declaration already says the rest
+    # A tool no program can call yet (in the catalog, not installed) is described, not declared.
+    catalog = await call_catalog_only(jarvis)
+    assert catalog["callable"] is False
+    assert set(catalog) == {"name", "callable", "description", "install_hint"}
+    assert "not installed" in catalog["install_hint"]
     assert "jarvis_config(args?: {" in described["declaration"]
     assert ran["result"] == "object"
 

@@ -121,11 +121,14 @@ class Found:
 
 @dataclass(frozen=True)
 class Declared:
-    """A result with format="typescript": the declaration carries the description and parameters already."""
+    """A result with format="typescript": a callable tool's declaration carries its description and parameters
+    already. One a program cannot call yet (not installed) gets no declaration, which would only invite a call
+    that fails, and no schema is known for it anyway: its description and how to make it callable instead."""
 
     name: str
-    declaration: str
     callable: bool
+    declaration: str | None = None
+    description: str | None = None
     install_hint: str | None = None
 
 
@@ -182,7 +185,12 @@ class DiscoveryTools:
         results: list[Found] | list[Declared] = found
         if p.format == "typescript":
             pairs = zip(found, hits, strict=True)
-            results = [Declared(f.name, self.declare(hit.entry), f.callable, f.install_hint) for f, hit in pairs]
+            results = [
+                Declared(f.name, True, self.declare(hit.entry))
+                if f.callable
+                else Declared(f.name, False, description=f.description, install_hint=f.install_hint)
+                for f, hit in pairs
+            ]
         message = None
         if not results:
             message = (
