@@ -10,7 +10,7 @@ import pytest
 
 from jarvis.aggregator.oauth.agent_sessions import LiveAgentSessions
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.common.errors import NotFound, Unauthenticated
+from jarvis.common.errors import NotFound, Unauthenticated, Unavailable
 
 pytestmark = pytest.mark.anyio
 
@@ -26,9 +26,12 @@ class Runtime:
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
         self.asked = 0
+        self.down = False
 
     async def get_session(self, project_id: str, session_id: str) -> Answer:
         self.asked += 1
+        if self.down:
+            raise Unavailable("runtime unreachable")
         if (project_id, session_id) not in self.states:
             raise NotFound(f"no session {session_id}")
         return Answer(self.states[(project_id, session_id)])
@@ -70,3 +73,17 @@ async def test_an_unknown_session_or_an_unbound_credential_is_refused() -> None:
     with pytest.raises(Unauthenticated, match="exactly one project"):
         await live.check(agent("s1", "orchestrator"))
     assert runtime.asked == 1
+
+
+async def test_an_unreachable_runtime_is_not_taken_for_an_ended_session() -> None:
+    """The gate answers 503 for the runtime's errors (as for the registry's): the agent may try again, and nothing is
+    remembered, so the session's credential works again once the runtime answers."""
+    runtime = Runtime()
+    runtime.states[("p1", "s1")] = "running"
+    runtime.down = True
+    live = LiveAgentSessions(runtime, ttl=60)
+    with pytest.raises(Unavailable):
+        await live.check(agent("s1", "orchestrator@p1"))
+    runtime.down = False
+    await live.check(agent("s1", "orchestrator@p1"))
+    assert runtime.asked == 2

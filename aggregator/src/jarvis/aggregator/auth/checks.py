@@ -131,12 +131,14 @@ class Token:
         except Unauthenticated as exc:
             return _unauthorized("invalid", str(exc))
         except JarvisError:
-            # Registry down: fail closed, but say why so an operator is not chasing a token problem.
+            # Registry (or, for an agent's credential, the runtime) down: fail closed, but say why so an operator is
+            # not chasing a token problem.
             return refusal(
                 "token_unverifiable",
                 503,
                 "unavailable",
-                "cannot verify the token: the registry is unreachable; try again shortly",
+                "cannot verify the token: the registry (or, for an agent's credential, the runtime) is unreachable; "
+                "try again shortly",
             )
         return None
 
