@@ -30,7 +30,7 @@ from tests.support.downstream import (
     server_info,
     text_of,
 )
-from tests.support.stack import free_port, mcp_client, result_json, start_jarvis
+from tests.support.stack import RunningJarvis, free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
@@ -81,11 +81,7 @@ async def test_a_call_whose_stream_is_cut_is_resumed_after_retry(tmp_path: Path,
     running = start_jarvis(tmp_path / "data", "--require-auth", env={"HOME": str(tmp_path), **FAST_ENV})
     try:
         admin = running.create_token("admin", name="admin")
-        async with mcp_client(running.url(), admin) as jarvis:
-            url = f"http://127.0.0.1:{port}/mcp"
-            spec = {"action": "create", "name": "cut", "type": "streamable-http", "url": url}
-            result_json(await jarvis.call_tool("jarvis_server", spec))
-            await create_profile(jarvis, "cuts", "cut")
+        await _profile_of(running, "cut", port, admin)
         async with mcp_client(running.url("/mcp/profile/cuts"), admin, mode=caller) as client:
             await eventually(lambda: _listed(client, "cut__echo"), what="the resumable server's tools listed")
             assert text_of(await client.call_tool("cut__echo", {"text": "one"})) == "one"
@@ -135,10 +131,7 @@ async def test_the_reference_servers_cut_stream_is_resumed_after_its_retry(tmp_p
     )
     running = start_jarvis(tmp_path / "data", env={"HOME": str(tmp_path), **FAST_ENV})
     try:
-        async with mcp_client(running.url()) as jarvis:
-            spec = {"action": "create", "name": "ref", "type": "streamable-http", "url": f"http://127.0.0.1:{port}/mcp"}
-            result_json(await jarvis.call_tool("jarvis_server", spec))
-            await create_profile(jarvis, "cuts", "ref")
+        await _profile_of(running, "ref", port)
         async with mcp_client(running.url("/mcp/profile/cuts"), mode=caller) as client:
             await eventually(lambda: _listed(client, "ref__test_reconnection"), what="the reference server's tools")
             answer = text_of(await client.call_tool("ref__test_reconnection", {}))
@@ -163,6 +156,14 @@ def _serving(port: int, args: list[str], env: dict[str, str]) -> subprocess.Pope
     server = subprocess.Popen([sys.executable, *args], env={**os.environ, **env})
     _wait_listening(port, server)
     return server
+
+
+async def _profile_of(running: RunningJarvis, name: str, port: int, token: str | None = None) -> None:
+    """Install the streamable-HTTP server on `port` as `name`, alone in the profile `cuts`."""
+    async with mcp_client(running.url(), token) as jarvis:
+        spec = {"action": "create", "name": name, "type": "streamable-http", "url": f"http://127.0.0.1:{port}/mcp"}
+        result_json(await jarvis.call_tool("jarvis_server", spec))
+        await create_profile(jarvis, "cuts", name)
 
 
 async def _listed(client: Any, name: str) -> bool:
@@ -291,10 +292,7 @@ async def test_a_standalone_stream_cut_by_the_server_is_resumed_with_last_event_
             heard.append(str(message.params.uri))
 
     try:
-        async with mcp_client(running.url()) as jarvis:
-            spec = {"action": "create", "name": "cut", "type": "streamable-http", "url": f"http://127.0.0.1:{port}/mcp"}
-            result_json(await jarvis.call_tool("jarvis_server", spec))
-            await create_profile(jarvis, "cuts", "cut")
+        await _profile_of(running, "cut", port)
         async with mcp_session(running.url("/mcp/profile/cuts"), on_message=on_message) as client:
             await eventually(lambda: _listed(client, "cut__touch"), what="the resumable server's tools listed")
             await client.subscribe_resource("jarvis://cut/toy://notes/1")

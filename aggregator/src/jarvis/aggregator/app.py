@@ -153,8 +153,10 @@ class Aggregator:
         self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
         downstream_metrics.register(self.downstream, metrics_registry)
         self.agents = AgentCredentials(self.shares.base_url, ttl_seconds=settings.agent_credential_seconds)
-        people_store, vault = OAuthStateGateway(registry.target, plane), VaultGateway(registry.target, plane)
-        self.backends += [people_store, vault]
+        # The registry's sign-in records and downstream vault: the people admin's, and the authorization server's.
+        self.sign_in_records = OAuthStateGateway(registry.target, plane)
+        vault = VaultGateway(registry.target, plane)
+        self.backends += [self.sign_in_records, vault]
         self.context = ToolContext(
             registry=registry,
             usage=self.usage,
@@ -171,7 +173,7 @@ class Aggregator:
             discovery_cache=settings.discovery_cache_dir,
             discovery_dense=settings.discovery_dense,
             agents=self.agents,
-            people=PeopleAdmin(people_store, vault),
+            people=PeopleAdmin(self.sign_in_records, vault),
         )
         self.surfaces = build_surfaces(self.context)
         self.context.events.served.publish(tuple(self.surfaces))
@@ -210,13 +212,12 @@ class Aggregator:
         self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
         # Sign-in for people (issue 31): the authorization server, when an OpenID provider is configured.
         self.authorization = build_authorization_server(
-            settings, plane, self.shares.base_url, self.resource.keys, self.metrics.rate_limited
+            settings, self.sign_in_records, self.shares.base_url, self.resource.keys, self.metrics.rate_limited
         )
         if self.authorization is not None:
-            self.backends.append(self.authorization.deps.store)
             # Disabling a person reaches their tokens and sessions on every replica within this cache's life.
-            self.resource.standing = StandingCache(self.authorization.deps.store, settings.token_cache_seconds)
-            self.resource.runs = RunCredentials(self.authorization.deps.store)
+            self.resource.standing = StandingCache(self.sign_in_records, settings.token_cache_seconds)
+            self.resource.runs = RunCredentials(self.sign_in_records)
         self.app = self._build_app()
         self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
 
@@ -288,7 +289,7 @@ class Aggregator:
         if self.authorization is None or self.context.scheduler is None:
             return None
         interval = max(5.0, 5 * self.settings.token_cache_seconds)
-        return asyncio.create_task(keep_pausing(self.authorization.deps.store, self.context.scheduler, interval))
+        return asyncio.create_task(keep_pausing(self.sign_in_records, self.context.scheduler, interval))
 
     def _surface_app(self, surface: Surface) -> Any:
         """The SDK's app for the surface's path; for a fixed tool list, with its tool calls answered directly."""

@@ -4,12 +4,11 @@ When a signed-in person spawns an agent session (orchestrator `session action=sp
 access token of the same kind as the person's own: its subject is the person, its scopes are the spawning token's
 scopes bound to the session's project (`orchestrator` becomes `orchestrator@p…`; `admin` becomes each surface bound to
 it) and its downstream ones (`profile…`, `servers…`, which name no project: the agent's calls to those servers use
-its person's own downstream credentials, which never enter the container), it is good at every MCP surface of this
-Jarvis and, with downstream scopes, at each profile served when it was minted (its `aud` lists them) while its
-session runs, for at most
-`JARVIS_AGGREGATOR_AGENT_CREDENTIAL_SECONDS` (oauth/agent_sessions.py), and its `session` claim names the session,
-whose id Jarvis picks and the runtime uses. The agent finds it in `JARVIS_TOKEN`
-(with `JARVIS_URL`), masked in its output like a secret. Its calls are then authorized as that person within that
+its person's own downstream credentials, which never enter the container). It is good at every MCP surface of this
+Jarvis and, with downstream scopes, at each profile served when it was minted (its `aud` lists them), while its
+session runs and for at most `JARVIS_AGGREGATOR_AGENT_CREDENTIAL_SECONDS` (oauth/agent_sessions.py); its `session`
+claim names the session, whose id Jarvis picks and the runtime uses. The agent finds it in `JARVIS_TOKEN` (with
+`JARVIS_URL`), masked in its output like a secret. Its calls are then authorized as that person within that
 project and audited as "alice@example.com via session s…"; the person's standing is checked on each one, so
 disabling them stops their agents too. A `jv_` token (a machine) spawns sessions without one, as before.
 """
@@ -90,14 +89,15 @@ class AgentCredentials:
         the caller is no signed-in person (or sign-in is off) or none of their scopes reaches the project."""
         if self.keys is None or not principal.user:
             return None
-        scopes = agent_scopes(principal.scopes, project_id)
-        if not project_scopes(principal.scopes, project_id):
+        bound = project_scopes(principal.scopes, project_id)
+        if not bound:
             return None
+        downstream = downstream_scopes(principal.scopes)
+        scopes = bound + downstream
         base = (await self.issuer()).rstrip("/")
         session_id = "s" + secrets.token_hex(6)  # the runtime's own form of a session id
-        paths = list(self.paths)
-        if downstream_scopes(principal.scopes):
-            paths += [PROFILE_PATH_PREFIX + name for name in sorted(self.profiles())]
+        profiles = [PROFILE_PATH_PREFIX + name for name in sorted(self.profiles())] if downstream else []
+        paths = [*self.paths, *profiles]
         token = access_tokens.issue(
             self.keys,
             issuer=base,

@@ -19,12 +19,11 @@ from jarvis.aggregator.oauth.server.routes import AuthorizationServer
 from jarvis.aggregator.oauth.upstream import Upstream, UpstreamConfig
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.common.internal_plane import InternalPlane
 
 
 def build_authorization_server(
     settings: AggregatorSettings,
-    plane: InternalPlane,
+    store: OAuthStateGateway,
     issuer: Callable[[], Awaitable[str]],
     keys: SigningKeys | None,
     refused: Counter,
@@ -32,10 +31,10 @@ def build_authorization_server(
     """The server the settings describe, or None when sign-in is not configured (JARVIS_OIDC_ISSUER unset).
 
     `keys` are the protected resource's: one set per process, so what this server signs the gate checks; `refused`
-    counts registrations refused by their rate limit (jarvis_rate_limited, surface "oauth")."""
+    counts registrations refused by their rate limit (jarvis_rate_limited, surface "oauth"); `store` is the registry's
+    sign-in records, which the aggregator's people admin reads and writes too (one client, closed by its owner)."""
     if not settings.oidc_issuer or keys is None:
         return None
-    store = OAuthStateGateway(settings.registry_target, plane)
     ttl = settings.oauth_access_token_ttl_seconds
     upstream = Upstream(
         UpstreamConfig(settings.oidc_issuer, settings.oidc_client_id, settings.oidc_secret(), settings.oidc_scopes)
