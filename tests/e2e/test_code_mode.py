@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.support.discovery import call, discovery_client
-from tests.support.downstream import FAST_ENV, create_toy, eventually
+from tests.support.downstream import FAST_ENV, create_toy, eventually, text_of
 from tests.support.stack import RunningJarvis, error_text, mcp_client, start_jarvis
+from tests.support.typecheck import deno_check
 
 pytestmark = pytest.mark.anyio
 
@@ -83,36 +86,42 @@ async def test_errors_give_the_line_and_column_and_jarvis_keeps_serving(jarvis: 
     assert "errors" not in found["calls"][0]
 
 
-async def call_catalog_only(jarvis: RunningJarvis) -> dict[str, Any]:
-    """A typescript-format hit for a catalog tool nobody installed (the catalog lists filesystem servers)."""
-    async with discovery_client(jarvis.url("/mcp")) as client:
-        found = await call(client, "tool_find", {"query": "list directory files", "limit": 10, "format": "typescript"})
-    uncallable = [r for r in found["results"] if not r["callable"]]
-    assert uncallable, found
-    return dict(uncallable[0])
+async def typings_of(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, {**arguments, "format": "typescript"})
+    assert not result.is_error, error_text(result)
+    return text_of(result)
 
 
-async def test_find_and_describe_give_declarations_a_program_is_written_against(jarvis: RunningJarvis) -> None:
+async def test_find_and_describe_give_declarations_a_program_is_written_against(
+    jarvis: RunningJarvis, tmp_path: Path
+) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
-        found = await call(client, "tool_find", {"query": "list installed servers", "limit": 2, "format": "typescript"})
+        found = await typings_of(client, "tool_find", {"query": "list installed servers", "limit": 2})
         plain = await call(client, "tool_find", {"query": "list installed servers", "limit": 2})
-        described = await call(client, "tool_describe", {"name": "jarvis_config", "format": "typescript"})
+        # The catalog lists filesystem servers nobody installed here.
+        catalog = await typings_of(client, "tool_find", {"query": "list directory files", "limit": 10})
+        described = await typings_of(client, "tool_describe", {"name": "jarvis_config"})
         program = "const c = await tools.jarvis_config({ action: 'list' });\nreturn typeof c;"
         ran = await call(client, "code_run", {"code": program})
-    top = found["results"][0]
-    assert top["name"] == "jarvis_server"
-    assert top["declaration"].startswith("/** ")
-    assert "\njarvis_server(args?: {" in top["declaration"]
-    assert '"list"' in top["declaration"]
-    assert "declaration" not in plain["results"][0]
-    assert set(top) == {"name", "declaration", "callable"}  # the declaration already says the rest
-    # A tool no program can call yet (in the catalog, not installed) is described, not declared.
-    catalog = await call_catalog_only(jarvis)
-    assert catalog["callable"] is False
-    assert set(catalog) == {"name", "callable", "description", "install_hint"}
-    assert "not installed" in catalog["install_hint"]
-    assert "jarvis_config(args?: {" in described["declaration"]
+    # A declarations file, not JSON holding quoted TypeScript.
+    assert found.startswith('// 1 of 2 tools found for "list installed servers" can be called in code_run: ')
+    assert "\ndeclare const tools: {\n/** " in found
+    assert "\njarvis_server(args?: {\n  action?: " in found
+    assert plain["results"][0]["name"] == "jarvis_server"  # without format, the same answer as JSON
+    # A tool no program can call yet (in the catalog, not installed) is named under why, not declared.
+    why = "// Cannot be called yet, not installed: an admin installs it with jarvis_server action=install name="
+    assert why in catalog
+    assert "//   filesystem__list_directory: " in catalog
+    assert "filesystem__list_directory(args" not in catalog
+    assert described.startswith("// call it in code_run: await tools.jarvis_config(args)\n")
+    assert "jarvis_config(args?: {" in described
     assert ran["result"] == "object"
+    # What was found is valid TypeScript that a program is checked against: a right call passes, a wrong one fails.
+    checked = deno_check(tmp_path, found, "await tools.jarvis_server({ action: 'list' });")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    wrong = deno_check(tmp_path, described, "await tools.jarvis_config({ action: 'delete' });")
+    assert wrong.returncode != 0
+    assert "delete" in wrong.stdout + wrong.stderr
 
 
 async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -1,14 +1,15 @@
-"""Declarations from JSON Schemas, checked by Deno's own TypeScript checker (offline, no permissions)."""
+"""Declarations from JSON Schemas, and the typings answer made of them, checked by Deno's own TypeScript checker
+(offline, no permissions)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from jarvis.aggregator.codemode.runner import deno_binary
 from jarvis.aggregator.codemode.typescript import declaration
+from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
+from tests.support.typecheck import deno_check
 
 CONFIG = {
     "type": "object",
@@ -48,14 +49,6 @@ def test_a_declaration_reads_like_typescript() -> None:
     )
 
 
-def check(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
-    source = tmp_path / "program.ts"
-    source.write_text(declared() + "export {};\n" + program)
-    command = [deno_binary(), "check", "--no-remote", "--no-npm", "--no-config", "--no-lock", str(source)]
-    env = {"DENO_DIR": str(tmp_path / "deno"), "NO_COLOR": "1"}
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
-
-
 @pytest.mark.parametrize(
     ("program", "ok"),
     [
@@ -66,5 +59,62 @@ def check(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_deno_checks_programs_against_the_declarations(tmp_path: Path, program: str, ok: bool) -> None:
-    done = check(tmp_path, program)
+    done = deno_check(tmp_path, declared(), program)
+    assert (done.returncode == 0) is ok, done.stdout + done.stderr
+
+
+GRAPH = {
+    "type": "object",
+    "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "relations": {"type": "array", "items": {"type": "object", "properties": {"from": {"type": "string"}}}},
+    },
+    "required": ["entities", "relations"],
+}
+
+
+def graph_typings() -> str:
+    """Two tools of one server that answer with the same graph, and two catalog tools of a server not installed."""
+    return typings(
+        '2 of 4 tools found for "graph" can be called',
+        [
+            Typed("memory__open_nodes", "Open nodes by name", {"type": "object", "required": ["names"]}, GRAPH),
+            Typed("memory__search_nodes", "Search nodes", SEARCH, GRAPH),
+        ],
+        [
+            Untyped("kg__walk", "Walk the graph", "not installed: install kg"),
+            Untyped("kg__*/", "x", "not installed: install kg"),
+        ],
+    )
+
+
+SEARCH = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+
+
+def test_a_type_the_tools_share_is_declared_once_and_uncallable_tools_are_grouped_by_why() -> None:
+    text = graph_typings()
+    assert text.startswith('// 2 of 4 tools found for "graph" can be called\ntype OpenNodesResult = {\n')
+    assert text.count("entities: Array<") == 1  # the shared result, written out once
+    assert "memory__open_nodes(args: {\n  [key: string]: unknown;\n}): Promise<OpenNodesResult>;" in text
+    assert "}): Promise<OpenNodesResult>;\n};\n" in text  # search_nodes refers to it too, and the block closes
+    assert text.count("not installed: install kg") == 1
+    assert text.endswith("//   kg__walk: Walk the graph\n//   kg__*/: x\n")
+    assert "declare const tools" not in typings("none callable", [], [Untyped("a__b", "c", "not installed")])
+
+
+@pytest.mark.parametrize(
+    ("program", "ok"),
+    [
+        (
+            "const g = await tools.memory__search_nodes({ query: 'x' });\n"
+            "const n: string | undefined = g.entities[0].name;",
+            True,
+        ),
+        ("const g: OpenNodesResult = await tools.memory__open_nodes({ names: ['a'] });", True),
+        ("await tools.memory__search_nodes({});", False),
+        ("await tools.kg__walk({});", False),  # not callable, so not declared
+    ],
+)
+def test_deno_checks_programs_against_a_typings_answer(tmp_path: Path, program: str, ok: bool) -> None:
+    done = deno_check(tmp_path, graph_typings(), program)
     assert (done.returncode == 0) is ok, done.stdout + done.stderr

@@ -76,7 +76,18 @@ def declaration(
 ) -> str:
     """One tool as a method of the program's `tools` object, e.g.
     `/** List servers */ jarvis_server(args: { action?: "list" | ... }): Promise<unknown>;`"""
-    params = type_of(input_schema, 0, "")
+    return member(name, description, input_schema, params_type(input_schema), result_type(output_schema))
+
+
+def params_type(input_schema: Mapping[str, Any]) -> str:
+    return type_of(input_schema, 0, "")
+
+
+def result_type(output_schema: Mapping[str, Any] | None) -> str:
+    return type_of(output_schema, 0, "") if output_schema else UNTYPED_RESULT
+
+
+def member(name: str, description: str, input_schema: Mapping[str, Any], params: str, result: str) -> str:
+    """The method's text from its parameters' and result's types (written out, or the name of a shared type)."""
     optional = "" if (input_schema.get("required") or []) else "?"
-    result = type_of(output_schema, 0, "") if output_schema else UNTYPED_RESULT
     return f"{doc(description, '')}{key(name)}(args{optional}: {params}): Promise<{result}>;"

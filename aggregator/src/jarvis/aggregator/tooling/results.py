@@ -23,6 +23,11 @@ class ForeignJson:
     value: Any
 
 
+class TextAnswer(str):
+    """A result that is text to be read as it is, not JSON: TypeScript declarations for code mode
+    (codemode/typings.py). The tool's text content is this string itself."""
+
+
 def jsonable(value: Any) -> Any:
     """`value` with every dataclass turned into a dict, ready for json.dumps."""
     if value is None or isinstance(value, str | int | float):
@@ -56,6 +61,8 @@ def result_schema(hint: Any) -> JsonObject:
         return {}
     if hint is ForeignJson:
         return {"description": "JSON the called program defines"}
+    if hint is TextAnswer:
+        return {"type": "string", "description": "text read as it is, not JSON (TypeScript declarations)"}
     if isinstance(hint, type) and issubclass(hint, pydantic.BaseModel):
         return {"title": hint.__name__, "description": "an MCP result, passed on as the called tool answered"}
     if hint is type(None):

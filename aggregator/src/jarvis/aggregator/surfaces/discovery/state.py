@@ -280,7 +280,6 @@ class ToolDescription:
     source: str
     call: str | None = None
     install_hint: str | None = None
-    declaration: str | None = None  # with format="typescript": the tool as code_run's `tools.<name>` declares it
 
 
 def describe(entry: ToolEntry, active: bool) -> ToolDescription:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
 import mcp_types as types
 
-from jarvis.aggregator.codemode.typescript import declaration
+from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.text import analyze
 from jarvis.aggregator.surfaces.discovery.code import Code, CodeMode
@@ -20,6 +20,7 @@ from jarvis.aggregator.surfaces.discovery.state import (
     shown,
 )
 from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.results import TextAnswer
 from jarvis.aggregator.tooling.tool import Tool
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError, NotFound
 from jarvis.common.params import Arg, NoParams
@@ -47,6 +48,11 @@ def _query(raw: str | None, d: Discovery) -> str:
             "'schedule prompt' or 'github issues'"
         )
     return query
+
+
+def _no_match(query: str) -> str:
+    hint = "try other words (what the tool acts on, e.g. 'files', 'servers', 'schedule')"
+    return f"no tool matches '{shown(query)}'; {hint}"
 
 
 async def default_limit(d: Discovery) -> int:
@@ -83,7 +89,7 @@ Format = Literal["json", "typescript"]
 class Find:
     query: str | None = None
     limit: Annotated[int | None, Arg(minimum=1, maximum=MAX_LIMIT)] = None
-    format: Format | None = None  # "typescript" adds each tool's declaration for code_run
+    format: Format | None = None  # "typescript": the declarations a code_run program is written against
 
 
 @dataclass(frozen=True)
@@ -120,22 +126,9 @@ class Found:
 
 
 @dataclass(frozen=True)
-class Declared:
-    """A result with format="typescript": a callable tool's declaration carries its description and parameters
-    already. One a program cannot call yet (not installed) gets no declaration, which would only invite a call
-    that fails, and no schema is known for it anyway: its description and how to make it callable instead."""
-
-    name: str
-    callable: bool
-    declaration: str | None = None
-    description: str | None = None
-    install_hint: str | None = None
-
-
-@dataclass(frozen=True)
 class FindAnswer:
     query: str
-    results: list[Found] | list[Declared]
+    results: list[Found]
     count: int
     message: str | None = None
 
@@ -175,29 +168,36 @@ class DiscoveryTools:
     def __init__(self, d: Discovery) -> None:
         self.d = d
 
-    async def find(self, p: Find, principal: Principal) -> FindAnswer:
+    async def find(self, p: Find, principal: Principal) -> FindAnswer | TextAnswer:
+        """The tools that match, as JSON, or with format="typescript" as the declarations a program is written
+        against (codemode/typings.py)."""
         d = self.d
         query = _query(p.query, d)
         limit = p.limit if p.limit is not None else await default_limit(d)
         hits = d.catalog.index.search(query, limit, allowed=d.search_filter(principal))
+        if p.format == "typescript":
+            return self._typings(query, [d.live(hit.entry) for hit in hits])
         active = await d.active_names(current_caller()) if hits else set()
         found = [self._found(d.live(hit.entry), hit.score, active) for hit in hits]
-        results: list[Found] | list[Declared] = found
-        if p.format == "typescript":
-            pairs = zip(found, hits, strict=True)
-            results = [
-                Declared(f.name, True, self.declare(hit.entry))
-                if f.callable
-                else Declared(f.name, False, description=f.description, install_hint=f.install_hint)
-                for f, hit in pairs
-            ]
-        message = None
-        if not results:
-            message = (
-                f"no tool matches '{shown(query)}'; try other words (what the tool acts on, "
-                "e.g. 'files', 'servers', 'schedule')"
-            )
-        return FindAnswer(query=query, results=results, count=len(results), message=message)
+        message = None if found else _no_match(query)
+        return FindAnswer(query=query, results=found, count=len(found), message=message)
+
+    def _typings(self, query: str, entries: list[ToolEntry]) -> TextAnswer:
+        callable_ = [self._typed(e) for e in entries if e.callable]
+        others = [self._untyped(e) for e in entries if not e.callable]
+        if not entries:
+            header = _no_match(query)
+        else:
+            header = f'{len(callable_)} of {len(entries)} tools found for "{query}" can be called in code_run'
+            header += ": await tools.<name>(args)" if callable_ else ""
+        return TextAnswer(typings(header, callable_, others))
+
+    def _typed(self, entry: ToolEntry) -> Typed:
+        return Typed(entry.name, entry.description, entry.input_schema, self.d.output_schema(entry))
+
+    @staticmethod
+    def _untyped(entry: ToolEntry) -> Untyped:
+        return Untyped(entry.name, entry.description, entry.install_hint or "not callable")
 
     @staticmethod
     def _found(e: ToolEntry, score: float, active: set[str]) -> Found:
@@ -213,13 +213,13 @@ class DiscoveryTools:
             install_hint=None if e.callable else e.install_hint,
         )
 
-    async def describe(self, p: Named, principal: Principal) -> ToolDescription:
+    async def describe(self, p: Named, principal: Principal) -> ToolDescription | TextAnswer:
         entry = self.d.resolve(_name(p.name, "tool_describe"), principal)
-        described = describe(entry, entry.name in await self.d.active_names(current_caller()))
-        return replace(described, declaration=self.declare(entry)) if p.format == "typescript" else described
-
-    def declare(self, entry: ToolEntry) -> str:
-        return declaration(entry.name, entry.description, entry.input_schema, self.d.output_schema(entry))
+        if p.format == "typescript":
+            if not entry.callable:
+                return TextAnswer(typings(f"{entry.name} cannot be called yet", [], [self._untyped(entry)]))
+            return TextAnswer(typings(f"call it in code_run: await tools.{entry.name}(args)", [self._typed(entry)]))
+        return describe(entry, entry.name in await self.d.active_names(current_caller()))
 
     async def load(self, p: Load, principal: Principal) -> LoadAnswer:
         d = self.d
@@ -283,7 +283,8 @@ def build_tools(d: Discovery) -> list[Tool]:
     handlers = DiscoveryTools(d)
 
     async def find_for_code(query: str, limit: int | None, principal: Principal) -> Any:
-        return asdict(await handlers.find(Find(query, limit), principal))
+        found = await handlers.find(Find(query, limit), principal)
+        return found if isinstance(found, str) else asdict(found)
 
     code = CodeMode(d, find_for_code)
     return [
