@@ -100,6 +100,9 @@ def test_a_type_the_tools_share_is_declared_once_and_uncallable_tools_are_groupe
     assert text.count("not installed: install kg") == 1
     assert text.endswith("//   kg__walk: Walk the graph\n//   kg__*/: x\n")
     assert "declare const tools" not in typings("none callable", [], [Untyped("a__b", "c", "not installed")])
+    # What a server says stays inside its comment line, whatever line breaks it holds (U+2028 ends a line in TS).
+    sneaky = typings("h", [], [Untyped("a__b\nx = 1;", "c\u2028declare const y: 1;", "not\ninstalled")])
+    assert all(line.startswith("//") for line in sneaky.splitlines())
 
 
 @pytest.mark.parametrize(

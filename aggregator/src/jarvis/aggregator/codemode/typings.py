@@ -58,7 +58,7 @@ def typings(header: str, tools: Sequence[Typed], others: Sequence[Untyped] = ())
         lines.append("};")
     for why, group in _grouped(others).items():
         lines.append(f"// Cannot be called yet, {why}:")
-        lines += [f"//   {o.name}: {_one_line(o.description)}" for o in group]
+        lines += [f"//   {_one_line(o.name)}: {_one_line(o.description)}" for o in group]
     return "\n".join(lines) + "\n"
 
 
