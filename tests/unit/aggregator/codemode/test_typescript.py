@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from jarvis.aggregator.codemode.typescript import declaration
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from tests.support.typecheck import deno_check
 
@@ -27,26 +26,27 @@ OUTPUT = {"type": "object", "properties": {"settings": {"type": "array", "items"
 
 
 def declared() -> str:
-    tools = [
-        declaration("jarvis_config", "Read and write settings", CONFIG, OUTPUT),
-        declaration("time-now", "The time", {"type": "object"}),
-    ]
-    return "declare const tools: {\n" + "\n".join(tools) + "\n};\n"
+    return typings(
+        "2 of 2 tools found",
+        [
+            Typed("jarvis_config", "Read and write settings", CONFIG, OUTPUT),
+            Typed("time-now", "The time", {"type": "object"}),
+        ],
+    )
 
 
 def test_a_declaration_reads_like_typescript() -> None:
-    text = declaration("jarvis_config", "Read and write settings", CONFIG, OUTPUT)
-    assert text.startswith("/** Read and write settings */\njarvis_config(args: {")
+    text = declared()
+    assert text.startswith(
+        "// 2 of 2 tools found\ndeclare const tools: {\n/** Read and write settings */\njarvis_config(args: {"
+    )
     assert '  action: "list" | "get" | "set";' in text
     assert "  /** a setting's name */\n  key?: string;" in text
     assert '"a-b"?: number;' in text
     assert "evil" in text
     assert "*/ evil" not in text  # a description cannot close its comment early
-    assert text.endswith("}>;")
-    assert "Promise<{\n  settings?: Array<string>;\n}>" in text
-    assert declaration("x", "", {"type": "object"}).endswith(
-        "x(args?: {\n  [key: string]: unknown;\n}): Promise<unknown>;"
-    )
+    assert "Promise<{\n  settings?: Array<string>;\n}>;\n/** The time */\n" in text
+    assert text.endswith('"time-now"(args?: {\n  [key: string]: unknown;\n}): Promise<unknown>;\n};\n')
 
 
 @pytest.mark.parametrize(

@@ -71,14 +71,6 @@ def _wrapped(text: str) -> str:
     return f"({text})" if " | " in text or " & " in text else text
 
 
-def declaration(
-    name: str, description: str, input_schema: Mapping[str, Any], output_schema: Mapping[str, Any] | None = None
-) -> str:
-    """One tool as a method of the program's `tools` object, e.g.
-    `/** List servers */ jarvis_server(args: { action?: "list" | ... }): Promise<unknown>;`"""
-    return member(name, description, input_schema, params_type(input_schema), result_type(output_schema))
-
-
 def params_type(input_schema: Mapping[str, Any]) -> str:
     return type_of(input_schema, 0, "")
 
