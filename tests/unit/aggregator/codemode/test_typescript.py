@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from jarvis.aggregator.codemode.typescript import accessor
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from tests.support.typecheck import deno_check
 
@@ -121,3 +122,8 @@ def test_a_type_the_tools_share_is_declared_once_and_uncallable_tools_are_groupe
 def test_deno_checks_programs_against_a_typings_answer(tmp_path: Path, program: str, ok: bool) -> None:
     done = deno_check(tmp_path, graph_typings(), program)
     assert (done.returncode == 0) is ok, done.stdout + done.stderr
+
+
+def test_a_tool_is_reached_as_a_program_would_write_it() -> None:
+    assert accessor("jarvis_config") == "tools.jarvis_config"
+    assert accessor("everything__get-sum") == 'tools["everything__get-sum"]'  # tools.everything__get-sum is a minus

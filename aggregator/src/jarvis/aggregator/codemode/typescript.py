@@ -21,6 +21,12 @@ def key(name: str) -> str:
     return name if IDENTIFIER.match(name) else json.dumps(name)
 
 
+def accessor(name: str) -> str:
+    """How a program reaches the tool: `tools.jarvis_config`, or `tools["everything__get-sum"]` for a name that is
+    not an identifier."""
+    return f"tools.{name}" if IDENTIFIER.match(name) else f"tools[{json.dumps(name)}]"
+
+
 def doc(text: str, indent: str) -> str:
     """A doc comment that cannot end early, whatever the description says."""
     text = " ".join(text.split())[:MAX_DOC].replace("*/", "* /")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import mcp_types as types
 
+from jarvis.aggregator.codemode.typescript import accessor
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.text import analyze
@@ -218,7 +219,7 @@ class DiscoveryTools:
         if p.format == "typescript":
             if not entry.callable:
                 return TextAnswer(typings(f"{entry.name} cannot be called yet", [], [self._untyped(entry)]))
-            return TextAnswer(typings(f"call it in code_run: await tools.{entry.name}(args)", [self._typed(entry)]))
+            return TextAnswer(typings(f"call it in code_run: await {accessor(entry.name)}(args)", [self._typed(entry)]))
         return describe(entry, entry.name in await self.d.active_names(current_caller()))
 
     async def load(self, p: Load, principal: Principal) -> LoadAnswer:
