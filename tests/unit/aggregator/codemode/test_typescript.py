@@ -47,7 +47,7 @@ def test_a_declaration_reads_like_typescript() -> None:
     assert "evil" in text
     assert "*/ evil" not in text  # a description cannot close its comment early
     assert "Promise<{\n  settings?: Array<string>;\n}>;\n/** The time */\n" in text
-    assert text.endswith('"time-now"(args?: {\n  [key: string]: unknown;\n}): Promise<unknown>;\n};\n')
+    assert text.endswith('"time-now"(args?: Record<string, unknown>): Promise<unknown>;\n};\n')
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_a_type_the_tools_share_is_declared_once_and_uncallable_tools_are_groupe
     text = graph_typings()
     assert text.startswith('// 2 of 4 tools found for "graph" can be called\ntype OpenNodesResult = {\n')
     assert text.count("entities: Array<") == 1  # the shared result, written out once
-    assert "memory__open_nodes(args: {\n  [key: string]: unknown;\n}): Promise<OpenNodesResult>;" in text
+    assert "memory__open_nodes(args: Record<string, unknown>): Promise<OpenNodesResult>;" in text
     assert "}): Promise<OpenNodesResult>;\n};\n" in text  # search_nodes refers to it too, and the block closes
     assert text.count("not installed: install kg") == 1
     assert text.endswith("//   kg__walk: Walk the graph\n//   kg__*/: x\n")

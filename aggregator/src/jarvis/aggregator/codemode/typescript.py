@@ -68,7 +68,9 @@ def object_type(schema: Mapping[str, Any], depth: int, indent: str) -> str:
             lines.append(
                 f"{doc(str(description), inner)}{inner}{key(str(name))}{optional}: {type_of(sub, depth + 1, inner)};"
             )
-    if isinstance(extra, Mapping) or (extra is None and not lines):
+    if not lines and (isinstance(extra, Mapping) or extra is None):  # a map, written as TypeScript writes one
+        return f"Record<string, {type_of(extra, depth + 1, indent) if extra else 'unknown'}>"
+    if isinstance(extra, Mapping):
         lines.append(f"{inner}[key: string]: {type_of(extra, depth + 1, inner) if extra else 'unknown'};")
     return "{\n" + "\n".join(lines) + f"\n{indent}}}" if lines else "{}"
 
