@@ -78,7 +78,8 @@ def surface_entries(surfaces: Iterable[Surface], skip: str) -> Iterator[ToolEntr
                 category=surface.name,
                 keywords=tuple(tool.action_names),
                 input_schema=tool.input_schema,
-                context=surface.instructions,
+                # The tool's summary first: the embedding reads the first 200 characters of the context.
+                context=f"{tool.summary} {surface.instructions}".strip(),
             )
 
 

@@ -46,6 +46,10 @@ def build_debug_surface(ctx: ToolContext) -> Surface:
     tool = Tool(
         name="debug",
         description="Debugging tools gateway: discover with list, then run",
+        summary=(
+            "Debugging backends behind one tool: AWS CloudWatch logs, Step Functions executions, LangSmith traces, "
+            "Jira issues, a project's own introspection. List its tools, then run one."
+        ),
         params=DebugCall,
         handler=debug,
         # Not read-only: project tools can write (db_bridge seed) and run tests.

@@ -67,6 +67,10 @@ class Action(Generic[P]):
         return self.admin_why(args)
 
 
+# tool_find's embedding reads this much of a tool's context (discovery/dense.py CONTEXT_CHARS): a summary is read whole.
+MAX_SUMMARY = 200
+
+
 @dataclass
 class Tool:
     """A tool of a surface. With `actions`, an `action` parameter routes to one of them;
@@ -81,10 +85,15 @@ class Tool:
     read_only: bool = False
     idempotent: bool = False
     admin: bool = False  # single-purpose tools that define an image or command (e.g. image_rebuild)
+    # What the tool does, in words, for tool_find alone: the description is held to 60 characters for the
+    # listings' budgets and mostly names actions ("list|info|uninstall|…"), which a search by meaning reads poorly.
+    summary: str = ""
 
     def __post_init__(self) -> None:
         if len(self.description) > 60:
             raise ValueError(f"description of {self.name} is over 60 characters")
+        if len(self.summary) > MAX_SUMMARY:
+            raise ValueError(f"summary of {self.name} is over {MAX_SUMMARY} characters")
         if bool(self.actions) == (self.handler is not None):
             raise ValueError(f"{self.name} needs either actions or a handler")
         self._by_action = {a.name: a for a in self.actions}

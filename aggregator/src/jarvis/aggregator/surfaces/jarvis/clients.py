@@ -65,6 +65,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_client",
         description="MCP clients: list|edit|import|config",
+        summary=(
+            "MCP client apps (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf): list them, write Jarvis into "
+            "their config files, import the servers their configs hold, show the config to paste."
+        ),
         actions=[
             Action("list", list_, NoParams, read_only=True, idempotent=True),
             # A path of the caller's choosing is a write target: admin only, as for config.

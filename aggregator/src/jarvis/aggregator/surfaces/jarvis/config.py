@@ -56,6 +56,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_config",
         description="Config: get|set|list|migrate",
+        summary=(
+            "Jarvis's settings: read one, change one, list them all with their values, defaults and meaning, "
+            "migrate the settings file to the current version."
+        ),
         actions=[
             Action("get", get, Get, read_only=True, idempotent=True),
             Action(

@@ -121,6 +121,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_profile",
         description="Profiles: list|create|edit|delete|suggest|restart",
+        summary=(
+            "Profiles, named sets of MCP servers served together at their own endpoint: list, create, add or remove "
+            "servers, delete, suggest one for a project, restart its servers."
+        ),
         actions=[
             Action("list", list_, NoParams, read_only=True, idempotent=True),
             Action("create", create, Create),

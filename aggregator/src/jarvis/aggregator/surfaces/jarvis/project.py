@@ -51,6 +51,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_project",
         description="Project: analyze|diff|devops",
+        summary=(
+            "A local code project: analyze its languages, frameworks and tooling, show its git diff, scaffold "
+            "DevOps configuration (CI workflows, Dockerfile) for it."
+        ),
         actions=[
             Action("analyze", analyze, Analyze, read_only=True, idempotent=True),
             Action("diff", diff, Diff, read_only=True, idempotent=True),

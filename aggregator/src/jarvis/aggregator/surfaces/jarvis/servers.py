@@ -319,6 +319,10 @@ def build(ctx: ToolContext) -> Tool:
         name="jarvis_server",
         # Within 60 characters every action is named: "uninstall" names install, "disconnect" connect.
         description="list|info|uninstall|search|edit|create|usage|disconnect",
+        summary=(
+            "MCP servers: list the installed ones, show one, install one from the catalog, uninstall, search the "
+            "catalog, register or edit a server, its call counts and audit, your own credentials for it."
+        ),
         actions=[
             Action("list", h.list_, NoParams, read_only=True, idempotent=True),
             Action("info", h.info, Named, read_only=True, idempotent=True),

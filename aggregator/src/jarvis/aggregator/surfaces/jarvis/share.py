@@ -61,6 +61,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_share",
         description="Share a server: start|stop|list",
+        summary=(
+            "Share one of your MCP servers with someone outside this machine: start a share with an expiring link, "
+            "optionally over an SSH tunnel, stop it, list the shares running."
+        ),
         actions=[
             Action("start", start, Start, admin=True),
             Action("stop", stop, Named, destructive=True),

@@ -94,6 +94,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_check_status",
         description="Status: doctor report, service health, daemons",
+        summary=(
+            "Health of this Jarvis installation: a doctor report of what is installed and misconfigured, each "
+            "service's health (registry, runtime, scheduler, debug) and the daemons it needs."
+        ),
         handler=check,
         params=NoParams,
         read_only=True,

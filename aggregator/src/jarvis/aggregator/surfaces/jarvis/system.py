@@ -33,6 +33,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="jarvis_system",
         description="System: bootstrap|restart|restart_infra",
+        summary=(
+            "Jarvis's own processes: bootstrap (seed the catalog and defaults), restart Jarvis, restart its "
+            "infrastructure services."
+        ),
         actions=[
             Action("bootstrap", bootstrap, Bootstrap, idempotent=True, admin=True),
             Action("restart", restart, NoParams, admin=True),

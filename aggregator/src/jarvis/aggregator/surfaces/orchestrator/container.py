@@ -73,6 +73,7 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="container",
         description="Project container: start|stop|logs|exec",
+        summary="A project's container: start it, stop it, read its logs, run a command inside it.",
         actions=[
             Action("start", a.start, ProjectScoped, idempotent=True),
             Action("stop", a.stop, ProjectScoped, destructive=True, idempotent=True),

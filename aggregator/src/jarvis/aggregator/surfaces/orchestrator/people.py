@@ -152,6 +152,10 @@ def build(ctx: ToolContext) -> list[Tool]:
         Tool(
             name="user",
             description="People who signed in: list|disable|enable",
+            summary=(
+                "People who have signed in to Jarvis through the team's identity provider: list them, disable one "
+                "(their sessions and tokens stop working), enable one again."
+            ),
             actions=[
                 Action("list", a.list_users, ListUsers, read_only=True, idempotent=True, admin=True),
                 Action("disable", a.disable, Who, destructive=True, idempotent=True, admin=True),
@@ -161,6 +165,10 @@ def build(ctx: ToolContext) -> list[Tool]:
         Tool(
             name="role",
             description="Sign-in roles, groups to scopes: list|set|delete",
+            summary=(
+                "Sign-in roles, which give people scopes by their identity provider groups or by name: list them, "
+                "set one, delete one."
+            ),
             actions=[
                 Action("list", a.list_roles, ListRoles, read_only=True, idempotent=True, admin=True),
                 Action("set", a.set_role, SetRole, idempotent=True, admin=True),

@@ -119,6 +119,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="project",
         description="create|list|get|delete|secret_set|secret_list|secret_delete",
+        summary=(
+            "Projects, git repositories that Jarvis runs in containers: create one, list, get, delete, and set, "
+            "list or delete the secrets its containers receive."
+        ),
         actions=[
             # A project on the bridge network has no proxy, no allowlist, no internal-address refusal: admin only.
             Action(

@@ -202,6 +202,10 @@ def build(ctx: ToolContext) -> Tool:
     return ScheduleTool(
         name=NAME,
         description="Cron prompts: create|list|get|update|delete|trigger",
+        summary=(
+            "Scheduled prompts: create a cron schedule that sends a prompt to an agent session, list, get, update, "
+            "delete, trigger a run now."
+        ),
         actions=[
             Action("create", a.create, Create),
             Action("list", a.list_, ListSchedules, read_only=True, idempotent=True),

@@ -111,6 +111,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="session",
         description="Agent sessions: spawn|message|get|list|end|events|cleanup",
+        summary=(
+            "Coding agent sessions (Claude Code, Codex, Gemini, OpenCode, Aider) in a project: spawn one with a "
+            "prompt, message it, get its state, list, end, read its events, clean up old ones."
+        ),
         actions=[
             Action("spawn", a.spawn, Spawn),
             Action("message", a.message, Message),

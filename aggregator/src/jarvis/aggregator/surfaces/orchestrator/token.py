@@ -72,6 +72,10 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="token",
         description="Access tokens: create|list|revoke",
+        summary=(
+            "Access tokens, bearer tokens for calling Jarvis with scopes and an expiry: create one, list them, "
+            "revoke one."
+        ),
         actions=[
             # Minting or revoking credentials is an administrator's act, whatever else a token may do.
             Action("create", a.create, Create, admin=True),

@@ -45,6 +45,7 @@ def build(ctx: ToolContext) -> Tool:
     return Tool(
         name="workspace",
         description="Workspaces: list|delete",
+        summary="Workspaces, the working copies of a project that agent sessions edit: list them, delete one.",
         actions=[
             Action("list", a.list_, ProjectScoped, read_only=True, idempotent=True),
             Action("delete", a.delete, WorkspaceNamed, destructive=True),
