@@ -14,23 +14,20 @@ Run: .venv/bin/python bench/own_tools_discovery.py
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from common import REPO
+from discovery_quality import ready_dense
 
-from jarvis.aggregator.app import build_surfaces
 from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.index import ToolIndex
 from jarvis.aggregator.discovery.sources import surface_entries
-from jarvis.aggregator.gateways.registry import RegistryGateway
+from tests.support.offline_surfaces import offline_surfaces
 from tests.support.retrieval_data import Search, livemcpbench_catalog
-from tests.unit.aggregator.test_tool_results import UNREACHABLE, offline_context
 
 QUERY_SETS = {
     "written before the summaries, by their author": REPO / "bench" / "data" / "own_tool_queries.json",
@@ -45,22 +42,16 @@ def load(path: Path) -> list[tuple[str, str]]:
     return [(q["query"], q["tool"]) for q in json.loads(path.read_text())["queries"]]
 
 
-async def own_entries() -> tuple[list[ToolEntry], list[ToolEntry]]:
+def own_entries() -> tuple[list[ToolEntry], list[ToolEntry]]:
     """Jarvis's own tools as discovery indexes them, and the same without their summaries."""
-    registry = RegistryGateway(UNREACHABLE)
-    surfaces = build_surfaces(offline_context(registry))
-    await registry.close()
+    surfaces = offline_surfaces()
     instructions = {s.name: s.instructions for s in surfaces}
     entries = list(surface_entries(surfaces, "discovery"))
     return entries, [replace(e, context=instructions[e.source]) for e in entries]
 
 
 def searches(entries: list[ToolEntry], cache: Path) -> tuple[Search, Search, DenseIndex]:
-    dense = DenseIndex(cache, lowest_priority=False)
-    dense.upsert(entries)
-    dense.start()
-    if not dense.wait_ready(3600):
-        sys.exit(f"the embedding model is unavailable: {dense.status().detail}")
+    dense = ready_dense(entries, cache)
     hybrid, lexical = ToolIndex(entries, dense=dense), ToolIndex(entries)
     return (
         lambda q: [h.entry.name for h in hybrid.search(q, 10)],
@@ -84,7 +75,7 @@ def row(label: str, found: list[int | None]) -> str:
 
 def main() -> None:
     sets = {name: load(path) for name, path in QUERY_SETS.items()}
-    with_summaries, without = asyncio.run(own_entries())
+    with_summaries, without = own_entries()
     neighbours = [d.entry() for d in livemcpbench_catalog()]
     print(f"{len(with_summaries)} Jarvis tools among {len(neighbours)} LiveMCPBench tools")
     results: dict[str, list[str]] = {name: [] for name in sets}

@@ -8,29 +8,20 @@ inside and outside bounds and enums, wrong item and value types, unknown names.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any
 
 import jsonschema
 import pytest
 
-from jarvis.aggregator.app import build_surfaces
-from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.common.schema_check import compile_check
-from tests.unit.aggregator.test_tool_results import UNREACHABLE, offline_context
+from tests.support.offline_surfaces import offline_surfaces
 
 PROBES: list[Any] = ["", "x", 0, 1, -1, 2.0, 1.5, True, False, None, [], ["a"], [1], [True], {}, {"k": "v"}, {"k": 1}]
 
 
 def _tool_schemas() -> dict[str, dict[str, Any]]:
-    async def collect() -> dict[str, dict[str, Any]]:
-        registry = RegistryGateway(UNREACHABLE)
-        surfaces = build_surfaces(offline_context(registry))
-        await registry.close()
-        return {f"{s.name}/{t.name}": t.input_schema for s in surfaces for t in s.tools}
-
-    return asyncio.run(collect())
+    return {f"{s.name}/{t.name}": t.input_schema for s in offline_surfaces() for t in s.tools}
 
 
 SCHEMAS = _tool_schemas()

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
 
-from jarvis.aggregator.app import build_surfaces
 from jarvis.aggregator.discovery.dense import dense_text
 from jarvis.aggregator.discovery.sources import catalog_entries, server_entries, surface_entries
-from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.registry_convert import catalog_entry_view, server_view
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Surface, Tool
 from jarvis.api.registry.v1 import registry_pb2 as pb
-from tests.unit.aggregator.test_tool_results import UNREACHABLE, offline_context
+from tests.support.offline_surfaces import offline_surfaces
 
 
 async def _noop(_: dict[str, Any], __: Principal) -> Any:
@@ -55,14 +52,7 @@ def test_a_tools_summary_is_what_discovery_reads_first_and_every_action_tool_has
     assert "revoke one." in dense_text(entry)
     with pytest.raises(ValueError, match="summary of token is over 200 characters"):
         Tool(name="token", description="x", summary="y" * 201, actions=[Action("create", _noop)])
-    assert asyncio.run(_action_tools_without_a_summary()) == []
-
-
-async def _action_tools_without_a_summary() -> list[str]:
-    registry = RegistryGateway(UNREACHABLE)
-    surfaces = build_surfaces(offline_context(registry))
-    await registry.close()
-    return [t.name for s in surfaces for t in s.tools if t.actions and not t.summary]
+    assert [t.name for s in offline_surfaces() for t in s.tools if t.actions and not t.summary] == []
 
 
 def _summary(name: str, schema: Any) -> pb.ToolSummary:

@@ -27,6 +27,7 @@ from jarvis.aggregator.discovery.ensemble import Ensemble, TextEncoder
 from jarvis.aggregator.discovery.entry import ToolEntry, schema_terms
 from jarvis.aggregator.discovery.text import words
 from jarvis.aggregator.discovery.vectors import VectorStore, vector_key
+from jarvis.aggregator.tooling.tool import MAX_SUMMARY
 
 log = logging.getLogger(__name__)
 # Texts per task handed to a worker (the model reads each alone): few enough that stop() never waits long
@@ -47,7 +48,9 @@ QUERY_CACHE = 1024
 # Threads that embed a request's parts (and multiply each by the tools' matrix) while the request's thread
 # scores its words: on the request path, so at normal priority, one intra-op thread each like every call.
 QUERY_WORKERS = 2
-CONTEXT_CHARS = 200
+# Of a tool's context (a Jarvis tool's summary first, its server's or surface's words after) the embedding reads as
+# much as a summary may hold, so a summary is always read whole.
+CONTEXT_CHARS = MAX_SUMMARY
 
 
 def dense_text(entry: ToolEntry) -> str:

@@ -67,7 +67,7 @@ class Action(Generic[P]):
         return self.admin_why(args)
 
 
-# tool_find's embedding reads this much of a tool's context (discovery/dense.py CONTEXT_CHARS): a summary is read whole.
+# A Jarvis tool's summary, at most: tool_find's embedding reads this much of a tool's context (discovery/dense.py).
 MAX_SUMMARY = 200
 
 

@@ -9,7 +9,7 @@ import mcp_types as types
 
 from jarvis.aggregator.codemode.typescript import accessor
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
-from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.discovery.entry import Hit, ToolEntry
 from jarvis.aggregator.discovery.text import analyze
 from jarvis.aggregator.surfaces.discovery.code import Code, CodeMode
 from jarvis.aggregator.surfaces.discovery.state import (
@@ -172,16 +172,22 @@ class DiscoveryTools:
     async def find(self, p: Find, principal: Principal) -> FindAnswer | TextAnswer:
         """The tools that match, as JSON, or with format="typescript" as the declarations a program is written
         against (codemode/typings.py)."""
-        d = self.d
-        query = _query(p.query, d)
-        limit = p.limit if p.limit is not None else await default_limit(d)
-        hits = d.catalog.index.search(query, limit, allowed=d.search_filter(principal))
         if p.format == "typescript":
-            return self._typings(query, [d.live(hit.entry) for hit in hits])
-        active = await d.active_names(current_caller()) if hits else set()
-        found = [self._found(d.live(hit.entry), hit.score, active) for hit in hits]
+            query, hits = await self._search(p, principal)
+            return self._typings(query, [self.d.live(hit.entry) for hit in hits])
+        return await self.find_json(p, principal)
+
+    async def find_json(self, p: Find, principal: Principal) -> FindAnswer:
+        query, hits = await self._search(p, principal)
+        active = await self.d.active_names(current_caller()) if hits else set()
+        found = [self._found(self.d.live(hit.entry), hit.score, active) for hit in hits]
         message = None if found else _no_match(query)
         return FindAnswer(query=query, results=found, count=len(found), message=message)
+
+    async def _search(self, p: Find, principal: Principal) -> tuple[str, list[Hit]]:
+        query = _query(p.query, self.d)
+        limit = p.limit if p.limit is not None else await default_limit(self.d)
+        return query, self.d.catalog.index.search(query, limit, allowed=self.d.search_filter(principal))
 
     def _typings(self, query: str, entries: list[ToolEntry]) -> TextAnswer:
         callable_ = [self._typed(e) for e in entries if e.callable]
@@ -284,8 +290,7 @@ def build_tools(d: Discovery) -> list[Tool]:
     handlers = DiscoveryTools(d)
 
     async def find_for_code(query: str, limit: int | None, principal: Principal) -> Any:
-        found = await handlers.find(Find(query, limit), principal)
-        return found if isinstance(found, str) else asdict(found)
+        return asdict(await handlers.find_json(Find(query, limit), principal))
 
     code = CodeMode(d, find_for_code)
     return [
