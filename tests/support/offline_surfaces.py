@@ -20,7 +20,9 @@ from jarvis.aggregator.usage import UsageRecorder
 UNREACHABLE = "127.0.0.1:9"  # channels connect lazily; nothing here makes a call
 
 
-class _NoSystem:
+class NoSystem:
+    """The system a test context has: none to bootstrap or restart."""
+
     mode = "test"
 
     async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def offline_context(registry: RegistryGateway) -> ToolContext:
     return ToolContext(
         registry=registry,
         usage=UsageRecorder(registry),
-        system=_NoSystem(),
+        system=NoSystem(),
         project_root=Path("."),
         started_at=time.time(),
         debug=DebugGateway(UNREACHABLE),

@@ -69,6 +69,7 @@ from jarvis.aggregator.views.runtime import (
 )
 from jarvis.aggregator.views.scheduler import RunView, ScheduleDeleted, ScheduleDetail, SchedulerStatus, ScheduleView
 from jarvis.common.errors import AlreadyExists, InvalidArgument, JarvisError, NotFound
+from tests.support.offline_surfaces import NoSystem
 
 SERVING: dict[str, Any] = {"ok": True, "detail": "SERVING", "latency_ms": 0.1}
 NOT_SERVING: dict[str, Any] = {"ok": False, "detail": "NOT_SERVING"}
@@ -753,19 +754,6 @@ class FakeDebug(Service):
         return {"tool": tool, "ran": True}
 
 
-class FakeSystem:
-    mode = "test"
-
-    async def bootstrap(self, restore: bool = False) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def request_restart(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def restart_infra(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-
 def context(
     registry: FakeRegistry,
     *,
@@ -778,7 +766,7 @@ def context(
     return ToolContext(
         registry=registry,
         usage=UsageRecorder(registry, flush_interval=3600),
-        system=FakeSystem(),
+        system=NoSystem(),
         project_root=PROJECT_ROOT,
         started_at=time.time(),
         auth_mode=auth_mode,
