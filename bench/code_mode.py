@@ -85,9 +85,22 @@ async def install_reference_servers(jarvis: Any) -> None:
                 "tool_call", {"name": "memory__create_entities", "arguments": {"entities": entities}}
             )
             if not made.is_error:
-                return
+                break
             await asyncio.sleep(0.5)
-        raise RuntimeError(f"the memory server never answered: {text_of(made)[:300]}")
+        else:
+            raise RuntimeError(f"the memory server never answered: {text_of(made)[:300]}")
+        await hybrid_search(client)
+
+
+async def hybrid_search(client: Client) -> None:
+    """Wait until tool_find ranks as it will from now on: every tool's vector embedded (hybrid), not the lexical
+    ranking it answers with while the new servers' tools are embedded, so both ways of every task find alike."""
+    for _ in range(600):
+        status = json.loads(text_of(await client.call_tool("tool_call", {"name": "jarvis_check_status", "arguments": {}})))
+        if status["discovery"]["search"] == "hybrid":
+            return
+        await asyncio.sleep(0.5)
+    raise RuntimeError(f"tool_find never ranked by meaning: {status['discovery']}")
 
 
 @dataclass

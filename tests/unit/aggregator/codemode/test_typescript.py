@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis.aggregator.codemode.typescript import accessor
+from jarvis.aggregator.codemode.typescript import MAX_DOC, accessor, clipped
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from tests.support.typecheck import deno_check
 
@@ -127,3 +127,20 @@ def test_deno_checks_programs_against_a_typings_answer(tmp_path: Path, program: 
 def test_a_tool_is_reached_as_a_program_would_write_it() -> None:
     assert accessor("jarvis_config") == "tools.jarvis_config"
     assert accessor("everything__get-sum") == 'tools["everything__get-sum"]'  # tools.everything__get-sum is a minus
+
+
+def test_a_long_description_is_cut_where_it_reads_as_whole() -> None:
+    """The reference filesystem server's read_text_file description, 340 characters: its doc comment keeps the
+    sentences that fit and drops the one that would be cut; with no sentence to end at, a word ends it, marked."""
+    described = (
+        "Read the complete contents of a file from the file system as text. Handles various text encodings and "
+        "provides detailed error messages if the file cannot be read. Use this tool when you need to examine the "
+        "contents of a single file. Use the 'head' parameter to read only the first N lines of a file, and the "
+        "'tail' parameter to read only the last N lines of a file."
+    )
+    assert clipped(described) == described[: described.index(" Use the 'head'")]
+    assert clipped("e.g. " + "word " * 80) == ("e.g. " + "word " * 59).rstrip() + "…"
+    assert clipped("x" * 400) == "x" * (MAX_DOC - 1) + "…"
+    assert clipped("short. Enough.") == "short. Enough."
+    assert clipped("word " * 80).endswith("word…")
+    assert f"/** {described[:40]}" in typings("1 tool", [Typed("files__read", described, {"type": "object"})])

@@ -14,6 +14,8 @@ MAX_DOC = 300  # characters of a description kept as a doc comment
 INDENT = "  "
 # What `await tools.x(...)` gives without an output schema: the structured result, else its text (parsed if JSON).
 UNTYPED_RESULT = "unknown"
+# A sentence ends where a capital follows its stop, so "e.g. a" does not end one.
+_SENTENCE_END = re.compile(r"[.!?](?= [A-Z])")
 _SCALARS = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean", "null": "null"}
 
 
@@ -29,8 +31,22 @@ def accessor(name: str) -> str:
 
 def doc(text: str, indent: str) -> str:
     """A doc comment that cannot end early, whatever the description says."""
-    text = " ".join(text.split())[:MAX_DOC].replace("*/", "* /")
+    text = clipped(" ".join(text.split())).replace("*/", "* /")
     return f"{indent}/** {text} */\n" if text else ""
+
+
+def clipped(text: str, limit: int = MAX_DOC) -> str:
+    """A description cut to `limit` characters where it reads as whole: after its last sentence that fits, when
+    that keeps at least half of it, else after its last whole word, marked as cut. A model reading half a sentence
+    ("Use the 'head' parameter to read only the first N lines of a file, ") gets a broken instruction, not a
+    shorter one."""
+    if len(text) <= limit:
+        return text
+    ends = [m.start() for m in _SENTENCE_END.finditer(text, 0, limit + 2) if m.start() < limit]
+    if ends and ends[-1] >= limit // 2:
+        return text[: ends[-1] + 1]
+    word = text.rfind(" ", 0, limit)
+    return (text[:word] if word > 0 else text[: limit - 1]).rstrip(" ,;:-") + "…"
 
 
 def type_of(schema: Any, depth: int = 0, indent: str = "") -> str:
