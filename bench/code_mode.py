@@ -96,7 +96,9 @@ async def hybrid_search(client: Client) -> None:
     """Wait until tool_find ranks as it will from now on: every tool's vector embedded (hybrid), not the lexical
     ranking it answers with while the new servers' tools are embedded, so both ways of every task find alike."""
     for _ in range(600):
-        status = json.loads(text_of(await client.call_tool("tool_call", {"name": "jarvis_check_status", "arguments": {}})))
+        status = json.loads(
+            text_of(await client.call_tool("tool_call", {"name": "jarvis_check_status", "arguments": {}}))
+        )
         if status["discovery"]["search"] == "hybrid":
             return
         await asyncio.sleep(0.5)
