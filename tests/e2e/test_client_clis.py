@@ -12,35 +12,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.agent_clients import CLIENT_BIN, mcp_list
 from tests.support.stack import RunningJarvis, start_jarvis
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT_BIN = ROOT / "tools" / "clients" / "node_modules" / ".bin"
-NODE_BIN = ROOT / "tools" / "node" / "node_modules" / ".bin"  # Node 22: Gemini CLI needs a newer one than Debian's
 ENTRIES = ("time", "jarvis-core", "jarvis")  # a server alone, a profile (core: time and sequential-thinking), a surface
 ADD = ("--add", "time", "--add", "profile:core", "--add", "jarvis")
 CONNECTED = {"claude": "✔ Connected", "gemini": "- Connected", "opencode": "connected"}
-
-
-def client_env(home: Path) -> dict[str, str]:
-    if not (CLIENT_BIN / "claude").exists():
-        message = f"{CLIENT_BIN} is missing: run scripts/bootstrap (tools/clients pins the clients)"
-        if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return {
-        "HOME": str(home),
-        "PATH": f"{NODE_BIN}:{CLIENT_BIN}:/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no update checks or telemetry: only loopback answers
-        "NO_COLOR": "1",
-    }
 
 
 def start(tmp_path_factory: pytest.TempPathFactory, *args: str) -> RunningJarvis:
@@ -76,21 +58,6 @@ def configure(running: RunningJarvis) -> tuple[Path, Path]:
     # What trusting the folder when `gemini` asks writes (the edit's note tells the user to).
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
     return home, project
-
-
-def mcp_list(command: str, home: Path, cwd: Path, *extra: str, stdout_only: bool = False) -> str:
-    result = subprocess.run(
-        [command, "mcp", "list", *extra],
-        cwd=cwd,
-        env=client_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    output = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + ("" if stdout_only else result.stderr))
-    assert result.returncode == 0, f"{command} mcp list failed ({result.returncode}):\n{output}"
-    return output
 
 
 def assert_connected(command: str, output: str, running: RunningJarvis) -> None:

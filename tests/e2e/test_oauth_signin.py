@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.test_client_clis import client_env, mcp_list
+from tests.support.agent_clients import client_env, mcp_list
 from tests.support.downstream import CONFORMANCE, NODE
 from tests.support.signin import MemoryStorage, Person, client_metadata, sign_in_via_jarvis, signin_jarvis
 from tests.support.stack import RunningJarvis, free_port, result_json

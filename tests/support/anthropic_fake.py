@@ -33,6 +33,12 @@ class Recorded:
     body: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool
+
+
 @dataclass
 class RecordingFake:
     requests: list[Recorded] = field(default_factory=list)
@@ -64,7 +70,7 @@ class AnthropicFake(RecordingFake):
             self.record(Recorded(request.url.path, dict(request.headers), body))
             if request.url.path.endswith("/count_tokens"):
                 return JSONResponse({"input_tokens": 42})
-            blocks = reply(body)
+            blocks = self.reply(body)
             if body.get("stream"):
                 return StreamingResponse(sse(blocks), media_type="text/event-stream")
             return JSONResponse(message(blocks, stop_reason(blocks)))
@@ -75,6 +81,39 @@ class AnthropicFake(RecordingFake):
                 Route("/v1/messages/count_tokens", messages, methods=["POST"]),
             ]
         )
+
+    def reply(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return reply(body)
+
+
+class ScriptedToolsFake(AnthropicFake):
+    """A model that makes the tool calls it is given, one a turn, in order, then answers `final`: the n-th call
+    once the conversation holds n tool results. A request that does not offer the next call's tool (a title, a
+    quota probe) gets a short text."""
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]], final: str = FINAL) -> None:
+        super().__init__()
+        self.calls = calls
+        self.final = final
+
+    def reply(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        done = len(tool_results(body))
+        if done >= len(self.calls):
+            return [{"type": "text", "text": self.final}]
+        name, arguments = self.calls[done]
+        if name not in {t.get("name") for t in body.get("tools", [])}:
+            return [{"type": "text", "text": "ok"}]
+        return [{"type": "tool_use", "id": f"toolu_fake_{done}", "name": name, "input": arguments}]
+
+    def results(self) -> list[ToolResult]:
+        """What the agent sent back for each call, in the script's order (a call it never answered is missing)."""
+        found: dict[str, ToolResult] = {}
+        for request in self.requests:
+            for block in tool_results(request.body):
+                found[str(block.get("tool_use_id"))] = ToolResult(
+                    _text_of(block.get("content")), bool(block.get("is_error"))
+                )
+        return [found[f"toolu_fake_{n}"] for n in range(len(self.calls)) if f"toolu_fake_{n}" in found]
 
 
 def _text_of(content: Any) -> str:
@@ -91,15 +130,20 @@ def _working_dir(body: dict[str, Any]) -> str:
     return found.group(1) if found else "/workspace"
 
 
-def reply(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The content blocks of the fake model's answer to one request."""
-    # Claude Code may end the conversation with a system turn: look for the tool's result anywhere.
-    if any(
-        isinstance(b, dict) and b.get("type") == "tool_result"
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool result blocks anywhere in the conversation (Claude Code may end it with a system turn)."""
+    return [
+        b
         for m in body.get("messages", [])
         if isinstance(m.get("content"), list)
         for b in m["content"]
-    ):
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+
+
+def reply(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content blocks of the fake model's answer to one request."""
+    if tool_results(body):
         return [{"type": "text", "text": FINAL}]
     tools = {t.get("name") for t in body.get("tools", [])}
     if "Write" in tools:
