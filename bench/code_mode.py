@@ -27,16 +27,12 @@ from code_mode_tasks import DOCS, HELD_OUT_TASKS, RECORDS, REFERENCE_TASKS, TASK
 from common import REPO, mcp_client, temp_jarvis
 from mcp import Client
 
+from tests.support.discovery import listing_bytes
 from tests.support.downstream import create_server, reference_server
 
 
 def p50(samples: list[float]) -> float:
     return statistics.median(samples)
-
-
-async def listing_bytes(client: Client) -> int:
-    listed = await client.list_tools()
-    return len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")))
 
 
 async def both_ways(client: Client, task: Task, listing: int) -> tuple[int, int]:
@@ -135,7 +131,7 @@ async def main() -> None:
     with temp_jarvis() as jarvis:
         await install_reference_servers(jarvis)
         async with mcp_client(jarvis.url("/mcp")) as client:
-            listing = await listing_bytes(client)
+            listing = listing_bytes(await client.list_tools())
             print(f"/mcp tools/list, counted both ways: {listing} bytes\n")
             await client.call_tool("code_run", {"code": "return 1"})  # the pool starts on first use
             everything = Tally()

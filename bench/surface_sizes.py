@@ -1,4 +1,5 @@
-"""Prints, for each surface, its tool count and the size of its tools/list answer (bytes, ~tokens).
+"""Prints, for each surface, its tool count and the size of its tools/list answer as a model reads it (bytes,
+~tokens; without the tools' `_meta`, which is for the client).
 
 Tokens are estimated as bytes / 4 (no tokenizer model can be downloaded here); the spec budgets
 are stated in bytes (jarvis: < 4,000) and in tokens (debug and discovery: about 500).
@@ -7,10 +8,11 @@ are stated in bytes (jarvis: < 4,000) and in tokens (debug and discovery: about 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import httpx2
 from common import mcp_client, temp_jarvis
+
+from tests.support.discovery import listing_bytes
 
 
 async def main() -> None:
@@ -20,10 +22,7 @@ async def main() -> None:
         for path in surfaces:
             async with mcp_client(jarvis.url(path)) as client:
                 listed = await client.list_tools()
-            compact = json.dumps(
-                listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")
-            )
-            size = len(compact.encode())
+            size = listing_bytes(listed)
             print(f"{path:<22} {len(listed.tools):>5} {size:>7} {size // 4:>8}")
 
 

@@ -3,9 +3,8 @@ asks `tool_find` for declarations, writes a program against them and hands it to
 sandbox refuses. Its model is a scripted fake of the Anthropic Messages API on loopback, which records what the
 agent sends back: what a model would read.
 
-Claude Code defers MCP tools behind its own tool search by default; the fake model cannot follow that protocol, so
-the run turns it off (ENABLE_TOOL_SEARCH=false) and the MCP tools are offered directly. The calls Jarvis receives
-are the same either way.
+Claude Code runs with its defaults, its own tool search on: it defers an MCP server's tools behind that search
+unless the server lists them as always loaded, as Jarvis lists `/mcp`'s, so the model is offered them directly.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 
 from tests.support.agent_clients import client_env
 from tests.support.anthropic_fake import FINAL, ScriptedToolsFake
-from tests.support.discovery import call, discovery_client
+from tests.support.discovery import DISCOVERY_TOOLS, call, discovery_client
 from tests.support.http_fake import serve_app
 from tests.support.stack import RunningJarvis
 from tests.support.typecheck import deno_check
@@ -38,7 +37,6 @@ def run_claude(jarvis: RunningJarvis, fake: ScriptedToolsFake, home: Path) -> su
             **client_env(home),
             "ANTHROPIC_API_KEY": "sk-ant-code-mode-test",
             "ANTHROPIC_BASE_URL": model_url,
-            "ENABLE_TOOL_SEARCH": "false",
         }
         config = {"mcpServers": {"jarvis": {"type": "http", "url": jarvis.url("/mcp")}}}
         allowed = ",".join(name for name, _ in fake.calls)
@@ -60,6 +58,9 @@ async def test_claude_code_finds_declarations_runs_a_program_and_hears_a_refusal
     done = run_claude(jarvis, fake, tmp_path)
     assert done.returncode == 0, f"claude exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     assert json.loads(done.stdout)["result"] == FINAL
+    # Offered to the model up front, not deferred behind Claude Code's own tool search.
+    offered = {tool["name"] for request in fake.requests for tool in request.body.get("tools", [])}
+    assert {f"mcp__jarvis__{name}" for name in DISCOVERY_TOOLS} <= offered, sorted(offered)
     found, ran, refused = fake.results()
 
     # The model read a declarations file, and the program it wrote type-checks against it.

@@ -12,13 +12,11 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.discovery import Recorder, call, discovery_client, names
+from tests.support.discovery import DISCOVERY_TOOLS, Recorder, call, discovery_client, names
 from tests.support.redis_server import redis_url
 from tests.support.stack import RunningJarvis, error_text, start_jarvis
 
 pytestmark = pytest.mark.anyio
-
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +28,14 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def test_modern_clients_keep_a_fixed_tool_list(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp"), mode="auto") as client:
         assert client.protocol_version >= "2026"
-        assert await names(client) == DISCOVERY
+        assert await names(client) == DISCOVERY_TOOLS
         answer = await call(client, "tool_load", {"names": ["jarvis_profile"]})
         assert answer["loaded"] == []
         assert answer["tools"][0]["name"] == "jarvis_profile"
         assert answer["tools"][0]["input_schema"]["properties"]["action"]["enum"]
         assert "tool_call" in answer["message"]
         assert "2026-07-28" in answer["message"]
-        assert await names(client) == DISCOVERY
+        assert await names(client) == DISCOVERY_TOOLS
         assert (await call(client, "tool_active"))["count"] == 0
         profiles = await call(client, "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list"}})
         unknown = error_text(await client.call_tool("tool_load", {"names": ["nope_tool"]}))
@@ -51,11 +49,11 @@ async def test_a_reconnect_with_the_same_session_id_keeps_the_active_set(jarvis:
         await call(client, "tool_load", {"names": ["jarvis_config"]})
     assert first.session_id
     async with discovery_client(jarvis.url("/mcp"), session_id=first.session_id) as client:
-        assert await names(client) == [*DISCOVERY, "jarvis_config"]
+        assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_config"]
         assert (await call(client, "tool_active"))["count"] == 1
         assert "config" in await call(client, "jarvis_config", {"action": "list"})
     async with discovery_client(jarvis.url("/mcp")) as other:
-        assert await names(other) == DISCOVERY  # another session has its own set
+        assert await names(other) == DISCOVERY_TOOLS  # another session has its own set
 
 
 async def test_stateless_without_redis_still_keeps_a_session(tmp_path: Path) -> None:
@@ -69,7 +67,7 @@ async def test_stateless_without_redis_still_keeps_a_session(tmp_path: Path) -> 
             listed = await names(client)
         assert recorder.session_id
         assert loaded["loaded"] == ["jarvis_profile"]
-        assert listed == [*DISCOVERY, "jarvis_profile"]
+        assert listed == [*DISCOVERY_TOOLS, "jarvis_profile"]
     finally:
         running.stop()
 
@@ -85,7 +83,7 @@ async def test_replicas_share_active_sets_through_redis(tmp_path: Path, redis: s
             assert loaded["active_count"] == 2
         assert recorder.session_id
         async with discovery_client(second.url("/mcp"), session_id=recorder.session_id) as client:
-            assert await names(client) == [*DISCOVERY, "jarvis_profile", "jarvis_config"]
+            assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_profile", "jarvis_config"]
             active = await call(client, "tool_active")
             assert [a["name"] for a in active["active"]] == ["jarvis_profile", "jarvis_config"]
             assert "profiles" in await call(client, "jarvis_profile", {"action": "list"})
@@ -110,7 +108,7 @@ async def test_stdio_serves_the_default_surface(tmp_path: Path) -> None:
         found = await call(client, "tool_find", {"query": "profiles"})
         assert found["results"][0]["name"] == "jarvis_profile"
         await call(client, "tool_load", {"names": ["jarvis_profile"]})
-        assert await names(client) == [*DISCOVERY, "jarvis_profile"]
+        assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_profile"]
         assert "profiles" in await call(client, "jarvis_profile", {"action": "list"})
         with anyio.fail_after(10):
             while not recorder.tool_list_changes():

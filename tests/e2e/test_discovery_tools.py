@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.support.discovery import Recorder, call, discovery_client, names
+from tests.support.discovery import DISCOVERY_TOOLS, Recorder, call, discovery_client, listing_bytes, names
 from tests.support.downstream import eventually
 from tests.support.stack import RunningJarvis, error_text, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
 
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
-
-async def test_six_tools_under_500_tokens_and_list_changed_advertised(jarvis: RunningJarvis) -> None:
+async def test_six_tools_under_500_tokens_always_loaded_and_list_changed_advertised(jarvis: RunningJarvis) -> None:
     async with discovery_client(jarvis.url("/mcp")) as client:
         listed = await client.list_tools()
         capabilities = client.server_capabilities
-    assert [t.name for t in listed.tools] == DISCOVERY
-    compact = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
-    assert len(compact.encode()) / 4 < 500, len(compact.encode())
+    assert [t.name for t in listed.tools] == DISCOVERY_TOOLS
+    assert listing_bytes(listed) / 4 < 500, listing_bytes(listed)
+    # Never deferred behind a client's own tool search (Claude Code's; tests/e2e/test_code_mode_claude.py).
+    assert all(t.meta == {"anthropic/alwaysLoad": True} for t in listed.tools), [t.meta for t in listed.tools]
     assert capabilities.tools is not None
     assert capabilities.tools.list_changed is True
 
@@ -134,7 +131,7 @@ async def test_load_notifies_changes_tools_list_and_is_idempotent(jarvis: Runnin
         loaded = await call(client, "tool_load", {"names": ["jarvis_profile", "jarvis_config"]})
         assert loaded["loaded"] == ["jarvis_profile", "jarvis_config"]
         assert loaded["active_count"] == 2
-        assert await names(client) == [*DISCOVERY, "jarvis_profile", "jarvis_config"]
+        assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_profile", "jarvis_config"]
         again = await call(client, "tool_load", {"names": ["jarvis_config"]})
         assert again["loaded"] == []
         assert again["already_active"] == ["jarvis_config"]
@@ -164,7 +161,7 @@ async def test_failed_load_changes_nothing(jarvis: RunningJarvis) -> None:
     assert "needs 'names'" in empty
     assert "names" in wrong_type
     assert [a["name"] for a in active["active"]] == ["jarvis_config"]
-    assert listed == [*DISCOVERY, "jarvis_config"]
+    assert listed == [*DISCOVERY_TOOLS, "jarvis_config"]
 
 
 async def test_call_any_catalogued_tool_with_precise_errors(jarvis: RunningJarvis) -> None:

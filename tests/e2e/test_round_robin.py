@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from jarvis.common.internal_plane import TOKEN_FILE_NAME
-from tests.support.discovery import Recorder, call, discovery_client, names
+from tests.support.discovery import DISCOVERY_TOOLS, Recorder, call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_server, eventually, text_of, time_server
 from tests.support.redis_server import redis_url
 from tests.support.round_robin import RoundRobin
@@ -23,7 +23,6 @@ from tests.support.stack import free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 ENV = {**FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "30"}
 
 
@@ -89,7 +88,7 @@ async def test_a_2025_session_and_its_loaded_tools_span_both_processes(balanced:
         loaded = await call(client, "tool_load", {"names": ["jarvis_profile", "jarvis_config"]})
         assert loaded["active_count"] == 2
         for _ in range(4):
-            assert await names(client) == [*DISCOVERY, "jarvis_profile", "jarvis_config"]
+            assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_profile", "jarvis_config"]
             assert (await call(client, "tool_active"))["count"] == 2
         assert "profiles" in await call(client, "jarvis_profile", {"action": "list"})
     assert recorder.session_id
@@ -101,7 +100,7 @@ async def test_a_2026_client_spans_both_processes(balanced: Balanced) -> None:
     async with discovery_client(balanced.url("/mcp"), mode="auto") as client:
         assert client.protocol_version >= "2026"
         for _ in range(3):
-            assert await names(client) == DISCOVERY
+            assert await names(client) == DISCOVERY_TOOLS
             assert "profiles" in await call(
                 client, "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list"}}
             )

@@ -19,7 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jarvis.cli.gil import SWITCH_SECONDS
-from tests.support.discovery import call, discovery_client, names
+from tests.support.discovery import DISCOVERY_TOOLS, call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_server, eventually, text_of, time_server
 from tests.support.redis_server import redis_url
 from tests.support.stack import RunningJarvis, free_port, jarvis_cli, result_json, start_jarvis
@@ -28,7 +28,6 @@ pytestmark = pytest.mark.anyio
 
 # Two workers start the same stdio server side by side on a loaded machine: give it time to initialize.
 WORKER_ENV = {**FAST_ENV, "JARVIS_AGGREGATOR_DOWNSTREAM_INIT_TIMEOUT": "30"}
-DISCOVERY = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +129,7 @@ async def test_a_2025_session_keeps_its_loaded_tools_on_every_worker(workers: Ru
         loaded = await call(client, "tool_load", {"names": ["jarvis_profile", "jarvis_config"]})
         assert loaded["active_count"] == 2
         for _ in range(8):  # each listing may land on either worker
-            assert await names(client) == [*DISCOVERY, "jarvis_profile", "jarvis_config"]
+            assert await names(client) == [*DISCOVERY_TOOLS, "jarvis_profile", "jarvis_config"]
             assert (await call(client, "tool_active"))["count"] == 2
         assert "profiles" in await call(client, "jarvis_profile", {"action": "list"})
 
@@ -140,7 +139,7 @@ async def test_a_2026_client_is_answered_by_any_worker(workers: RunningJarvis) -
     async with discovery_client(workers.url("/mcp"), mode="auto", fresh_connections=True) as client:
         assert client.protocol_version >= "2026"
         for _ in range(6):
-            assert await names(client) == DISCOVERY
+            assert await names(client) == DISCOVERY_TOOLS
             listed = await call(client, "tool_call", {"name": "jarvis_profile", "arguments": {"action": "list"}})
             assert "profiles" in listed
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.stack import result_json
+
+# The default surface's own tools, in the order it lists them.
+DISCOVERY_TOOLS = ["tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run"]
 
 
 @dataclass
@@ -65,3 +70,12 @@ async def names(client: Client) -> list[str]:
 
 async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> Any:
     return result_json(await client.call_tool(tool, arguments or {}))
+
+
+def listing_bytes(listed: types.ListToolsResult) -> int:
+    """The bytes of a tools/list answer a model reads: its compact JSON without the tools' `_meta`, which MCP
+    reserves for client and server (Claude Code reads `anthropic/alwaysLoad` from it; no client shows it to a
+    model)."""
+    tools = [tool.model_copy(update={"meta": None}) for tool in listed.tools]
+    answer = listed.model_copy(update={"tools": tools}).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return len(json.dumps(answer, separators=(",", ":")).encode())

@@ -83,9 +83,21 @@ def caller_of(ctx: ServerRequestContext[Any], principal: Principal, d: Discovery
     return Caller(session=key, notify_tools_changed=ctx.session.send_tool_list_changed, report_progress=progress)
 
 
+# Claude Code defers an MCP server's tools behind its own tool search (the model sees their names, and must search
+# before a first call) unless the server lists a tool as always loaded: `_meta` "anthropic/alwaysLoad", the API's
+# defer_loading false. These tools are a tool search themselves, sized to be read up front; behind another search they
+# cost every session a search before each first use. `_meta` is for the client (the model never reads it); clients
+# that do not know the key ignore it. Tools a session loads (tool_load) are left to the client to place.
+ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
+
+
+def always_loaded(tool: types.Tool) -> types.Tool:
+    return tool.model_copy(update={"meta": {**(tool.meta or {}), **ALWAYS_LOAD}})
+
+
 def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any]:
     d.binding = binding
-    own = surface.list_mcp()
+    own = [always_loaded(tool) for tool in surface.list_mcp()]
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
