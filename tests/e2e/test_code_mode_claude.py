@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.agent_clients import client_env
 from tests.support.anthropic_fake import FINAL, ScriptedToolsFake
-from tests.support.discovery import DISCOVERY_TOOLS, call, discovery_client
+from tests.support.discovery import DISCOVERY_TOOLS, call, discovery_client, model_definitions
 from tests.support.http_fake import serve_app
 from tests.support.stack import RunningJarvis
 from tests.support.typecheck import deno_check
@@ -58,9 +58,17 @@ async def test_claude_code_finds_declarations_runs_a_program_and_hears_a_refusal
     done = run_claude(jarvis, fake, tmp_path)
     assert done.returncode == 0, f"claude exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     assert json.loads(done.stdout)["result"] == FINAL
-    # Offered to the model up front, not deferred behind Claude Code's own tool search.
-    offered = {tool["name"] for request in fake.requests for tool in request.body.get("tools", [])}
-    assert {f"mcp__jarvis__{name}" for name in DISCOVERY_TOOLS} <= offered, sorted(offered)
+    # Offered to the model up front, not deferred behind Claude Code's own tool search, and as the code-mode
+    # benchmark counts them: name, description and input schema, nothing else of the listing.
+    offered = {tool["name"]: tool for request in fake.requests for tool in request.body.get("tools", [])}
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        listed = await client.list_tools()
+    for definition in model_definitions(listed):
+        assert offered.get(f"mcp__jarvis__{definition['name']}") == {
+            **definition,
+            "name": f"mcp__jarvis__{definition['name']}",
+        }, sorted(offered)
+    assert [d["name"] for d in model_definitions(listed)] == DISCOVERY_TOOLS
     found, ran, refused = fake.results()
 
     # The model read a declarations file, and the program it wrote type-checks against it.

@@ -79,3 +79,17 @@ def listing_bytes(listed: types.ListToolsResult) -> int:
     tools = [tool.model_copy(update={"meta": None}) for tool in listed.tools]
     answer = listed.model_copy(update={"tools": tools}).model_dump(mode="json", by_alias=True, exclude_none=True)
     return len(json.dumps(answer, separators=(",", ":")).encode())
+
+
+def model_definitions(listed: types.ListToolsResult) -> list[dict[str, Any]]:
+    """The tool definitions a client gives its model from a tools/list answer: each tool's name, description and
+    input schema. Claude Code sends just these to the Messages API (tests/e2e/test_code_mode_claude.py holds it to
+    that); OpenAI's and Gemini's function declarations carry the same three. Annotations and `_meta` stay with the
+    client."""
+    return [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema} for tool in listed.tools
+    ]
+
+
+def definitions_bytes(listed: types.ListToolsResult) -> int:
+    return len(json.dumps(model_definitions(listed), separators=(",", ":")).encode())
