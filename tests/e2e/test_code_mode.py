@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,22 @@ async def test_find_and_describe_give_declarations_a_program_is_written_against(
     wrong = deno_check(tmp_path, described, "await tools.jarvis_config({ action: 'delete' });")
     assert wrong.returncode != 0
     assert "delete" in wrong.stdout + wrong.stderr
+
+
+async def test_the_readmes_worked_example_checks_and_runs_as_shown(jarvis: RunningJarvis, tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    program = textwrap.dedent(readme.split('code_run(code="""\n', 1)[1].split('""")', 1)[0])
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        described = await typings_of(client, "tool_describe", {"name": "jarvis_config"})
+        ran = await call(client, "code_run", {"code": program})
+        listed = await call(client, "tool_call", {"name": "jarvis_config", "arguments": {"action": "list"}})
+    checked = deno_check(tmp_path, described, program)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert ran["result"] == {
+        "changed": [c["key"] for c in listed["config"] if not c["default"]],
+        "total": len(listed["config"]),
+    }
+    assert [(c["name"], c["count"]) for c in ran["calls"]] == [("jarvis_config", 1)]
 
 
 async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_factory: pytest.TempPathFactory) -> None:
