@@ -297,13 +297,22 @@ async def test_status_project_analysis_and_a_catalog_server_through_mcp(pod: Pod
         assert installed["launch"]["command"] == "uvx", installed
         await client.call_tool("jarvis_profile", {"action": "create", "name": "clock", "servers": ["time"]})
     # The catalog's `uvx mcp-server-time`, started by the aggregator inside its container (uv reads the
-    # mounted /etc/uv/uv.toml: the wheels come from a read-only directory, nothing is downloaded).
+    # mounted /etc/uv/uv.toml: the wheels come from a read-only directory, nothing is downloaded). A profile's first
+    # listing waits a bounded time for a server still starting (uv installs it first, slower on a loaded machine);
+    # a later listing has its tools, as a client's next one after the list_changed notification does.
+
+    async def listed() -> list[str] | None:
+        async with mcp_client(f"{pod.mcp}/profile/clock") as clock:
+            tools = [tool.name for tool in (await clock.list_tools()).tools]
+        return tools if "time__get_current_time" in tools else None
+
+    try:
+        await eventually(listed, timeout=120, what="the time server's tools in the clock profile")
+    except AssertionError as exc:
+        async with mcp_client(f"{pod.mcp}/jarvis") as admin:
+            info = result_json(await admin.call_tool("jarvis_server", {"action": "info", "name": "time"}))
+        raise AssertionError(f"{exc}: {info}\n{pod.logs()}") from None
     async with mcp_client(f"{pod.mcp}/profile/clock") as clock:
-        tools = [tool.name for tool in (await clock.list_tools()).tools]
-        if "time__get_current_time" not in tools:
-            async with mcp_client(f"{pod.mcp}/jarvis") as admin:
-                info = result_json(await admin.call_tool("jarvis_server", {"action": "info", "name": "time"}))
-            raise AssertionError(f"the time server's tools are not listed ({tools}): {info}\n{pod.logs()}")
         answer = await clock.call_tool("time__get_current_time", {"timezone": "UTC"})
     text = text_of(answer)
     assert not answer.is_error, f"{text}\n{pod.logs()}"
