@@ -62,13 +62,13 @@ async def test_claude_code_finds_declarations_runs_a_program_and_hears_a_refusal
     # benchmark counts them: name, description and input schema, nothing else of the listing.
     offered = {tool["name"]: tool for request in fake.requests for tool in request.body.get("tools", [])}
     async with discovery_client(jarvis.url("/mcp")) as client:
-        listed = await client.list_tools()
-    for definition in model_definitions(listed):
+        surface = await client.list_tools()
+    for definition in model_definitions(surface):
         assert offered.get(f"mcp__jarvis__{definition['name']}") == {
             **definition,
             "name": f"mcp__jarvis__{definition['name']}",
         }, sorted(offered)
-    assert [d["name"] for d in model_definitions(listed)] == DISCOVERY_TOOLS
+    assert [d["name"] for d in model_definitions(surface)] == DISCOVERY_TOOLS
     found, ran, refused = fake.results()
 
     # The model read a declarations file, and the program it wrote type-checks against it.

@@ -73,9 +73,9 @@ async def call(client: Client, tool: str, arguments: dict[str, Any] | None = Non
 
 
 def listing_bytes(listed: types.ListToolsResult) -> int:
-    """The bytes of a tools/list answer a model reads: its compact JSON without the tools' `_meta`, which MCP
-    reserves for client and server (Claude Code reads `anthropic/alwaysLoad` from it; no client shows it to a
-    model)."""
+    """The bytes of a tools/list answer as the surface budgets count it: its compact JSON, annotations included,
+    without the tools' `_meta`, which MCP reserves for client and server (Claude Code reads `anthropic/alwaysLoad`
+    from it; no client shows it to a model). What a model itself reads is `model_definitions`."""
     tools = [tool.model_copy(update={"meta": None}) for tool in listed.tools]
     answer = listed.model_copy(update={"tools": tools}).model_dump(mode="json", by_alias=True, exclude_none=True)
     return len(json.dumps(answer, separators=(",", ":")).encode())
