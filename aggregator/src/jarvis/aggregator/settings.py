@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import SettingsConfigDict
 
+from jarvis.common import addresses
 from jarvis.common.settings import ProcessSettings
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -17,7 +18,7 @@ def is_loopback(host: str) -> bool:
     if host in LOOPBACK_NAMES:
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return addresses.is_loopback(ipaddress.ip_address(host))
     except ValueError:
         return False
 

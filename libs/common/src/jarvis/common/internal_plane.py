@@ -16,6 +16,7 @@ from pathlib import Path
 
 import grpc
 
+from jarvis.common import addresses
 from jarvis.common.errors import FailedPrecondition
 
 # Names of settings, not secrets.
@@ -94,7 +95,7 @@ def is_local_address(address: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return addresses.is_loopback(ipaddress.ip_address(host))
     except ValueError:
         return False
 

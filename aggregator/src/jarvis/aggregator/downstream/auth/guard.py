@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx2
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from jarvis.common.addresses import is_internal
+from jarvis.common.addresses import is_internal, is_loopback
 
 
 class OAuthClientSettings(BaseSettings):
@@ -53,7 +53,7 @@ class AddressGuard:
         except OSError:
             raise AddressRefused(f"the OAuth host {host} does not resolve") from None
         addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
-        if self.settings.allow_loopback and all(a.is_loopback for a in addresses):
+        if self.settings.allow_loopback and all(is_loopback(a) for a in addresses):
             return
         if any(is_internal(a) for a in addresses):
             raise AddressRefused(

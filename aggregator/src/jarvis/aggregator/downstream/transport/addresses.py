@@ -6,7 +6,7 @@ import asyncio
 import ipaddress
 from urllib.parse import urlsplit
 
-_AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
+from jarvis.common.addresses import is_metadata_or_link_local
 
 
 async def refuse_forbidden_address(url: str) -> None:
@@ -16,9 +16,7 @@ async def refuse_forbidden_address(url: str) -> None:
     infos = await asyncio.get_running_loop().getaddrinfo(parts.hostname or "", port)
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        if address.is_link_local or address.is_unspecified or address.is_multicast or address == _AWS_IMDS_V6:
+        if is_metadata_or_link_local(address):
             raise ConnectionError(
                 f"{parts.hostname} resolves to {address}, a link-local or metadata address "
                 "Jarvis does not connect to (SSRF protection)"

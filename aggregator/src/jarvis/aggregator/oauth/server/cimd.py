@@ -19,7 +19,7 @@ import httpx2
 
 from jarvis.aggregator.oauth.server.clients import Client, metadata_client
 from jarvis.aggregator.oauth.server.errors import OAuthError
-from jarvis.common.addresses import is_internal
+from jarvis.common.addresses import is_internal, is_loopback
 
 MAX_BYTES = 64 * 1024
 TIMEOUT_SECONDS = 5.0
@@ -42,7 +42,7 @@ class MetadataDocuments:
         except OSError:
             raise _refused(url, "names a host that does not resolve") from None
         addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
-        loopback = all(a.is_loopback for a in addresses)
+        loopback = all(is_loopback(a) for a in addresses)
         if loopback and self.allow_loopback:
             return
         if any(is_internal(a) for a in addresses):

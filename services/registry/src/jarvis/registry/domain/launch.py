@@ -6,6 +6,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+from jarvis.common.addresses import is_metadata_or_link_local
 from jarvis.common.errors import InvalidArgument
 from jarvis.common.urls import masked_url
 from jarvis.registry.domain.records import TRANSPORTS, Launch
@@ -18,7 +19,6 @@ _METADATA_HOSTS = {
     "instance-data",
     "instance-data.ec2.internal",
 }
-_AWS_IMDS_V6 = ipaddress.ip_address("fd00:ec2::254")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FIELDS_OF: dict[str, set[str]] = {
     "stdio": {"command", "args", "env", "cwd"},
@@ -85,6 +85,4 @@ def _is_forbidden_address(host: str) -> bool:
             address = ipaddress.IPv4Address(int(host, 0))
         except ValueError:
             return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_link_local or address.is_unspecified or address.is_multicast or address == _AWS_IMDS_V6
+    return is_metadata_or_link_local(address)
