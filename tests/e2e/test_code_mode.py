@@ -175,6 +175,19 @@ async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_facto
     assert "rate limited" in error_text(direct)
 
 
+async def test_tool_find_in_a_program_takes_the_arguments_tool_find_takes(jarvis: RunningJarvis) -> None:
+    """Issue 44 finding 6: `tool_find('server', 100000)` in a program answered 1,659 tools, where the same call of
+    tool_find is refused (at most 50): a program's call is checked by the very schema a direct call is."""
+    program = "return await tool_find('server', 100000).then((f) => f.count, (e) => String(e.message));"
+    async with discovery_client(jarvis.url("/mcp")) as client:
+        direct = error_text(await client.call_tool("tool_find", {"query": "server", "limit": 100000}))
+        inner = await call(client, "code_run", {"code": program})
+        within = await call(client, "code_run", {"code": "return (await tool_find('server', 3)).count"})
+    assert "maximum of 50" in direct
+    assert inner["result"] == direct
+    assert within["result"] == 3
+
+
 async def test_a_caller_that_asks_for_progress_hears_of_each_inner_call(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

@@ -53,8 +53,8 @@ class EchoHost:
         await asyncio.sleep(0)
         return {"tool": name, "arguments": arguments}
 
-    async def find(self, query: str, limit: int | None) -> Any:
-        return {"query": query, "results": []}
+    async def find(self, arguments: dict[str, Any]) -> Any:
+        return {"query": arguments.get("query"), "results": []}
 
 
 @pytest.fixture

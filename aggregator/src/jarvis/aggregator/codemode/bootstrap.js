@@ -70,7 +70,8 @@ const tools = new Proxy(Object.freeze({}), {
     return (args = {}) => request({ t: "call", name, args });
   },
 });
-const toolFind = (query, limit) => request({ t: "find", query: String(query), limit });
+// tool_find's arguments as given: Jarvis checks them against tool_find's own schema, as it does a direct call's.
+const toolFind = (query, limit) => request({ t: "find", args: { query, limit } });
 
 function where(error) {
   // The program is the data: module; its first line is the wrapper's, so the caller's line is one less.

@@ -28,7 +28,7 @@ MAX_CODE_CHARS = 100_000
 class Host(Protocol):
     async def call(self, name: str, arguments: dict[str, Any]) -> Any: ...
 
-    async def find(self, query: str, limit: int | None) -> Any: ...
+    async def find(self, arguments: dict[str, Any]) -> Any: ...
 
 
 @dataclass
@@ -94,13 +94,13 @@ class Run:
         name = "tool_find" if message["t"] == "find" else str(message.get("name"))
         async with self.slots:
             started = time.perf_counter()
+            args = message.get("args")
+            arguments = args if isinstance(args, dict) else {}
             try:
                 if message["t"] == "find":
-                    limit = message.get("limit")
-                    value = await self.host.find(str(message.get("query")), limit if isinstance(limit, int) else None)
+                    value = await self.host.find(arguments)
                 else:
-                    args = message.get("args")
-                    value = await self.host.call(name, args if isinstance(args, dict) else {})
+                    value = await self.host.call(name, arguments)
                 reply: dict[str, Any] = {"id": message["id"], "ok": True, "value": value}
                 self.calls.append(CallRecord(name, _ms(started), True))
             except RunError as exc:

@@ -26,7 +26,8 @@ from jarvis.common.errors import FailedPrecondition, JarvisError, PermissionDeni
 from jarvis.common.params import Arg
 
 log = logging.getLogger(__name__)
-FindFn = Callable[[str, int | None, Principal], Awaitable[Any]]
+# tool_find for a program: its arguments as the program gave them, checked as a direct call's are.
+FindFn = Callable[[dict[str, Any], Principal], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,9 @@ class CallerHost:
         except Exception:  # the caller gone or its stream closed: the run's answer says the rest
             log.debug("progress not delivered", exc_info=True)
 
-    async def find(self, query: str, limit: int | None) -> Any:
+    async def find(self, arguments: dict[str, Any]) -> Any:
         try:
-            return await self._find(query, limit, self.principal)
+            return await self._find(arguments, self.principal)
         except JarvisError as exc:
             raise RunError(str(exc)) from None
 

@@ -14,6 +14,7 @@ from jarvis.aggregator.discovery.text import analyze
 from jarvis.aggregator.surfaces.discovery.code import Code, CodeMode
 from jarvis.aggregator.surfaces.discovery.state import (
     FIND_HINT,
+    SURFACE,
     Discovery,
     ToolDescription,
     current_caller,
@@ -288,20 +289,23 @@ class DiscoveryTools:
 
 def build_tools(d: Discovery) -> list[Tool]:
     handlers = DiscoveryTools(d)
+    find = Tool(
+        name="tool_find",
+        description="Search every tool Jarvis offers by keywords",
+        params=Find,
+        handler=handlers.find,
+        read_only=True,
+        idempotent=True,
+    )
 
-    async def find_for_code(query: str, limit: int | None, principal: Principal) -> Any:
-        return asdict(await handlers.find_json(Find(query, limit), principal))
+    async def find_for_code(arguments: dict[str, Any], principal: Principal) -> Any:
+        # Through the tool itself, so a program's tool_find is held to the schema a direct one is (its `limit` of
+        # at most 50 included): one set of checks whichever door the call comes in by.
+        return asdict(await find.call(arguments, principal, SURFACE))
 
     code = CodeMode(d, find_for_code)
     return [
-        Tool(
-            name="tool_find",
-            description="Search every tool Jarvis offers by keywords",
-            params=Find,
-            handler=handlers.find,
-            read_only=True,
-            idempotent=True,
-        ),
+        find,
         Tool(
             name="tool_describe",
             description="A tool's description and input schema",
