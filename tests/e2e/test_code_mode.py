@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.support.discovery import call, discovery_client
+from tests.support.discovery import call, discovery_client, names
 from tests.support.downstream import FAST_ENV, create_toy, eventually, text_of
-from tests.support.stack import RunningJarvis, error_text, mcp_client, start_jarvis
+from tests.support.stack import RunningJarvis, error_text, mcp_client, result_json, start_jarvis
 from tests.support.typecheck import deno_check
 
 pytestmark = pytest.mark.anyio
@@ -173,6 +173,26 @@ async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_facto
     assert limited_calls["result"][:2] == ["ok", "ok"]
     assert "rate limited" in limited_calls["result"][2]
     assert "rate limited" in error_text(direct)
+
+
+async def test_share_and_metrics_tokens_cannot_run_code(secured: RunningJarvis) -> None:
+    """Issue 44 finding 4: a share's token (good at its share only) and a `metrics` token (good for /metrics only)
+    could run programs on /mcp, burning the host's CPU, though neither may call a single tool there."""
+    admin = secured.create_token("admin", name="share-admin")
+    async with mcp_client(secured.url(), admin) as jarvis:
+        await create_toy(jarvis, "shared-toy")
+        started = result_json(await jarvis.call_tool("jarvis_share", {"action": "start", "name": "shared-toy"}))
+    tokens = {"share": started["started"]["token"], "metrics": secured.create_token("metrics", name="scraper")}
+    refused, listed = {}, {}
+    for what, token in tokens.items():
+        async with discovery_client(secured.url("/mcp"), token=token) as client:
+            listed[what] = await names(client)
+            burn = {"code": "while (true) {}", "timeout": 5}
+            refused[what] = error_text(await client.call_tool("code_run", burn))
+    assert {what: "code_run" in names_ for what, names_ in listed.items()} == {"share": False, "metrics": False}
+    for text in refused.values():
+        assert "code_run runs a program that calls tools, and your token's scopes" in text, text
+        assert "allow calling none; a token with a scope that reaches a tool may, e.g. 'read'" in text
 
 
 async def test_tool_find_in_a_program_takes_the_arguments_tool_find_takes(jarvis: RunningJarvis) -> None:

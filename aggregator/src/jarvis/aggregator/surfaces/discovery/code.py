@@ -19,13 +19,16 @@ import mcp_types as types
 from jarvis.aggregator.codemode.bridge import CallRecord, RunResult, run_code
 from jarvis.aggregator.codemode.limits import CodePolicy, RunError, RunLimits, ScopeLimits
 from jarvis.aggregator.codemode.runner import SandboxPool
+from jarvis.aggregator.discovery.access import DOWNSTREAM_SCOPE
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.discovery.state import Discovery, current_caller, shown
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, JarvisError, PermissionDenied
 from jarvis.common.params import Arg
+from jarvis.common.scopes import ADMIN, READ
 
 log = logging.getLogger(__name__)
+CODE_RUN = "code_run"
 # tool_find for a program: its arguments as the program gave them, checked as a direct call's are.
 FindFn = Callable[[dict[str, Any], Principal], Awaitable[Any]]
 
@@ -145,9 +148,7 @@ class CodeMode:
         return self._pool
 
     async def run(self, p: Code, principal: Principal) -> CodeAnswer:
-        limits = self.d.code_policy.limits_for(principal.scopes)
-        if limits is None:
-            raise PermissionDenied("code_run is turned off for your token on this Jarvis; call tools with tool_call")
+        limits = run_limits(self.d, principal)
         run_id = uuid.uuid4().hex[:12]
         host = CallerHost(self.d, principal, run_id, self.find)
         try:
@@ -161,6 +162,37 @@ class CodeMode:
             console=done.console or None,
             console_truncated=done.console_dropped or None,
         )
+
+
+def granting_scopes(d: Discovery, principal: Principal) -> tuple[str, ...]:
+    """The caller's scopes that each, on its own, let a program call a tool. One that reaches none (`metrics`, a
+    share's `share:<server>`, a profile's) gives a program nothing to do but burn the host's CPU, so it lets none
+    run."""
+    return tuple(s for s in principal.scopes if d.reaches_a_tool(replace(principal, scopes=(s,))))
+
+
+def run_limits(d: Discovery, principal: Principal) -> RunLimits:
+    """The caller's limits for a run; PermissionDenied saying why when it may not run one here."""
+    granting = granting_scopes(d, principal)
+    if not granting:
+        raise PermissionDenied(
+            f"code_run runs a program that calls tools, and your token's scopes ({', '.join(principal.scopes)}) "
+            f"allow calling none; a token with a scope that reaches a tool may, e.g. '{READ}', 'jarvis', "
+            f"'{DOWNSTREAM_SCOPE}:<server>' or '{ADMIN}'"
+        )
+    limits = d.code_policy.limits_for(granting)
+    if limits is None:
+        raise PermissionDenied("code_run is turned off for your token on this Jarvis; call tools with tool_call")
+    return limits
+
+
+def may_run_code(d: Discovery, principal: Principal) -> bool:
+    """Whether the caller's tools/list shows code_run: only where calling it would not be refused."""
+    try:
+        run_limits(d, principal)
+    except PermissionDenied:
+        return False
+    return True
 
 
 def code_policy(settings: AggregatorSettings) -> CodePolicy:

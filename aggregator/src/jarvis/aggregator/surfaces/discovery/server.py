@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.mcp_server import Binding, untraced
+from jarvis.aggregator.surfaces.discovery.code import CODE_RUN, may_run_code
 from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, no_progress, shown
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
@@ -119,7 +120,10 @@ def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any
             # Redis down: the five tools still work (tool_call reaches everything), so list those.
             log.warning("active tools unavailable for tools/list: %s", exc)
             active = []
-        return types.ListToolsResult(tools=own + [d.mcp_tool(e) for e in active])
+        # code_run is listed only to a caller it would run for (not to a token that may call no tool, nor where it
+        # is turned off for the token), as the fixed surfaces list only what a token may call.
+        offered = own if may_run_code(d, principal) else [t for t in own if t.name != CODE_RUN]
+        return types.ListToolsResult(tools=offered + [d.mcp_tool(e) for e in active])
 
     async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         principal = principal_of(ctx)

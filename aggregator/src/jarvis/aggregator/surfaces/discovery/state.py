@@ -159,6 +159,13 @@ class Discovery:
             del self._visibility[next(iter(self._visibility))]
         return cached
 
+    def reaches_a_tool(self, principal: Principal) -> bool:
+        """Whether `principal` may call at least one catalogued tool: all a program of theirs could call."""
+        if principal.sees_everything:
+            return True
+        allowed = self.visible(principal)
+        return any(allowed(entry) for entry in self.catalog.index.entries())
+
     def resolve(self, name: str, principal: Principal) -> ToolEntry:
         """The entry `name` names for this caller; NotFound (renamed or unknown) never says more than it may."""
         if name in DISCOVERY_TOOLS:

@@ -11,7 +11,7 @@ from jarvis.aggregator.codemode.typescript import accessor
 from jarvis.aggregator.codemode.typings import Typed, Untyped, typings
 from jarvis.aggregator.discovery.entry import Hit, ToolEntry
 from jarvis.aggregator.discovery.text import analyze
-from jarvis.aggregator.surfaces.discovery.code import Code, CodeMode
+from jarvis.aggregator.surfaces.discovery.code import CODE_RUN, Code, CodeMode
 from jarvis.aggregator.surfaces.discovery.state import (
     FIND_HINT,
     SURFACE,
@@ -338,7 +338,7 @@ def build_tools(d: Discovery) -> list[Tool]:
             handler=handlers.call,
         ),
         Tool(
-            name="code_run",
+            name=CODE_RUN,
             description="Run a program that calls tools; returns its result",
             params=Code,
             handler=code.run,
