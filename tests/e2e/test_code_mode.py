@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,38 +142,73 @@ async def test_the_readmes_worked_example_checks_and_runs_as_shown(jarvis: Runni
     assert [(c["name"], c["count"]) for c in ran["calls"]] == [("jarvis_config", 1)]
 
 
-async def test_code_run_is_off_for_a_role_and_limited_for_another(tmp_path_factory: pytest.TempPathFactory) -> None:
-    roles = {"read": {"enabled": False}, "jarvis": {"calls": 3}}
+ROLES = {"read": {"enabled": False}, "jarvis": {"calls": 3}}
+
+
+@pytest.fixture(scope="module")
+def with_roles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    """A Jarvis whose code mode is off for `read` and held to three calls a run for `jarvis`, with a bucket of two
+    calls of jarvis_server per token."""
     limits = {"jarvis_server": {"per_second": 0.001, "burst": 2}}
     env = {
         "HOME": str(tmp_path_factory.mktemp("home")),
-        "JARVIS_AGGREGATOR_CODE_MODE_ROLES": json.dumps(roles),
+        "JARVIS_AGGREGATOR_CODE_MODE_ROLES": json.dumps(ROLES),
         "JARVIS_AGGREGATOR_RATE_LIMIT_TOOLS": json.dumps(limits),
     }
     running = start_jarvis(tmp_path_factory.mktemp("code-roles"), "--require-auth", env=env)
-    try:
-        reader = running.create_token("read", name="reader")
-        operator = running.create_token("jarvis", name="operator")
-        async with discovery_client(running.url("/mcp"), token=reader) as client:
-            off = error_text(await client.call_tool("code_run", {"code": "return 1"}))
-        async with discovery_client(running.url("/mcp"), token=operator) as client:
-            four = "for (let i = 0; i < 4; i++) await tools.jarvis_config({ action: 'list' });"
-            limited = error_text(await client.call_tool("code_run", {"code": four}))
-            three = await call(client, "code_run", {"code": four.replace("4", "3") + " return 'ok'"})
-            # The token's bucket for jarvis_server holds two calls: the program's third is refused, as a third
-            # direct tool_call would be.
-            servers = "const r = []; for (let i = 0; i < 3; i++) r.push(await tools.jarvis_server({ action: 'list' })"
-            servers += ".then(() => 'ok', (e) => String(e.message))); return r;"
-            limited_calls = await call(client, "code_run", {"code": servers})
-            direct = await client.call_tool("tool_call", {"name": "jarvis_server", "arguments": {"action": "list"}})
-    finally:
-        running.stop()
+    yield running
+    running.stop()
+
+
+async def test_code_run_is_off_for_a_role_and_limited_for_another(with_roles: RunningJarvis) -> None:
+    reader = with_roles.create_token("read", name="reader")
+    operator = with_roles.create_token("jarvis", name="operator")
+    async with discovery_client(with_roles.url("/mcp"), token=reader) as client:
+        off = error_text(await client.call_tool("code_run", {"code": "return 1"}))
+    async with discovery_client(with_roles.url("/mcp"), token=operator) as client:
+        four = "for (let i = 0; i < 4; i++) await tools.jarvis_config({ action: 'list' });"
+        limited = error_text(await client.call_tool("code_run", {"code": four}))
+        three = await call(client, "code_run", {"code": four.replace("4", "3") + " return 'ok'"})
+        # The token's bucket for jarvis_server holds two calls: the program's third is refused, as a third
+        # direct tool_call would be.
+        servers = "const r = []; for (let i = 0; i < 3; i++) r.push(await tools.jarvis_server({ action: 'list' })"
+        servers += ".then(() => 'ok', (e) => String(e.message))); return r;"
+        limited_calls = await call(client, "code_run", {"code": servers})
+        direct = await client.call_tool("tool_call", {"name": "jarvis_server", "arguments": {"action": "list"}})
     assert "code_run is turned off for your token" in off
     assert "more than 3 tool calls" in limited
     assert three["result"] == "ok"
     assert limited_calls["result"][:2] == ["ok", "ok"]
     assert "rate limited" in limited_calls["result"][2]
     assert "rate limited" in error_text(direct)
+
+
+async def test_a_role_turned_off_holds_for_narrower_scopes_and_scopes_that_call_nothing(
+    with_roles: RunningJarvis,
+) -> None:
+    """Issue 44 finding 7: with code mode off for `read`, a token of `read@<project>`, of `jarvis:read`, or of
+    `read` and `metrics` (which calls no tool) ran programs. Each is within `read` in the scope lattice."""
+    around = {
+        "bound": with_roles.create_token("read@p1a2b3c4d5", name="read-bound"),
+        "surface-read": with_roles.create_token("jarvis:read", name="jarvis-read"),
+        "plus-metrics": with_roles.create_token("read", "metrics", name="read-metrics"),
+    }
+    # A scope outside every role turned off still counts: scopes add up, as everywhere in Jarvis.
+    both = with_roles.create_token("read", "jarvis", name="read-jarvis")
+    refused, listed = {}, {}
+    for what, token in around.items():
+        async with discovery_client(with_roles.url("/mcp"), token=token) as client:
+            listed[what] = await names(client)
+            refused[what] = error_text(await client.call_tool("code_run", {"code": "return 1"}))
+    async with discovery_client(with_roles.url("/mcp"), token=both) as client:
+        ran = await call(client, "code_run", {"code": "return 1"})
+        both_listed = await names(client)
+    assert {what: "code_run is turned off for your token" in text for what, text in refused.items()} == dict.fromkeys(
+        around, True
+    ), refused
+    assert {what: "code_run" in names_ for what, names_ in listed.items()} == dict.fromkeys(around, False)
+    assert ran["result"] == 1
+    assert "code_run" in both_listed
 
 
 async def test_share_and_metrics_tokens_cannot_run_code(secured: RunningJarvis) -> None:

@@ -30,7 +30,8 @@ class RateLimitSetting(BaseModel):
 
 
 class CodeModeRole(BaseModel):
-    """code_run for the tokens holding one scope (a role grants its scopes): off, or with tighter limits."""
+    """code_run for the tokens holding one scope or a narrower form of it (a role grants its scopes): off, or with
+    tighter limits."""
 
     enabled: bool = True
     calls: int | None = None
@@ -99,7 +100,8 @@ class AggregatorSettings(ProcessSettings):
     rate_limit_tools: dict[str, RateLimitSetting] = Field(default_factory=dict)
     # code_run (issue 35): off for everyone, the longest wall time a caller may ask for, and per scope (so per
     # role) off or limited, as JSON: {"read": {"enabled": false}, "jarvis": {"calls": 20, "timeout": 10}}.
-    # A token with several listed scopes gets the most its scopes allow.
+    # An entry holds for its scope's narrower forms too (`read` for `jarvis:read`), and a token gets the most any of
+    # its scopes that reach a tool allows (codemode/limits.py).
     code_mode: bool = True
     code_mode_max_timeout: float = Field(default=120.0, gt=0)
     code_mode_roles: dict[str, CodeModeRole] = Field(default_factory=dict)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
+
+from jarvis.common.scopes import ADMIN, ALL, PROJECT_SEPARATOR, READ, allows
 
 KIB = 1024
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -32,9 +37,29 @@ class RunError(Exception):
         self.column = column
 
 
+def within(scope: str, role: str) -> bool:
+    """Whether `role` allows every call `scope` allows: `scope` is `role` or a narrower form of it in the scope
+    lattice (`read@p1` and `jarvis:read` are within `read`, `jarvis:jarvis_config@p1` within `jarvis`, every scope
+    within `admin`). Asked of `allows` itself, with the widest call `scope` names: any tool or action where it names
+    none (""), read-only only where it says `read`, naming its project where it is bound to one."""
+    base, _, project = scope.partition(PROJECT_SEPARATOR)
+    if base in (ADMIN, ALL):
+        return allows((role,), "", "", None, read_only=False, admin=True)
+    parts = base.split(":")
+    read_only = parts[-1] == READ and len(parts) <= 2  # `read`, `<surface>:read` (a third part names an action)
+    surface, tool, action = [*(parts[:-1] if read_only else parts), "", "", ""][:3]
+    return allows((role,), surface, tool, action or None, read_only=read_only, project=project or None)
+
+
+def _least(values: Iterable[N | None]) -> N | None:
+    given = [v for v in values if v is not None]
+    return min(given) if given else None
+
+
 @dataclass(frozen=True)
 class ScopeLimits:
-    """code_run for the tokens holding one scope: off, or with tighter limits than the defaults."""
+    """code_run for the tokens holding one scope or a narrower form of it: off, or with tighter limits than the
+    defaults."""
 
     enabled: bool = True
     calls: int | None = None
@@ -51,14 +76,22 @@ class CodePolicy:
     per_scope: tuple[tuple[str, ScopeLimits], ...] = ()
 
     def limits_for(self, scopes: tuple[str, ...]) -> RunLimits | None:
-        """The caller's limits; None when code_run is off for it. Unlisted scopes take the defaults, and a token
-        whose scopes are all listed gets the most any of them allows (scopes add up, they never take away)."""
-        if not self.enabled:
+        """The limits of a token whose scopes that let a program call a tool are `scopes` (CodeMode passes only
+        those); None when code_run is off for it.
+
+        An entry holds for its scope and each scope `within` it, so `read` turned off holds for `read@p1` and
+        `jarvis:read` too: no narrower form of a role's scope steps around it. A scope within several entries gets
+        the strictest of them (off if any is, else the least of each limit): each entry is a ceiling on all its
+        scope allows, and that scope's calls are among them. A scope within none keeps the defaults.
+
+        Across a token's scopes, the most any one of them gets: scopes add up everywhere in Jarvis (a person's roles
+        are a union), so a token never runs with more than one of its scopes alone would, and it is refused only
+        when each of its scopes is under an entry that turns code_run off. The strictest across scopes would instead
+        let a person's second role take code mode away from the one that grants it. This is safe because only
+        scopes that call a tool count: `metrics` or `share:<server>` beside `read` lift nothing."""
+        if not self.enabled or not scopes:
             return None
-        listed = dict(self.per_scope)
-        if not listed or any(s not in listed for s in scopes) or not scopes:
-            return self.defaults
-        allowed = [listed[s] for s in scopes if listed[s].enabled]
+        allowed = [c for c in map(self._ceiling, scopes) if c.enabled]
         if not allowed:
             return None
         d = self.defaults
@@ -69,4 +102,14 @@ class CodePolicy:
             timeout=max(min(x.timeout or d.timeout, d.timeout) for x in allowed),
             max_timeout=max(min(x.timeout or d.max_timeout, d.max_timeout) for x in allowed),
             heap_mb=d.heap_mb,
+        )
+
+    def _ceiling(self, scope: str) -> ScopeLimits:
+        """The strictest of the entries `scope` is within (no narrowing where it is within none)."""
+        entries = [limits for role, limits in self.per_scope if within(scope, role)]
+        return ScopeLimits(
+            enabled=all(e.enabled for e in entries),
+            calls=_least(e.calls for e in entries),
+            concurrent=_least(e.concurrent for e in entries),
+            timeout=_least(e.timeout for e in entries),
         )
