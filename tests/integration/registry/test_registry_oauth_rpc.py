@@ -47,6 +47,22 @@ def test_a_code_is_taken_once_and_its_family_revoked(oauth: pb_grpc.OAuthStateSe
         assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
 
+def test_a_token_issued_into_a_revoked_family_is_born_revoked(oauth: pb_grpc.OAuthStateServiceStub) -> None:
+    """Issue 44, finding 9: a code sent twice at once; the replay revokes the family while the winner is still issuing,
+    and the winner's refresh token, stored after the revocation, must not work."""
+    later = int(time.time()) + 60
+    oauth.PutRecord(pb.OAuthRecord(kind="code", key="h2", family="f2", body_json="{}", expires_at=later))
+    assert oauth.TakeRecord(key("code", "h2")).first  # the winner
+    assert not oauth.TakeRecord(key("code", "h2")).first  # the replay, which revokes:
+    oauth.RevokeFamily(pb.RevokeOAuthFamilyRequest(family="f2"))
+    oauth.PutRecord(pb.OAuthRecord(kind="refresh", key="r2", family="f2", body_json="{}", expires_at=later))
+    with pytest.raises(grpc.RpcError) as err:
+        oauth.GetRecord(key("refresh", "r2"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    oauth.PutRecord(pb.OAuthRecord(kind="refresh", key="r3", family="f3", body_json="{}", expires_at=later))
+    assert oauth.GetRecord(key("refresh", "r3")).key == "r3"  # another family is untouched
+
+
 def test_expired_records_are_gone_and_lists_hold_live_ones(oauth: pb_grpc.OAuthStateServiceStub) -> None:
     oauth.PutRecord(pb.OAuthRecord(kind="pending", key="old", body_json="{}", expires_at=int(time.time()) - 1))
     with pytest.raises(grpc.RpcError) as err:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from jarvis.common.errors import InvalidArgument, NotFound
 from jarvis.registry.storage.database import Database
@@ -55,6 +56,12 @@ def _record(row: OAuthRecordRow) -> OAuthRecord:
     return OAuthRecord(row.kind, row.key, row.family, row.body, expires, row.consumed_at is not None)
 
 
+def _family(session: Session, family: str) -> list[OAuthRecordRow]:
+    """The family's rows, locked for this transaction where the database locks rows (PostgreSQL; SQLite's writes are
+    one at a time anyway). Its own statement, so what follows in the transaction reads after any write it waited on."""
+    return list(session.scalars(select(OAuthRecordRow).where(OAuthRecordRow.family == family).with_for_update()))
+
+
 def _live(row: OAuthRecordRow | None, now: datetime) -> bool:
     return row is not None and row.revoked_at is None and (row.expires_at is None or row.expires_at > now)
 
@@ -78,13 +85,17 @@ class OAuthRecords:
         if time.monotonic() - self._pruned > PRUNE_SECONDS:
             self.prune()
         with self._db.write() as session:
+            # A token issued into a family already revoked (its code or refresh token replayed while this one was
+            # being issued) is born revoked: the replay's revocation may have run before this row existed.
+            revoked = bool(record.family) and any(r.revoked_at is not None for r in _family(session, record.family))
             row = session.get(OAuthRecordRow, (kind, key))
             if row is None:
                 row = OAuthRecordRow(kind=kind, key=key)
                 session.add(row)
             row.family, row.body, row.expires_at = record.family, record.body, expires
-            row.consumed_at = row.revoked_at = None
+            row.consumed_at = None
             row.created_at = utcnow()
+            row.revoked_at = row.created_at if revoked else None
             session.flush()
             return _record(row)
 
@@ -118,6 +129,7 @@ class OAuthRecords:
         if not family:
             raise InvalidArgument("a grant family id is required")
         with self._db.write() as session:
+            _family(session, family)  # locked first: a put into it waits, then sees the revocation (and vice versa)
             return _count(
                 session.execute(
                     update(OAuthRecordRow)
