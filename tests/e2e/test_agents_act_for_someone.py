@@ -245,7 +245,7 @@ def test_an_agents_downstream_calls_use_its_persons_own_credentials(
         link = re.search(r"(http://\S+/oauth/downstream/start\?flow=[\w-]+)", asked)
         assert failed, asked
         assert link is not None, asked
-        consent_in_browser(link.group(1), "alice-at-notes").close()
+        consent_in_browser(link.group(1), "alice-at-notes", signed_in_as="alice").close()
         assert tool_text(hers.call("notes__whoami")) == (False, "alice-at-notes")
     finally:
         hers.close()

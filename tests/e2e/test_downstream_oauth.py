@@ -24,7 +24,7 @@ from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.downstream import create_profile
-from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, open_consent_link, protected_server
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,18 @@ async def test_two_people_authorize_with_their_own_accounts_and_refresh_unnotice
     def hijack() -> int:
         # Bob's browser completes the admin's consent: it never opened the admin's link, so it lacks its cookie.
         admin_browser = httpx2.Client(timeout=30)
-        start = admin_browser.get(admin_link.group(1))
+        # A token's link opens from a page naming the token and the server, and only through that page's form:
+        # neither the GET alone nor a form posted without the page's cookie (another site's, or another browser's)
+        # opens it.
+        page = admin_browser.get(admin_link.group(1))
+        assert page.status_code == 200, page.text
+        assert "Connect notes?" in page.text
+        assert "the Jarvis token" in page.text
+        flow = admin_link.group(1).rsplit("=", 1)[1]
+        forged = bob_browser.post(jarvis.url("/oauth/downstream/start"), data={"flow": flow, "csrf": "guess"})
+        assert forged.status_code == 400, forged.text
+        start = open_consent_link(admin_browser, admin_link.group(1))
+        assert start.status_code == 302, start.text
         authorize = admin_browser.get(start.headers["location"])
         login = admin_browser.get(authorize.headers["location"] + "&account=mallory")
         stolen = bob_browser.get(login.headers["location"])
@@ -158,7 +169,7 @@ async def test_connect_info_disconnect_and_a_denied_consent(jarvis: RunningJarvi
 
     def deny() -> str:
         browser = httpx2.Client(timeout=30)
-        start = browser.get(dave_link.group(1))
+        start = open_consent_link(browser, dave_link.group(1))
         authorize = browser.get(start.headers["location"])
         refused = browser.get(authorize.headers["location"] + "&deny=1")
         return browser.get(refused.headers["location"]).text
@@ -257,3 +268,17 @@ async def test_a_2026_client_that_declines_gets_the_link_in_a_tool_error(
         unasked = await plain.call_tool("notes__whoami", {})
     assert unasked.is_error
     assert LINK.search(str(getattr(unasked.content[0], "text", "")))
+
+
+def test_the_client_metadata_document_names_only_the_configured_url(jarvis: RunningJarvis) -> None:
+    """Issue 44, finding 13: the document Jarvis names itself by at servers is built from its public URL alone; a
+    request's Host (any name that resolves to Jarvis) changes nothing in it."""
+    for host in (None, "evil.example", f"evil.example:{jarvis.port}"):
+        headers = {"host": host} if host else {}
+        response = httpx2.get(jarvis.url("/oauth/downstream/client.json"), headers=headers)
+        if response.status_code != 200:  # the gate may refuse a Host it does not serve: then nothing is reflected
+            assert "evil.example" not in response.text
+            continue
+        document = response.json()
+        assert document["client_id"] == jarvis.base_url + "/oauth/downstream/client.json"
+        assert document["redirect_uris"] == [jarvis.base_url + "/oauth/downstream/callback"]

@@ -1,6 +1,7 @@
 """A person signed in through Jarvis (issue 31) uses an OAuth-protected downstream server with their own account
 (issue 32): their calls carry `Principal.user`, so their grant is theirs as a person, not a token's; `jarvis user
-disable` forgets it from the vault along with everything else they held."""
+disable` forgets it from the vault along with everything else they held. A consent link opens only in the browser
+of the person it was made for (issue 44, decision 0062): one forwarded to another person connects nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import httpx2
 import pytest
 
 from tests.support.downstream import create_profile
-from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
+from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, open_consent_link, protected_server
+from tests.support.oidc_provider import login
 from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
 from tests.support.stack import RunningJarvis, mcp_client, result_json
 
@@ -34,7 +36,21 @@ def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     env = {"JARVIS_DOWNSTREAM_OAUTH_ALLOW_HOSTS": '["localhost"]', "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"}
     with signin_jarvis(tmp_path_factory, env=env) as running:
         running.cli("role", "set", "developers", "--group", "dev", "--scope", "jarvis", "--scope", "profile")
+        running.cli("role", "set", "ops-notes", "--group", "ops", "--scope", "profile")
         yield running
+
+
+@pytest.fixture(scope="module")
+async def notes_profile(jarvis: RunningJarvis, notes: ProtectedServer) -> str:
+    """Server `notes` installed, used with each person's own account, in profile `notes`: the profile's path."""
+    admin = jarvis.create_token("admin", name="admin")
+    async with mcp_client(jarvis.url(), admin) as client:
+        config = {"action": "set", "key": "servers.oauth", "value": ["notes"]}
+        result_json(await client.call_tool("jarvis_config", config))
+        create = {"action": "create", "name": "notes", "type": "streamable-http", "url": notes.url}
+        result_json(await client.call_tool("jarvis_server", create))
+        await create_profile(client, "notes", "notes")
+    return "/mcp/profile/notes"
 
 
 def signed_in(jarvis: RunningJarvis, account: str, path: str) -> str:
@@ -77,30 +93,77 @@ def vault_people(jarvis: RunningJarvis) -> list[str]:
         return [row[0] for row in db.execute("SELECT person FROM downstream_grants ORDER BY person")]
 
 
-async def test_a_signed_in_person_connects_as_themselves_and_disabling_them_forgets_it(
-    jarvis: RunningJarvis, notes: ProtectedServer
-) -> None:
-    admin = jarvis.create_token("admin", name="admin")
-    async with mcp_client(jarvis.url(), admin) as client:
-        config = {"action": "set", "key": "servers.oauth", "value": ["notes"]}
-        result_json(await client.call_tool("jarvis_config", config))
-        create = {"action": "create", "name": "notes", "type": "streamable-http", "url": notes.url}
-        result_json(await client.call_tool("jarvis_server", create))
-        await create_profile(client, "notes", "notes")
+async def whoami(jarvis: RunningJarvis, profile: str, token: str) -> tuple[bool, str]:
+    async with mcp_client(jarvis.url(profile), token) as client:
+        result = await client.call_tool("notes__whoami", {})
+    return bool(result.is_error), str(getattr(result.content[0], "text", ""))
 
-    alice = await asyncio.to_thread(signed_in, jarvis, "alice", "/mcp/profile/notes")
-    async with mcp_client(jarvis.url("/mcp/profile/notes"), alice) as client:
+
+async def test_a_consent_link_forwarded_to_another_person_connects_nothing(
+    jarvis: RunningJarvis, notes_profile: str
+) -> None:
+    """Mallory (bob) sends alice the link of her own consent: alice opens it, signs in as herself and approves with
+    her account at the notes server. Mallory must not end up acting as alice there."""
+    mallory = await asyncio.to_thread(signed_in, jarvis, "bob", notes_profile)
+    failed, text = await whoami(jarvis, notes_profile, mallory)
+    link = LINK.search(text)
+    assert failed, text
+    assert link is not None, text
+
+    def alice_opens_it() -> httpx2.Response:
+        with httpx2.Client(timeout=30) as alice_browser:
+            return open_consent_link(alice_browser, link.group(1), signed_in_as="alice")
+
+    refused = await asyncio.to_thread(alice_opens_it)
+    assert refused.status_code == 403, refused.text
+    assert "another person of Jarvis" in refused.text
+    assert "Nothing was connected" in refused.text
+
+    def mallory_hands_over_her_sign_in() -> httpx2.Response:
+        """Mallory signs in to Jarvis's check herself and gives alice the provider's answer (login CSRF): alice's
+        browser lacks the cookie of that sign-in, so it proves nothing."""
+        with httpx2.Client(timeout=30) as mallory_browser, httpx2.Client(timeout=30) as alice_browser:
+            to_provider = mallory_browser.get(link.group(1))
+            assert to_provider.status_code == 303, to_provider.text
+            answer = mallory_browser.get(to_provider.headers["location"])
+            while not (answer.is_redirect and "/oauth/callback" in answer.headers["location"]):
+                answer = (
+                    login(mallory_browser, answer, "bob")
+                    if 'name="login"' in answer.text
+                    else mallory_browser.get(answer.url.join(answer.headers["location"]))
+                )
+            return alice_browser.get(answer.url.join(answer.headers["location"]))
+
+    handed = await asyncio.to_thread(mallory_hands_over_her_sign_in)
+    assert handed.status_code == 400, handed.text
+    assert "started in another browser" in handed.text
+    failed, again = await whoami(jarvis, notes_profile, mallory)
+    assert failed, again
+    assert "your authorization" in again  # mallory is still not connected, as alice or anyone
+
+    # Her own browser, signed in as herself: the same link opens, and she connects with her own account.
+    (await asyncio.to_thread(consent_in_browser, link.group(1), "mallory-at-notes", signed_in_as="bob")).close()
+    assert await whoami(jarvis, notes_profile, mallory) == (False, "mallory-at-notes")
+
+
+async def test_a_signed_in_person_connects_as_themselves_and_disabling_them_forgets_it(
+    jarvis: RunningJarvis, notes_profile: str
+) -> None:
+    before = set(vault_people(jarvis))  # others' grants (mallory's, from the test above) are left alone
+    alice = await asyncio.to_thread(signed_in, jarvis, "alice", notes_profile)
+    async with mcp_client(jarvis.url(notes_profile), alice) as client:
         first = await client.call_tool("notes__whoami", {})
         text = str(getattr(first.content[0], "text", ""))
         link = LINK.search(text)
         assert first.is_error, text
         assert link is not None, text
-        (await asyncio.to_thread(consent_in_browser, link.group(1), "alice-at-notes")).close()
+        browser = await asyncio.to_thread(consent_in_browser, link.group(1), "alice-at-notes", signed_in_as="alice")
+        browser.close()
         again = await client.call_tool("notes__whoami", {})
         assert getattr(again.content[0], "text", "") == "alice-at-notes"
-    people = vault_people(jarvis)
+    people = set(vault_people(jarvis)) - before
     assert len(people) == 1
-    assert people[0].startswith("user:")
+    assert next(iter(people)).startswith("user:")
 
     jarvis.cli("user", "disable", "alice")
-    assert vault_people(jarvis) == []
+    assert set(vault_people(jarvis)) == before

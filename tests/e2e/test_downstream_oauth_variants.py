@@ -26,6 +26,7 @@ from tests.support.oauth_downstream import (
     ProtectedServer,
     Variant,
     moving_server,
+    open_consent_link,
     protected_server,
 )
 from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
@@ -81,7 +82,7 @@ async def call(jarvis: RunningJarvis, token: str, name: str, tool: str = "whoami
 def browse(link: str, account: str) -> str:
     """The person opens the link, signs in as `account`; the page Jarvis answers at the end."""
     browser = httpx2.Client(timeout=30)
-    start = browser.get(link)
+    start = open_consent_link(browser, link)
     assert start.status_code == 302, start.text
     authorize = browser.get(start.headers["location"])
     assert authorize.status_code == 302, authorize.text

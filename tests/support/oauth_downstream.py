@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import secrets
 import threading
 import time
@@ -39,11 +40,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from jarvis.aggregator.downstream.auth.consent import START_PATH as CONSENT_START_PATH
+from tests.support.oidc_provider import login
 from tests.support.stack import free_port
 
 SCOPE = "notes"
 EXTRA = "notes.extra"
 OFFLINE = "offline_access"
+_CONFIRM_FIELD = re.compile(r"<input type=hidden name=(\w+) value='([^']*)'>")
 
 
 @dataclass(frozen=True)
@@ -422,21 +426,49 @@ def moving_server() -> Iterator[MovingServer]:
         yield MovingServer(url, first, second, resource)
 
 
-def consent_in_browser(link: str, account: str, *, fresh_connections: bool = False) -> httpx2.Client:
-    """Open `link` in a fresh browser, sign in as `account`, follow back to Jarvis; the browser, for more. With
+def open_consent_link(browser: httpx2.Client, link: str, signed_in_as: str | None = None) -> httpx2.Response:
+    """Open a consent link as a person would: confirm the page a token's link shows, or sign in at the team's
+    provider as `signed_in_as` where the link is a signed-in person's; the answer that follows (a redirect to the
+    server's authorization server when the link opened, else Jarvis's page saying why not)."""
+    response = browser.get(link)
+    if response.status_code == 200 and f"action='{CONSENT_START_PATH}'" in response.text:
+        fields = dict(_CONFIRM_FIELD.findall(response.text))
+        return browser.post(response.url.join(CONSENT_START_PATH), data=fields)
+    if response.status_code == 303:
+        assert signed_in_as is not None, "this link asks for a sign-in at the team's provider: pass signed_in_as"
+        response = browser.get(response.headers["location"])
+        for _ in range(10):  # the provider's interaction, its login form, and back to Jarvis
+            if response.is_redirect:
+                target = response.url.join(response.headers["location"])
+                response = browser.get(target)
+                if target.path == "/oauth/callback":
+                    return response
+            elif response.status_code == 200 and 'name="login"' in response.text:
+                response = login(browser, response, signed_in_as)
+            else:
+                break
+        raise AssertionError(f"the sign-in did not come back to Jarvis: {response.status_code} {response.text[:500]}")
+    return response
+
+
+def consent_in_browser(
+    link: str, account: str, *, signed_in_as: str | None = None, fresh_connections: bool = False
+) -> httpx2.Client:
+    """Open `link` in a fresh browser (signing in to Jarvis's provider as `signed_in_as` where the link asks), sign
+    in at the server's authorization server as `account`, follow back to Jarvis; the browser, for more. With
     `fresh_connections`, every request opens a connection of its own (with several workers, each may reach any)."""
     browser = (
         httpx2.Client(timeout=30, limits=httpx2.Limits(max_keepalive_connections=0))
         if fresh_connections
         else httpx2.Client(timeout=30)
     )
-    start = browser.get(link)
+    start = open_consent_link(browser, link, signed_in_as)
     assert start.status_code == 302, start.text
     authorize = browser.get(start.headers["location"])
     assert authorize.status_code == 302, authorize.text
-    login = browser.get(authorize.headers["location"] + f"&account={account}")
-    assert login.status_code == 302, login.text
-    back = browser.get(login.headers["location"])
+    login_answer = browser.get(authorize.headers["location"] + f"&account={account}")
+    assert login_answer.status_code == 302, login_answer.text
+    back = browser.get(login_answer.headers["location"])
     assert back.status_code == 200, back.text
     assert "Connected" in back.text
     return browser

@@ -1,6 +1,7 @@
 """The consent relay between aggregator processes (downstream/auth/relay.py) on a real Redis: two processes' relays,
-one holding a consent. The other opens its link through the holder, once; a link nobody holds is refused within
-the holder wait; a return is finished by the holder, whose cookie check stays; junk on the channel stops nothing."""
+one holding a consent. The other learns whose consent a link is and opens it through the holder, once, for the
+person it was made for only; a link nobody holds is refused within the holder wait; a return is finished by the
+holder, whose cookie check stays; junk on the channel stops nothing."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from jarvis.aggregator.downstream.auth.consent import ConsentFailed, Consents, Flow, cookie_name
+from jarvis.aggregator.downstream.auth.consent import ConsentFailed, Consents, Flow, NotYourConsent, cookie_name
 from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
 from jarvis.aggregator.downstream.auth.relay import CHANNEL, HOLDER_SECONDS, ConsentRelay
 from tests.support.redis_server import redis_url
@@ -57,15 +58,25 @@ async def relays(redis: str) -> AsyncIterator[tuple[ConsentRelay, ConsentRelay]]
         await asker.close()
 
 
-async def test_a_link_held_elsewhere_is_opened_by_its_holder_once(relays: tuple[ConsentRelay, ConsentRelay]) -> None:
+async def test_a_link_held_elsewhere_is_opened_by_its_holder_once_for_its_person(
+    relays: tuple[ConsentRelay, ConsentRelay],
+) -> None:
     holder, asker = relays
     flow = held(holder.consents)
-    opened = await asker.open(flow.id)
+    described = await asker.describe(flow.id)
+    assert (described.person, described.server) == ("user:ann", "notes")
+    assert not flow.opened  # describing opens nothing
+    with pytest.raises(NotYourConsent, match="another person"):
+        await asker.open(flow.id, "user:mallory")
+    with pytest.raises(NotYourConsent):
+        await asker.open(flow.id, "")  # unproven: a signed-in person's consent never opens without sign-in
+    assert not flow.opened
+    opened = await asker.open(flow.id, "user:ann")
     assert opened.target == flow.authorize_url
     assert (opened.cookie, opened.nonce) == (cookie_name(flow.id), flow.nonce)
     assert flow.opened
     with pytest.raises(ConsentFailed, match="already opened"):
-        await asker.open(flow.id)
+        await asker.open(flow.id, "user:ann")
 
 
 async def test_a_link_nobody_holds_is_refused_once_the_holder_wait_is_over(
@@ -74,7 +85,7 @@ async def test_a_link_nobody_holds_is_refused_once_the_holder_wait_is_over(
     _, asker = relays
     began = time.monotonic()
     with pytest.raises(ConsentFailed, match="unknown"):
-        await asker.open("no-such-flow")
+        await asker.open("no-such-flow", "user:ann")
     assert HOLDER_SECONDS <= time.monotonic() - began < HOLDER_SECONDS + 1.5
 
 
@@ -100,7 +111,7 @@ async def test_a_return_is_finished_by_the_holder_which_checks_the_cookie(
     finishing = asyncio.create_task(finish())
     returned = await asker.returned(flow.state, {cookie_name(flow.id): flow.nonce}, "code-2", "", None, "")
     await finishing
-    assert (returned.server, returned.error, returned.connected) == ("notes", "", True)
+    assert (returned.server, returned.person, returned.error, returned.connected) == ("notes", "user:ann", "", True)
 
 
 async def test_a_retry_elsewhere_waits_for_the_holders_consent(relays: tuple[ConsentRelay, ConsentRelay]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
@@ -117,6 +118,43 @@ def test_a_replayed_code_fails_and_revokes_what_it_issued(stack: Stack) -> None:
     refused(after, "invalid_grant")
 
 
+def test_a_code_or_refresh_token_sent_four_times_at_once_leaves_nothing_usable(stack: Stack) -> None:
+    """Issue 44, finding 9: four redemptions of one code, and four refreshes with one refresh token, each at once.
+    One wins; the other three are replays, so what the winner was issued goes with the revoked family, whichever
+    was stored first."""
+
+    def at_once(form: dict[str, str]) -> list[httpx2.Response]:
+        with ThreadPoolExecutor(4) as pool:
+            return list(pool.map(lambda _: token(stack, **form), range(4)))
+
+    def refreshed(client_id: str, refresh_token: str) -> httpx2.Response:
+        return token(stack, grant_type="refresh_token", refresh_token=refresh_token, client_id=client_id)
+
+    for _ in range(3):
+        client_id, verifier, answer = sign_in(stack)
+        code = {
+            "grant_type": "authorization_code",
+            "code": answer["code"],
+            "code_verifier": verifier,
+            "client_id": client_id,
+            "redirect_uri": CLIENT_REDIRECT,
+        }
+        won = [r for r in at_once(code) if r.status_code == 200]
+        assert len(won) == 1
+        refused(refreshed(client_id, won[0].json()["refresh_token"]), "invalid_grant")
+
+        client_id, verifier, answer = sign_in(stack)
+        issued = redeem(stack, client_id, verifier, answer["code"])
+        rotation = {
+            "grant_type": "refresh_token",
+            "refresh_token": issued.json()["refresh_token"],
+            "client_id": client_id,
+        }
+        won = [r for r in at_once(rotation) if r.status_code == 200]
+        assert len(won) == 1
+        refused(refreshed(client_id, won[0].json()["refresh_token"]), "invalid_grant")
+
+
 def test_a_wrong_verifier_or_another_client_is_refused(stack: Stack) -> None:
     client_id, _, answer = sign_in(stack)
     assert "PKCE" in refused(redeem(stack, client_id, "x" * 50, answer["code"]), "invalid_grant")
@@ -126,15 +164,29 @@ def test_a_wrong_verifier_or_another_client_is_refused(stack: Stack) -> None:
 
 
 @pytest.mark.parametrize("method", [None, "plain"])
-def test_missing_or_plain_pkce_is_refused_back_at_the_client(stack: Stack, method: str | None) -> None:
+def test_missing_or_plain_pkce_is_refused_on_a_page(stack: Stack, method: str | None) -> None:
     client_id = register(stack)
     extra = {"code_challenge": "a" * 43, "code_challenge_method": method} if method else {}
     response = httpx2.get(authorize_url(stack, client_id, None, **extra))
-    answer = redirected(response)
-    assert answer["error"] == "invalid_request"
-    assert "S256" in answer["error_description"]
-    assert answer["state"] == "client-state"
-    assert answer["iss"] == stack.base
+    assert response.status_code == 400
+    assert "location" not in response.headers
+    assert "S256" in response.text
+
+
+def test_a_registered_phishing_uri_gets_no_redirect_for_a_broken_request(stack: Stack) -> None:
+    """Issue 44, finding 8: a stranger registers a redirect URI of theirs and sends people an authorization request
+    broken on purpose; Jarvis answers on its own page, before anyone signed in, instead of bouncing to that URI."""
+    registered = httpx2.post(
+        f"{stack.base}/oauth/register",
+        json={"redirect_uris": ["https://evil.example/phish"], "token_endpoint_auth_method": "none"},
+    )
+    assert registered.status_code == 201, registered.text
+    client_id = registered.json()["client_id"]
+    for query in ({"response_type": "x"}, {"response_type": "code"}, {"response_type": "code", "scope": "nonsense"}):
+        response = httpx2.get(f"{stack.base}/oauth/authorize", params={"client_id": client_id, **query})
+        assert response.status_code == 400, response.text
+        assert "location" not in response.headers
+        assert "evil.example" not in response.text
 
 
 def test_an_unregistered_redirect_uri_gets_a_page_not_a_redirect(stack: Stack) -> None:
@@ -153,9 +205,10 @@ def test_a_resource_that_is_not_jarvis_is_invalid_target(stack: Stack) -> None:
     client_id = register(stack)
     _, challenge = pkce()
     response = httpx2.get(authorize_url(stack, client_id, challenge, resource="https://other.example/mcp"))
-    answer = redirected(response)
-    assert answer["error"] == "invalid_target"
-    assert "not an MCP surface of this Jarvis" in answer["error_description"]
+    assert response.status_code == 400
+    assert "location" not in response.headers
+    assert "invalid_target" in response.text
+    assert "not an MCP surface of this Jarvis" in response.text
 
 
 def test_the_callback_refuses_a_missing_or_unknown_state(stack: Stack) -> None:

@@ -215,6 +215,8 @@ class Aggregator:
             settings, self.sign_in_records, self.shares.base_url, self.resource.keys, self.metrics.rate_limited
         )
         if self.authorization is not None:
+            # A consent link opens only in the browser of the person it was made for (decision 0062).
+            self.downstream_routes.consent_routes.attach(self.authorization.flow.browser)
             # Disabling a person reaches their tokens and sessions on every replica within this cache's life.
             self.resource.standing = StandingCache(self.sign_in_records, settings.token_cache_seconds)
             self.resource.runs = RunCredentials(self.sign_in_records)

@@ -2,11 +2,14 @@
 
 `begin(person, server)` runs the SDK's OAuth client (provider.py) against the server in a task of its own: discovery
 and client registration, then the authorization URL, which Jarvis hands out as a link of its own,
-`<public URL>/oauth/downstream/start?flow=…`. The first browser to open it is bound to the consent (an HttpOnly
-cookie) and sent on to the authorization server, which returns to `<public URL>/oauth/downstream/callback`: the
-state names the consent, the cookie must be that browser's, the code is exchanged (PKCE, `resource`) and the tokens
-land in the vault. A callback replayed, or carrying someone else's state, finds no consent of that browser's and
-fails. A consent is used once and forgotten after `consent_seconds`.
+`<public URL>/oauth/downstream/start?flow=…`. A link can be forwarded, so whoever opens it must first show that the
+consent is theirs (decision 0062): a signed-in person signs in again through the team's provider and must be the
+person the consent was made for; a `jv_` token's consent is opened only after its page, naming the token and the
+server, is confirmed. Only then is the browser bound to the consent (an HttpOnly cookie) and sent on to the
+authorization server, which returns to `<public URL>/oauth/downstream/callback`: the state names the consent, the
+cookie must be that browser's, the code is exchanged (PKCE, `resource`) and the tokens land in the vault. A
+callback replayed, or carrying someone else's state, finds no consent of that browser's and fails. A consent is used
+once and forgotten after `consent_seconds`.
 
 Consents live in the aggregator process that started them; where Jarvis has Redis, a link or a return that reaches
 another worker or replica is answered by the one holding the consent (relay.py), as decision 0056 says.
@@ -68,6 +71,41 @@ class ConsentFailed(Exception):
 
 class ConsentDenied(ConsentFailed):
     pass
+
+
+class NotYourConsent(ConsentFailed):
+    """The browser proved to be another person than the one the consent was made for: a forwarded link."""
+
+
+USER_PREFIX = "user:"
+
+
+def signed_in_person(subject: str) -> str:
+    """The person key (person.py) of someone the team's provider just signed in."""
+    return USER_PREFIX + subject
+
+
+def needs_sign_in(person: str) -> bool:
+    """Whether a browser must sign in as `person` before their consent opens: true for a signed-in person, whose
+    identity the team's provider can prove; a `jv_` token's holder has no identity a browser could show."""
+    return person.startswith(USER_PREFIX)
+
+
+def person_label(person: str) -> str:
+    """How a page names the person behind a consent, without a secret (a token's id is not one)."""
+    if needs_sign_in(person):
+        return "you, as you signed in to Jarvis"  # shown only to a browser that proved it is that person
+    if person.startswith("token:"):
+        return f"the Jarvis token {person.removeprefix('token:')} (see jarvis token list)"
+    return "this Jarvis's local user"
+
+
+@dataclass(frozen=True)
+class Described:
+    """Whose consent a link is, at which server: what the link's page needs before anything is opened."""
+
+    person: str
+    server: str
 
 
 class NeedsConsent(FailedPrecondition):
@@ -232,14 +270,36 @@ class Consents:
 
     # ------------------------------------------------------------ the browser's side
 
-    def open(self, flow_id: str) -> tuple[Flow, str]:
-        """The consent a start link names and the URL to send the browser on to; ConsentFailed if it is unusable."""
+    def _usable(self, flow_id: str) -> Flow:
         flow = self._by_id.get(flow_id)
         if flow is None or flow.done.is_set() or not flow.authorize_url:
             raise ConsentFailed("this consent link is unknown, used or expired; ask for a new one")
         if flow.opened:
             raise ConsentFailed(
                 "this consent link was already opened; ask for a new one (jarvis_server action=connect)"
+            )
+        return flow
+
+    def describe(self, flow_id: str) -> Described:
+        """Whose consent a start link names, and where; ConsentFailed if it is unusable. Opens nothing."""
+        flow = self._usable(flow_id)
+        return Described(flow.person, flow.server)
+
+    def open(self, flow_id: str, proven: str) -> tuple[Flow, str]:
+        """The consent a start link names and the URL to send the browser on to, once the browser has shown whose
+        it is: `proven` is the person it signed in as ("" when it could not sign in). A signed-in person's consent
+        opens only for that same person (NotYourConsent otherwise); ConsentFailed if the link is unusable."""
+        flow = self._usable(flow_id)
+        if needs_sign_in(flow.person) and not hmac.compare_digest(proven, flow.person):
+            log.warning(
+                "consent link for server %s opened by another person than it was made for; refused",
+                flow.server,
+                extra={"server": flow.server},
+            )
+            raise NotYourConsent(
+                f"this link asks you to connect '{flow.server}' for another person of Jarvis, not for the account "
+                "you signed in with. Nothing was connected. If someone sent you this link, do not use it; to connect "
+                f"'{flow.server}' yourself, ask your own assistant (jarvis_server action=connect name={flow.server})."
             )
         flow.opened = True
         return flow, flow.authorize_url

@@ -7,8 +7,8 @@ link or the authorization server's return to another process, which knows nothin
 consent does what it would have done for a browser of its own and says how it went, on a reply channel the asker
 named. The asker answers the browser with that: the same redirect and cookie for a link, the same page for a
 return. The cookie check stays with the holder (the asker passes the browser's consent cookies on), so a return
-carrying someone else's state still fails. What crosses Redis: a consent's id or state, the cookie's value and
-the authorization code, each good once and for minutes; no token.
+carrying someone else's state still fails. What crosses Redis: a consent's id or state, the person it is for
+(never a secret), the cookie's value and the authorization code, each good once and for minutes; no token.
 """
 
 from __future__ import annotations
@@ -25,7 +25,14 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from jarvis.aggregator.downstream.auth.consent import EXCHANGE_SECONDS, ConsentFailed, Consents, cookie_name
+from jarvis.aggregator.downstream.auth.consent import (
+    EXCHANGE_SECONDS,
+    ConsentFailed,
+    Consents,
+    Described,
+    NotYourConsent,
+    cookie_name,
+)
 from jarvis.aggregator.tooling.background import Background
 
 log = logging.getLogger(__name__)
@@ -50,6 +57,7 @@ class Returned:
     """How a return the holder finished went."""
 
     server: str
+    person: str
     error: str
     connected: bool
 
@@ -63,11 +71,19 @@ class ConsentRelay:
 
     # ------------------------------------------------------------ asking
 
-    async def open(self, flow_id: str) -> Opened:
-        """Open a link whose consent another process holds; ConsentFailed when none does or it is unusable."""
-        done = await self._ask("open", {"flow": flow_id}, HOLDER_SECONDS)
+    async def describe(self, flow_id: str) -> Described:
+        """Whose consent another process holds under `flow_id`; ConsentFailed when none does or it is unusable."""
+        done = await self._ask("describe", {"flow": flow_id}, HOLDER_SECONDS)
         if done.get("error"):
             raise ConsentFailed(str(done["error"]))
+        return Described(str(done["person"]), str(done["server"]))
+
+    async def open(self, flow_id: str, proven: str) -> Opened:
+        """Open a link whose consent another process holds, for a browser that proved to be `proven` (the holder
+        checks it, as Consents.open does); ConsentFailed when none holds it or it is unusable."""
+        done = await self._ask("open", {"flow": flow_id, "proven": proven}, HOLDER_SECONDS)
+        if done.get("error"):
+            raise (NotYourConsent if done.get("not_yours") else ConsentFailed)(str(done["error"]))
         return Opened(str(done["target"]), str(done["cookie"]), str(done["nonce"]))
 
     async def returned(
@@ -78,7 +94,7 @@ class ConsentRelay:
         done = await self._ask("return", payload, EXCHANGE_SECONDS + HOLDER_SECONDS)
         if done.get("failed"):
             raise ConsentFailed(str(done["failed"]))
-        return Returned(str(done["server"]), str(done["error"]), bool(done["connected"]))
+        return Returned(str(done["server"]), str(done["person"]), str(done["error"]), bool(done["connected"]))
 
     async def wait_for(self, flow_id: str, person: str, server: str, seconds: float) -> bool:
         """Wait (up to `seconds`) for the consent another process holds for `person` at `server` to finish; whether
@@ -141,15 +157,27 @@ class ConsentRelay:
 
     async def _answer(self, request: dict[str, Any]) -> None:
         reply = str(request.get("reply", ""))
-        if request.get("op") == "open":
+        if request.get("op") == "describe":
             flow_id = str(request.get("flow", ""))
             if not self.consents.holds(flow_id):
                 return
             await self._say(reply, {"kind": "held"})
             try:
-                flow, target = self.consents.open(flow_id)
+                described = self.consents.describe(flow_id)
             except ConsentFailed as exc:
                 await self._say(reply, {"kind": "done", "error": str(exc)})
+                return
+            await self._say(reply, {"kind": "done", "person": described.person, "server": described.server})
+        elif request.get("op") == "open":
+            flow_id = str(request.get("flow", ""))
+            if not self.consents.holds(flow_id):
+                return
+            await self._say(reply, {"kind": "held"})
+            try:
+                flow, target = self.consents.open(flow_id, str(request.get("proven", "")))
+            except ConsentFailed as exc:
+                not_yours = isinstance(exc, NotYourConsent)
+                await self._say(reply, {"kind": "done", "error": str(exc), "not_yours": not_yours})
                 return
             await self._say(
                 reply, {"kind": "done", "target": target, "cookie": cookie_name(flow.id), "nonce": flow.nonce}
@@ -173,7 +201,7 @@ class ConsentRelay:
             except ConsentFailed as exc:
                 await self._say(reply, {"kind": "done", "failed": str(exc)})
                 return
-            answer = {"server": done.server, "error": done.error, "connected": done.connected}
+            answer = {"server": done.server, "person": done.person, "error": done.error, "connected": done.connected}
             await self._say(reply, {"kind": "done", **answer})
         elif request.get("op") == "wait":
             await self._answer_wait(reply, request)

@@ -142,6 +142,8 @@ class DownstreamRoutes:
         consents = profiles.host.personal.consents
         # Where Jarvis has Redis (several workers, replicas), a consent's link or return may reach another process.
         self.consent_relay = ConsentRelay(redis_url, consents) if redis_url and consents is not None else None
+        personal = profiles.host.personal
+        self.consent_routes = ConsentRoutes(consents, self.consent_relay, lambda: personal.base_url())
         self.managers = {
             kind: TrackedSessionManager(
                 sessions,
@@ -171,7 +173,7 @@ class DownstreamRoutes:
             Route("/mcp/profile/{name}", endpoint=endpoints[PROFILE]),
             Route("/share/{name}/mcp", endpoint=endpoints[SHARE]),
             # Where a person's browser goes to authorize Jarvis at a server, and comes back (issue 32).
-            *ConsentRoutes(self.surfaces[PROFILE].host.personal.consents, self.consent_relay).routes(),
+            *self.consent_routes.routes(),
         ]
 
     def guard(self, path: str) -> Guard | None:

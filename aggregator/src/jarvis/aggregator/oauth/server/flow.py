@@ -2,7 +2,10 @@
 /oauth/callback takes them back, records who they are and shows the consent page; /oauth/consent, posted from
 that page, answers the client's redirect_uri with a one-time code (and `iss`, RFC 9207).
 
-Refusals before the redirect_uri is known to be the client's are pages, never redirects (no open redirect).
+Refusals before the person has signed in are pages, never redirects: a client registers itself (RFC 7591) with any
+redirect URI, so a request malformed on purpose must not make Jarvis's URL a bounce to it (RFC 9700 §4.11.2: the
+authorization server authenticates the person before it redirects to a URI it does not trust). Once the person has
+signed in, a refusal goes back to the client's redirect_uri, as OAuth 2.1 §4.1.2.1 says.
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from jarvis.aggregator.oauth.server import pages
+from jarvis.aggregator.oauth.server.browser import CALLBACK_PATH, PURPOSE, BrowserSignIn, identify
 from jarvis.aggregator.oauth.server.deps import CODE_SECONDS, PENDING_SECONDS, PROTOCOL_SCOPES, Deps
 from jarvis.aggregator.oauth.server.errors import NO_STORE, OAuthError, with_query
 from jarvis.aggregator.oauth.server.people import narrowed, user_identity
 from jarvis.aggregator.oauth.upstream import UpstreamError
 
 CSRF_COOKIE = "jarvis_consent"
-# Where the provider sends the person back: <public URL>/oauth/callback, registered there by the admin.
-CALLBACK_PATH = "/oauth/callback"
 _CHALLENGE_LENGTHS = range(43, 129)  # RFC 7636: a base64url SHA-256 is 43 characters
 
 
@@ -35,6 +37,7 @@ def secret_key(secret: str) -> str:
 class Flow:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
+        self.browser = BrowserSignIn(deps)
 
     async def authorize(self, request: Request) -> Response:
         params = dict(request.query_params)
@@ -51,7 +54,6 @@ class Flow:
                 "invalid_request", "redirect_uri is not one this client registered; nothing was sent back to it"
             ).page()
         issuer = await self.deps.issuer()
-        state = params.get("state", "")
         try:
             pending = await self._pending(params, client.client_id, redirect_uri)
             verifier, nonce, key = secrets.token_urlsafe(48), secrets.token_urlsafe(24), secrets.token_urlsafe(32)
@@ -59,9 +61,9 @@ class Flow:
             await self.deps.store.put("pending", key, pending, ttl=PENDING_SECONDS)
             target = await self.deps.upstream.authorization_url(f"{issuer}{CALLBACK_PATH}", key, nonce, verifier)
         except OAuthError as refused:
-            return refused.redirect(redirect_uri, state, issuer)
+            return refused.page()
         except UpstreamError as exc:
-            return OAuthError("temporarily_unavailable", str(exc), 503).redirect(redirect_uri, state, issuer)
+            return OAuthError("temporarily_unavailable", str(exc), 503).page()
         return RedirectResponse(target, status_code=303, headers=NO_STORE)
 
     async def _pending(self, params: dict[str, str], client_id: str, redirect_uri: str) -> dict[str, Any]:
@@ -98,24 +100,14 @@ class Flow:
                 "invalid_request", "this sign-in is unknown, expired or already used; start again from your client"
             ).page()
         pending = taken[0].body
+        if PURPOSE in pending:  # a browser proving who it is for one of Jarvis's own pages, not a client's sign-in
+            return await self.browser.finish(pending, params, request.cookies)
         issuer = await self.deps.issuer()
         back = pending["redirect_uri"], pending["state"], issuer
-        upstream = self.deps.upstream.config.issuer
-        if "iss" in params and params["iss"].rstrip("/") != upstream.rstrip("/"):
-            # RFC 9207 upstream: an answer from another provider than the one asked is a mix-up attack.
-            return OAuthError("access_denied", "the sign-in answer came from another identity provider").redirect(*back)
-        if "error" in params or not params.get("code"):
-            reason = params.get("error", "no code")
-            return OAuthError("access_denied", f"the identity provider did not sign you in ({reason})").redirect(*back)
         try:
-            identity = await self.deps.upstream.exchange(
-                f"{issuer}{CALLBACK_PATH}", params["code"], pending["upstream_verifier"], pending["upstream_nonce"]
-            )
-        except UpstreamError as exc:
-            return OAuthError("access_denied", str(exc)).redirect(*back)
-        user = await self.deps.people.signed_in(identity)
-        if user["disabled"]:
-            return OAuthError("access_denied", "your Jarvis account is disabled; ask an admin").redirect(*back)
+            identity = await identify(self.deps, pending, params)
+        except OAuthError as refused:
+            return refused.redirect(*back)
         granted = narrowed(await self.deps.people.scopes_for(identity), pending["scopes"])
         consent, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         client = await self.deps.clients.find(pending["client_id"])

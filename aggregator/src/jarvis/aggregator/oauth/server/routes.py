@@ -15,9 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from jarvis.aggregator.oauth.server.browser import CALLBACK_PATH
 from jarvis.aggregator.oauth.server.deps import ADVERTISED_SCOPES, Deps
 from jarvis.aggregator.oauth.server.errors import NO_STORE, OAuthError
-from jarvis.aggregator.oauth.server.flow import CALLBACK_PATH, Flow
+from jarvis.aggregator.oauth.server.flow import Flow
 from jarvis.aggregator.oauth.server.tokens import Tokens
 from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.common.errors import JarvisError
