@@ -7,11 +7,11 @@ import threading
 
 
 class Listener:
-    """Listens on 127.0.0.1 (a free port), counts the connections it accepts and closes each at once."""
+    """Listens on 127.0.0.1 (a free port, or `port`), counts the connections it accepts and closes each at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind(("127.0.0.1", port))
         self.sock.listen()
         self.port: int = self.sock.getsockname()[1]
         self.accepted = 0

@@ -20,7 +20,8 @@ class Issued:
 
 
 class Authority:
-    """Signs certificates valid for localhost and 127.0.0.1, as a deployment's own CA would for its services."""
+    """Signs certificates valid for localhost (or another name) and 127.0.0.1, as a deployment's own CA would for its
+    services."""
 
     def __init__(self, directory: Path, name: str = "jarvis-test-ca") -> None:
         self.directory = directory
@@ -41,7 +42,7 @@ class Authority:
         self.path = directory / f"{name}.pem"
         self.path.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, name: str) -> Issued:
+    def issue(self, name: str, dns_name: str = "localhost") -> Issued:
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         cert = (
@@ -54,7 +55,7 @@ class Authority:
             .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(
                 x509.SubjectAlternativeName(
-                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                    [x509.DNSName(dns_name), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
                 ),
                 critical=False,
             )

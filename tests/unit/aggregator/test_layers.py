@@ -16,7 +16,7 @@ PACKAGE = "jarvis.aggregator"
 # Bottom first. A unit is a top-level module or package of jarvis.aggregator.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("tooling",),  # tools, actions, schemas, the caller and its scopes, results, events
-    ("settings", "metrics", "worker_metrics", "jsonrpc", "children", "ratelimit", "aliases"),
+    ("settings", "metrics", "worker_metrics", "jsonrpc", "children", "ratelimit", "aliases", "pinned"),
     ("views",),  # what tools answer: explicit types, so a protobuf change cannot change what agents see
     ("gateways",),  # the backend services: stubs, deadlines, retries, caches, protobuf -> views
     ("audit", "probes"),

@@ -3,19 +3,18 @@
 A URL on an internal address (loopback, private, link-local, metadata services: jarvis.common.addresses) is refused
 unless it is on the downstream server's own host (an admin installed that server), on a host an admin allowed
 (`JARVIS_DOWNSTREAM_OAUTH_ALLOW_HOSTS`), or on loopback where tests allow it (`JARVIS_DOWNSTREAM_OAUTH_ALLOW_LOOPBACK`).
+Any other host is looked up once and the request goes to the address checked (pinned.py), never to what a second
+lookup answers (issue 44 finding 2: DNS rebinding).
 """
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import socket
 from urllib.parse import urlsplit
 
 import httpx2
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from jarvis.common.addresses import is_internal, is_loopback
+from jarvis.aggregator.pinned import Reach, Refused, Why, pin
 
 
 class OAuthClientSettings(BaseSettings):
@@ -39,24 +38,19 @@ class AddressRefused(httpx2.HTTPError):
 
 class AddressGuard:
     def __init__(self, server_url: str, settings: OAuthClientSettings) -> None:
-        self.own_host = (urlsplit(server_url).hostname or "").lower()
-        self.settings = settings
+        own_host = (urlsplit(server_url).hostname or "").lower()
+        allowed = frozenset({own_host, *(h.lower() for h in settings.allow_hosts)})
+        self.reach = Reach(loopback=settings.allow_loopback, hosts=allowed)
 
     async def check(self, request: httpx2.Request) -> None:
-        """An httpx2 request hook: raise AddressRefused for a request to an internal address not allowed."""
-        host = (request.url.host or "").lower()
-        if host == self.own_host or host in {h.lower() for h in self.settings.allow_hosts}:
-            return
-        port = request.url.port or (443 if request.url.scheme == "https" else 80)
+        """An httpx2 request hook: send the request to its host's checked address, or raise AddressRefused for an
+        internal address not allowed."""
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError:
-            raise AddressRefused(f"the OAuth host {host} does not resolve") from None
-        addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
-        if self.settings.allow_loopback and all(is_loopback(a) for a in addresses):
-            return
-        if any(is_internal(a) for a in addresses):
+            await pin(request, self.reach)
+        except Refused as refused:
+            if refused.why is Why.UNRESOLVED:
+                raise AddressRefused(f"the OAuth host {refused.host} does not resolve") from None
             raise AddressRefused(
-                f"the server's OAuth metadata points at {host}, an internal address; Jarvis does not go there "
+                f"the server's OAuth metadata points at {refused.host}, an internal address; Jarvis does not go there "
                 "unless an admin allows that host (JARVIS_DOWNSTREAM_OAUTH_ALLOW_HOSTS)"
-            )
+            ) from None
