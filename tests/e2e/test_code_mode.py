@@ -76,12 +76,20 @@ async def test_errors_give_the_line_and_column_and_jarvis_keeps_serving(jarvis: 
         bomb = error_text(
             await client.call_tool("code_run", {"code": "const a = []; while (true) a.push(new Array(1e6).fill(1.5));"})
         )
+        # Issue 44 finding 3: typed arrays live outside the heap; the whole process is bounded.
+        arrays = error_text(
+            await client.call_tool(
+                "code_run",
+                {"code": "const k = []; for (let i = 0; i < 6; i++) k.push(new Uint8Array(100 << 20).fill(7));"},
+            )
+        )
         looping = error_text(await client.call_tool("code_run", {"code": "while (true) {}", "timeout": 1}))
         found = await call(
             client, "code_run", {"code": "return (await tool_find('list installed servers')).results[0].name"}
         )
     assert "nope (line 2, column 9)" in thrown
     assert "out of memory" in bomb
+    assert "ran out of memory: it used more than 256 MiB" in arrays
     assert "wall time of 1 s" in looping
     assert found["result"] == "jarvis_server"
     assert [(c["name"], c["count"]) for c in found["calls"]] == [("tool_find", 1)]

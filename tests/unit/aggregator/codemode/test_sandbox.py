@@ -14,7 +14,7 @@ import pytest
 
 from jarvis.aggregator.codemode.bridge import run_code
 from jarvis.aggregator.codemode.limits import RunError, RunLimits
-from jarvis.aggregator.codemode.runner import SandboxPool, deno_binary, deno_command
+from jarvis.aggregator.codemode.runner import Sandbox, SandboxPool, deno_binary, deno_command
 
 pytestmark = pytest.mark.anyio
 PROBE = """
@@ -274,3 +274,112 @@ async def test_cancelling_a_run_kills_its_sandbox(pool: SandboxPool) -> None:
     with pytest.raises(asyncio.CancelledError):
         await run
     assert sandboxes[0].process.returncode is not None
+
+
+# Issue 44 finding 3: the heap bound left typed arrays out (ArrayBuffers live outside V8's heap); six of 100 MiB
+# kept 652 MiB in the Deno process and the run returned normally.
+TYPED_ARRAYS = """
+const keep = [];
+for (let i = 0; i < 6; i++) keep.push(new Uint8Array(100 * 1024 * 1024).fill(7));
+return keep.length;
+"""
+
+
+async def test_typed_arrays_past_the_memory_bound_end_the_run(pool: SandboxPool) -> None:
+    error = await refused(pool, TYPED_ARRAYS)
+    assert "out of memory" in str(error)
+    assert f"{pool.limits.memory_mb} MiB" in str(error)
+    assert (await run_code(pool, "return 1", EchoHost())).value == 1
+
+
+async def test_a_program_catching_failed_allocations_holds_no_more_than_the_bound(pool: SandboxPool) -> None:
+    code = """
+    const keep = [];
+    for (let i = 0; i < 12; i++) {
+      try { keep.push(new Uint8Array(50 * 1024 * 1024).fill(7)); } catch { break; }
+    }
+    return keep.length * 50;
+    """
+    try:
+        held, error = (await run_code(pool, code, EchoHost())).value, ""
+    except RunError as exc:  # the watchdog may see it first
+        held, error = 0, str(exc)
+    assert held <= pool.limits.memory_mb
+    assert not error or "out of memory" in error
+
+
+@pytest.mark.parametrize("alone", ["watchdog", "data limit"])
+async def test_each_memory_bound_alone_stops_the_typed_arrays(
+    pool: SandboxPool, monkeypatch: pytest.MonkeyPatch, alone: str
+) -> None:
+    """The watchdog (VmRSS, polled) and RLIMIT_DATA (refused allocations) each end the attack without the other."""
+
+    async def unwatched(self: Sandbox) -> None:
+        return None
+
+    if alone == "watchdog":
+        monkeypatch.setattr(Sandbox, "_bound_data", lambda self: None)
+    else:
+        monkeypatch.setattr(Sandbox, "watch_memory", unwatched)
+    error = await refused(pool, TYPED_ARRAYS)
+    assert "out of memory" in str(error)
+
+
+# Issue 44 finding 5: the program closed the wrapper function, kept `Deno` at the module's top level and wrote its
+# own {"t":"done"} line to the protocol's stdout: a 2 MB console went past the 64 KiB cap.
+CLOSES_THE_WRAPPER = """return 1 }
+const out = Deno.stdout;
+const forged = { t: "done", ok: true, value: "forged", console: "y".repeat(2 * 1024 * 1024) };
+await out.write(new TextEncoder().encode(JSON.stringify(forged) + "\\n"));
+export function reopened() {
+"""
+
+# The same line written by the bootstrap itself, through a prototype the program replaced.
+BOOTSTRAP_WRITES_IT = """
+const forged = new TextEncoder().encode(
+  JSON.stringify({ t: "done", ok: true, value: "forged", console: "y".repeat(2 * 1024 * 1024) }) + "\\n",
+);
+TextEncoder.prototype.encode = () => forged;
+Uint8Array.prototype.subarray = function () { return forged; };
+await tools.echo({});
+return "mine";
+"""
+
+
+async def test_a_program_closing_the_wrapper_never_has_deno(pool: SandboxPool) -> None:
+    error = await refused(pool, CLOSES_THE_WRAPPER)
+    assert "Deno is not defined" in str(error)
+
+
+async def test_a_program_cannot_forge_the_protocol_through_the_bootstraps_objects(pool: SandboxPool) -> None:
+    host = EchoHost()
+    result = await run_code(pool, BOOTSTRAP_WRITES_IT, host)
+    assert result.value == "mine"
+    assert result.console == ""
+    assert host.calls == [("echo", {})]
+
+
+async def test_the_programs_console_is_never_read_as_the_protocol(pool: SandboxPool) -> None:
+    done = '{"t":"done","ok":true,"value":"forged","console":"' + "y" * 100 + '"}'
+    result = await run_code(pool, f"console.log({json.dumps(done)}); return 'mine'", EchoHost())
+    assert result.value == "mine"
+    assert result.console == done + "\n"
+
+
+async def test_jarvis_cuts_the_console_to_the_bound_whatever_the_sandbox_sends(
+    pool: SandboxPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bootstrap told to keep 10 MB of console (as a sandbox gone wrong might) is still cut to 64 KiB here."""
+    from jarvis.aggregator.codemode import runner
+
+    def generous(binary: str, bootstrap: Path, limits: RunLimits, channel: Any = None) -> list[str]:
+        command = deno_command(binary, bootstrap, limits, channel)
+        command[command.index(str(limits.output_bytes))] = str(20 * 1024 * 1024)
+        return command
+
+    monkeypatch.setattr(runner, "deno_command", generous)
+    code = "const line = 'x'.repeat(1000); for (let i = 0; i < 2000; i++) console.log(line); return 'done'"
+    result = await run_code(pool, code, EchoHost())
+    assert result.value == "done"
+    assert len(result.console) == 64 * 1024
+    assert result.console_dropped == 2000 * 1001 - 64 * 1024

@@ -1,40 +1,69 @@
-// The sandbox side of code mode: one program per process. Jarvis writes one JSON line ({code}) on stdin;
-// this file runs it and speaks JSON lines with Jarvis over stdin/stdout for every tool call it makes.
-// Deno runs it with no permissions at all, so the program can reach nothing but these two pipes.
+// The sandbox side of code mode: one program per process. Jarvis speaks JSON lines with this file over a pair of
+// pipes of their own (Deno.args[1] in, Deno.args[2] out), opened here before the program exists and reachable
+// from nothing the program holds: its first line is {code}, then this file asks for every tool call the program
+// makes. Deno runs it with no permission but those two paths, revoked once they are open; `Deno` is gone before
+// the program's text is even loaded, so a program that closes the function it is wrapped in runs its top level
+// with no more than its body has. stdout carries only the program's console (Jarvis caps what it reads of it).
+const bind = Function.prototype.bind;
+const uncurry = bind.bind(Function.prototype.call);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const stdout = Deno.stdout;
-const stdin = Deno.stdin;
-const exit = Deno.exit;
+// Kept here, before the program runs: it may replace globals and prototypes, never these.
+const encode = uncurry(TextEncoder.prototype.encode);
+const decode = uncurry(TextDecoder.prototype.decode);
+const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "length").get);
+const bufferOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "buffer").get);
+const U8 = Uint8Array;
 const stringify = JSON.stringify;
 const parse = JSON.parse;
+const mapGet = uncurry(Map.prototype.get);
+const mapSet = uncurry(Map.prototype.set);
+const mapDelete = uncurry(Map.prototype.delete);
+const stringIndexOf = uncurry(String.prototype.indexOf);
+const stringSlice = uncurry(String.prototype.slice);
+const exit = Deno.exit;
 const CONSOLE_MAX = Number(Deno.args[0] || 65536);
-// Kept here, before the program runs: it may replace globals, never these.
+const requestsPath = Deno.args[1];
+const answersPath = Deno.args[2];
+const requests = Deno.openSync(requestsPath, { read: true });
+const answers = Deno.openSync(answersPath, { write: true });
+Deno.permissions.revokeSync({ name: "read", path: requestsPath });
+Deno.permissions.revokeSync({ name: "write", path: answersPath });
+const readRequests = bind.call(requests.read, requests);
+const writeAnswers = bind.call(answers.writeSync, answers);
+const writeConsole = bind.call(Deno.stdout.writeSync, Deno.stdout);
+const closeConsole = bind.call(Deno.stdout.close, Deno.stdout);
 const pending = new Map();
 let nextId = 1;
 
-async function send(message) {
-  const bytes = encoder.encode(stringify(message) + "\n");
+function writeAll(write, bytes) {
+  const total = lengthOf(bytes);
+  const buffer = bufferOf(bytes);
   let written = 0;
-  while (written < bytes.length) written += await stdout.write(bytes.subarray(written));
+  while (written < total) written += write(new U8(buffer, written, total - written));
+}
+
+function send(message) {
+  writeAll(writeAnswers, encode(encoder, stringify(message) + "\n"));
 }
 
 async function* lines() {
-  const buffer = new Uint8Array(1 << 16);
+  const buffer = new U8(1 << 16);
   let carry = "";
   for (;;) {
-    const n = await stdin.read(buffer);
+    const n = await readRequests(buffer);
     if (n === null) return;
-    carry += decoder.decode(buffer.subarray(0, n), { stream: true });
+    carry += decode(decoder, new U8(bufferOf(buffer), 0, n), { stream: true });
     let at;
-    while ((at = carry.indexOf("\n")) >= 0) {
-      yield carry.slice(0, at);
-      carry = carry.slice(at + 1);
+    while ((at = stringIndexOf(carry, "\n")) >= 0) {
+      yield stringSlice(carry, 0, at);
+      carry = stringSlice(carry, at + 1);
     }
   }
 }
 
-let consoleText = "";
+// The console goes to stdout as the program writes it, up to CONSOLE_MAX bytes; past that, only counted.
+let consoleBytes = 0;
 let consoleDropped = 0;
 function show(value) {
   if (typeof value === "string") return value;
@@ -45,22 +74,23 @@ function show(value) {
   }
 }
 function log(...values) {
-  const line = values.map(show).join(" ") + "\n";
-  const room = CONSOLE_MAX - consoleText.length;
-  if (room <= 0) {
-    consoleDropped += line.length;
-    return;
-  }
-  consoleText += line.slice(0, room);
-  consoleDropped += Math.max(0, line.length - room);
+  let line = "";
+  for (let i = 0; i < values.length; i++) line += (i ? " " : "") + show(values[i]);
+  const bytes = encode(encoder, line + "\n");
+  const size = lengthOf(bytes);
+  const room = CONSOLE_MAX - consoleBytes;
+  const kept = size < room ? size : room > 0 ? room : 0;
+  if (kept > 0) writeAll(writeConsole, new U8(bufferOf(bytes), 0, kept));
+  consoleBytes += kept;
+  consoleDropped += size - kept;
 }
 const sandboxConsole = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
 
 function request(message) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    send({ ...message, id }).catch(reject);
+    mapSet(pending, id, { resolve, reject });
+    send({ t: message.t, name: message.name, args: message.args, id });
   });
 }
 
@@ -80,6 +110,13 @@ function where(error) {
   return match ? { line: Number(match[1]) - 1, column: Number(match[2]) } : {};
 }
 
+function toBase64(text) {
+  const bytes = encode(encoder, text);
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 8192) binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return btoa(binary);
+}
+
 async function main() {
   const input = lines();
   const first = await input.next();
@@ -89,19 +126,22 @@ async function main() {
   (async () => {
     for await (const line of input) {
       const reply = parse(line);
-      const waiting = pending.get(reply.id);
+      const waiting = mapGet(pending, reply.id);
       if (!waiting) continue;
-      pending.delete(reply.id);
+      mapDelete(pending, reply.id);
       if (reply.ok) waiting.resolve(reply.value);
       else waiting.reject(new Error(reply.error));
     }
   })();
-  const source = "export default async function (tools, tool_find, console) {\n" + code + "\n}";
+  const url = "data:application/typescript;base64," + toBase64(
+    "export default async function (tools, tool_find, console) {\n" + code + "\n}",
+  );
+  // From here on the program's text may run (a module's top level runs as it loads): no Deno, and its console.
+  delete globalThis.Deno;
+  globalThis.console = sandboxConsole;
   let outcome;
   try {
-    const module = await import("data:application/typescript;base64," + toBase64(source));
-    delete globalThis.Deno;
-    globalThis.console = sandboxConsole;
+    const module = await import(url);
     const value = await module.default(tools, toolFind, sandboxConsole);
     outcome = { t: "done", ok: true, value: value === undefined ? null : value };
   } catch (error) {
@@ -109,26 +149,17 @@ async function main() {
     const message = error && error.message !== undefined ? String(error.message) : String(error);
     outcome = { t: "done", ok: false, error: `${name}: ${message}`, ...where(error) };
   }
-  outcome.console = consoleText;
-  outcome.console_dropped = consoleDropped;
   let text;
   try {
-    text = stringify(outcome);
+    text = stringify({ ...outcome, console_dropped: consoleDropped });
   } catch (error) {
-    text = stringify({ t: "done", ok: false, error: `the return value is not JSON: ${error.message}`, console: consoleText });
+    text = stringify({ t: "done", ok: false, error: `the return value is not JSON: ${error.message}` });
   }
-  const bytes = encoder.encode(text + "\n");
-  let written = 0;
-  while (written < bytes.length) written += await stdout.write(bytes.subarray(written));
+  // The console is whole before the answer: Jarvis reads stdout to its end.
+  closeConsole();
+  writeAll(writeAnswers, encode(encoder, text + "\n"));
   exit(0);
 }
 
-function toBase64(text) {
-  const bytes = encoder.encode(text);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 8192) binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
-  return btoa(binary);
-}
-
-await send({ t: "ready" });
+send({ t: "ready" });
 main();

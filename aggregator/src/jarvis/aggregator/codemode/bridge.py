@@ -78,10 +78,15 @@ class Run:
             line = await self.sandbox.readline()
             if line is None:
                 raise await self._crashed()
-            message = json.loads(line)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                raise RunError("the sandbox sent a line that is not JSON") from None
+            if not isinstance(message, dict):
+                raise RunError("the sandbox sent a message that is not an object")
             kind = message.get("t")
             if kind == "done":
-                return self._finish(message)
+                return await self._finish(message)
             if kind in ("call", "find"):
                 self.started += 1
                 if self.started > self.limits.calls:
@@ -113,20 +118,38 @@ class Run:
         async with self.replies:
             await self.sandbox.write(json.dumps(reply).encode() + b"\n")
 
-    def _finish(self, message: dict[str, Any]) -> RunResult:
+    async def _finish(self, message: dict[str, Any]) -> RunResult:
         if not message.get("ok"):
-            raise RunError(str(message.get("error")), message.get("line"), message.get("column"))
+            error = str(message.get("error"))
+            if "Array buffer allocation failed" in error:  # refused by RLIMIT_DATA, or past what V8 allows
+                raise self.out_of_memory()
+            raise RunError(error, _int(message.get("line")), _int(message.get("column")))
         value = message.get("value")
         size = len(json.dumps(value))
         if size > self.limits.output_bytes:
             raise RunError(f"the return value is {size} bytes of JSON; at most {self.limits.output_bytes}")
-        return RunResult(value, str(message.get("console", "")), self.calls, int(message.get("console_dropped", 0)))
+        # The console is stdout as Jarvis read it, cut to the bound here whatever the sandbox says it sent.
+        console, dropped = await self.sandbox.console_text()
+        kept = console.encode()[: self.limits.output_bytes]
+        dropped += len(console.encode()) - len(kept) + max(0, _int(message.get("console_dropped")) or 0)
+        return RunResult(value, kept.decode(errors="ignore"), self.calls, dropped)
+
+    def out_of_memory(self) -> RunError:
+        return RunError(
+            f"the program ran out of memory: it used more than {self.limits.memory_mb} MiB "
+            f"(of which {self.limits.heap_mb} MiB of heap) and was stopped"
+        )
 
     async def _crashed(self) -> RunError:
         await self.sandbox.wait_stderr()
-        if b"out of memory" in self.sandbox.stderr.lower() or b"heap limit" in self.sandbox.stderr.lower():
-            return RunError(f"the program ran out of memory (its heap may use {self.limits.heap_mb} MiB)")
+        stderr = self.sandbox.stderr.lower()
+        if self.sandbox.over_memory or b"out of memory" in stderr or b"heap limit" in stderr:
+            return self.out_of_memory()
         return RunError("the sandbox ended without an answer (an output line over its bound, or a crash)")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _ms(started: float) -> float:
@@ -147,11 +170,13 @@ async def run_code(
     wall = limits.wall_time(timeout)
     sandbox = await pool.acquire()
     run = Run(sandbox, host, limits)
+    watchdog = asyncio.create_task(sandbox.watch_memory())
     try:
         return await asyncio.wait_for(run.serve(code), wall)
     except TimeoutError:
         raise RunError(f"the program ran past its wall time of {wall:g} s") from None
     finally:
+        watchdog.cancel()
         sandbox.kill()
         for task in list(run.tasks):
             task.cancel()

@@ -1,9 +1,9 @@
-"""What one code run may use: calls, concurrency, output, wall time and heap."""
+"""What one code run may use: calls, concurrency, output, wall time and memory."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from jarvis.common.scopes import ADMIN, ALL, PROJECT_SEPARATOR, READ, allows
@@ -20,6 +20,14 @@ class RunLimits:
     timeout: float = 30.0  # seconds, the default wall time
     max_timeout: float = 120.0  # the most a caller may ask for (an admin's setting)
     heap_mb: int = 128  # V8's old space; a memory bomb ends the process, not Jarvis
+    # The rest of the process beyond the heap: Deno itself (about 40 MiB resident at rest, its binary included) and
+    # what lives outside V8's heap, typed arrays above all. The whole process may hold memory_mb.
+    outside_heap_mb: int = 128
+
+    @property
+    def memory_mb(self) -> int:
+        """What the Deno process may hold in all (resident, its descendants included): past it the run ends."""
+        return self.heap_mb + self.outside_heap_mb
 
     def wall_time(self, asked: float | None) -> float:
         """The run's wall time: what the caller asked for, within (0, max_timeout]."""
@@ -95,13 +103,12 @@ class CodePolicy:
         if not allowed:
             return None
         d = self.defaults
-        return RunLimits(
+        return replace(
+            d,
             calls=max(min(x.calls or d.calls, d.calls) for x in allowed),
             concurrent=max(min(x.concurrent or d.concurrent, d.concurrent) for x in allowed),
-            output_bytes=d.output_bytes,
             timeout=max(min(x.timeout or d.timeout, d.timeout) for x in allowed),
             max_timeout=max(min(x.timeout or d.max_timeout, d.max_timeout) for x in allowed),
-            heap_mb=d.heap_mb,
         )
 
     def _ceiling(self, scope: str) -> ScopeLimits:

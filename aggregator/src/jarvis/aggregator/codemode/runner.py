@@ -2,6 +2,10 @@
 
 A process serves a single run and is then killed, so nothing one program leaves behind (globals, timers, a heap
 near its bound) reaches the next caller's. Warmth comes from starting the next processes before they are needed.
+
+Jarvis and the bootstrap speak over two pipes of their own (passed as extra descriptors), never the process's
+stdout: stdout is the program's console, read and capped here. Memory is bounded for the whole process, not only
+V8's heap: RLIMIT_DATA refuses allocations past the bound, and a watchdog reading VmRSS ends the run past it.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import resource
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -19,6 +25,8 @@ from jarvis.aggregator.codemode.limits import RunLimits
 log = logging.getLogger(__name__)
 STDERR_KEPT = 4096  # bytes of a process's stderr kept to explain a crash
 LINE_LIMIT = 8 * 1024 * 1024  # the longest line Jarvis reads from a program (its final answer included)
+MIB = 1024 * 1024
+WATCH_EVERY = 0.05  # seconds between two readings of a running sandbox's memory
 
 
 def deno_binary() -> str:
@@ -27,10 +35,13 @@ def deno_binary() -> str:
     return str(deno.find_deno_bin())
 
 
-def deno_command(binary: str, bootstrap: Path, limits: RunLimits) -> list[str]:
-    """No --allow-* flag: file system, network, environment, subprocesses, FFI and imports are all denied,
-    and --no-prompt makes each denial an error instead of a question on a terminal nobody watches."""
+def deno_command(binary: str, bootstrap: Path, limits: RunLimits, channel: tuple[int, int] | None = None) -> list[str]:
+    """No --allow-* flag but the two pipes of `channel` (the descriptors the bootstrap reads requests from and
+    writes answers to, revoked by it once open): file system, network, environment, subprocesses, FFI and imports
+    are all denied, and --no-prompt makes each denial an error instead of a question on a terminal nobody watches."""
     v8 = f"--max-old-space-size={limits.heap_mb},--disallow-code-generation-from-strings,--stack-size=984"
+    paths = [f"/dev/fd/{fd}" for fd in channel] if channel else []
+    allow = [f"--allow-read={paths[0]}", f"--allow-write={paths[1]}"] if paths else []
     return [
         binary,
         "run",
@@ -40,43 +51,136 @@ def deno_command(binary: str, bootstrap: Path, limits: RunLimits) -> list[str]:
         "--no-config",
         "--no-lock",
         "--no-check",
+        *allow,
         f"--v8-flags={v8}",
         str(bootstrap),
         str(limits.output_bytes),
+        *paths,
     ]
 
 
-class Sandbox:
-    """One started Deno process, ready for one program."""
+def _status_kib(pid: int, field: str) -> int:
+    """A /proc/<pid>/status field in KiB (VmRSS, VmData); 0 once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(field.encode() + b":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+
+def _descendants(pid: int) -> list[int]:
+    """`pid`'s children, theirs, and so on (Deno has no permission to start any; counted if it ever does)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as children:
+                    kids = [int(k) for k in children.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def resident_mib(pid: int) -> float:
+    """The memory a process and its descendants hold (VmRSS added up), in MiB."""
+    return sum(_status_kib(p, "VmRSS") for p in [pid, *_descendants(pid)]) / 1024
+
+
+class Sandbox:
+    """One started Deno process, ready for one program: its protocol pipes, its console and its memory."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        answers: asyncio.StreamReader,
+        requests: asyncio.StreamWriter,
+        limits: RunLimits,
+    ) -> None:
         self.process = process
+        self.answers = answers
+        self.requests = requests
+        self.limits = limits
         self.stderr = b""
+        self.console = b""  # the first limits.output_bytes bytes of the program's stdout
+        self.console_dropped = 0  # bytes of stdout past them, read and dropped
+        self.over_memory = False  # the watchdog ended it
         self._drain = asyncio.create_task(self._read_stderr())
+        self._console = asyncio.create_task(self._read_console())
+        self._closers: list[Callable[[], object]] = []
+
+    def on_close(self, closer: Callable[[], object]) -> None:
+        self._closers.append(closer)
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None
         while chunk := await self.process.stderr.read(65536):
             self.stderr = (self.stderr + chunk)[-STDERR_KEPT:]
 
+    async def _read_console(self) -> None:
+        """stdout to its end, whatever writes it: kept up to the bound, the rest counted."""
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(65536):
+            room = max(0, self.limits.output_bytes - len(self.console))
+            self.console += chunk[:room]
+            self.console_dropped += max(0, len(chunk) - room)
+
+    async def console_text(self) -> tuple[str, int]:
+        """The console once stdout has ended (the bootstrap closes it before its answer), and the bytes dropped."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._console), 2.0)
+        return self.console.decode(errors="ignore"), self.console_dropped
+
     async def ready(self) -> None:
         line = await self.readline()
         if line is None:
             await self.wait_stderr()
             raise RuntimeError(f"the sandbox did not start: {self.stderr.decode(errors='replace')[-500:]}")
+        self._bound_data()
+
+    def _bound_data(self) -> None:
+        """RLIMIT_DATA at what Deno has mapped once started plus the run's memory: an allocation past it fails
+        (a typed array's with a RangeError), however fast it comes. What Deno has mapped at rest is mostly reserved
+        address space, so the bound is counted from there; the watchdog bounds what is actually held."""
+        base = _status_kib(self.process.pid, "VmData") * 1024
+        if not base:
+            return
+        bound = base + self.limits.memory_mb * MIB
+        try:
+            resource.prlimit(self.process.pid, resource.RLIMIT_DATA, (bound, bound))
+        except (OSError, ValueError):
+            log.warning("code mode: could not bound the sandbox's data segment; the watchdog alone bounds it")
+
+    async def watch_memory(self) -> None:
+        """Ends the process once it and its descendants hold more than the run's memory; runs until cancelled."""
+        pid = self.process.pid
+        while self.process.returncode is None:
+            if resident_mib(pid) > self.limits.memory_mb:
+                self.over_memory = True
+                self.kill()
+                return
+            await asyncio.sleep(WATCH_EVERY)
 
     async def readline(self) -> bytes | None:
-        assert self.process.stdout is not None
         try:
-            line = await self.process.stdout.readline()
+            line = await self.answers.readline()
         except (ValueError, asyncio.LimitOverrunError):
             return None
         return line or None
 
     async def write(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(data)
-        await self.process.stdin.drain()
+        self.requests.write(data)
+        await self.requests.drain()
 
     async def wait_stderr(self) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
@@ -92,6 +196,10 @@ class Sandbox:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.process.wait(), 5.0)
         self._drain.cancel()
+        self._console.cancel()
+        self.requests.close()
+        for closer in self._closers:
+            closer()
 
 
 class SandboxPool:
@@ -113,16 +221,37 @@ class SandboxPool:
     async def _start(self) -> Sandbox:
         if self._binary is None:
             self._binary = deno_binary()
-        process = await asyncio.create_subprocess_exec(
-            *deno_command(self._binary, self._bootstrap, self.limits),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=self._env(),
-            cwd=self._dir.name,
-            limit=LINE_LIMIT,
+        # Two pipes of the protocol's own: the program's stdout and stderr are not where Jarvis reads answers.
+        requests_in, requests_out = os.pipe()
+        answers_in, answers_out = os.pipe()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *deno_command(self._binary, self._bootstrap, self.limits, (requests_in, answers_out)),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._env(),
+                cwd=self._dir.name,
+                pass_fds=(requests_in, answers_out),
+            )
+        except BaseException:
+            for fd in (requests_out, answers_in):
+                os.close(fd)
+            raise
+        finally:
+            os.close(requests_in)
+            os.close(answers_out)
+        loop = asyncio.get_running_loop()
+        answers = asyncio.StreamReader(limit=LINE_LIMIT)
+        reading, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(answers), os.fdopen(answers_in, "rb", 0)
         )
-        sandbox = Sandbox(process)
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(requests_out, "wb", 0)
+        )
+        requests = asyncio.StreamWriter(transport, protocol, None, loop)
+        sandbox = Sandbox(process, answers, requests, self.limits)
+        sandbox.on_close(reading.close)
         try:
             await sandbox.ready()
         except BaseException:
