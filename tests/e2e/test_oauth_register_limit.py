@@ -1,6 +1,7 @@
 """Dynamic client registration (/oauth/register) is rate limited per client address (issue 31 item 2): a stranger
 may register, but a flood from one address gets 429 with an OAuth error body saying when to retry, while another
-address registers as before. A real `jarvis up` with sign-in, registrations 60 a minute in bursts of 3."""
+address registers as before. The client address is the one a request came from, unless it came through a proxy an
+admin named (issue 44 finding 10). A real `jarvis up` with sign-in, registrations 60 a minute in bursts of 3."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]
         yield running
 
 
-def register(jarvis: RunningJarvis, source: str = "127.0.0.1") -> httpx2.Response:
+def register(jarvis: RunningJarvis, source: str = "127.0.0.1", forwarded_for: str = "") -> httpx2.Response:
+    headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
     transport = httpx2.HTTPTransport(local_address=source)
     with httpx2.Client(transport=transport, timeout=10) as http:
-        return http.post(jarvis.url("/oauth/register"), json={"redirect_uris": [CLIENT_REDIRECT]})
+        return http.post(jarvis.url("/oauth/register"), json={"redirect_uris": [CLIENT_REDIRECT]}, headers=headers)
 
 
 def test_a_flood_of_registrations_from_one_address_is_refused_with_an_oauth_error(limited: RunningJarvis) -> None:
@@ -45,3 +47,38 @@ def test_a_flood_of_registrations_from_one_address_is_refused_with_an_oauth_erro
     assert httpx2.get(limited.url("/.well-known/oauth-authorization-server")).status_code == 200
     metrics = httpx2.get(limited.url("/metrics"), headers={"Authorization": f"Bearer {limited.create_token('admin')}"})
     assert 'jarvis_rate_limited_total{reason="rate",surface="oauth"}' in metrics.text
+
+
+def test_a_forwarded_for_made_up_per_request_does_not_lift_the_limit(limited: RunningJarvis) -> None:
+    """uvicorn believed X-Forwarded-For from 127.0.0.1 by default: a header rotated per request made each registration
+    another address's, and 30 of 30 were accepted. No proxy is named here, so the header is not read at all: the
+    requests count against 127.0.0.1, as they would without it."""
+    answers = [register(limited, "127.0.0.1", f"198.51.100.{i}") for i in range(BURST + 2)]
+    assert answers[-1].status_code == 429, [a.status_code for a in answers]
+    assert "too many client registrations from 127.0.0.1" in answers[-1].json()["error_description"]
+
+
+@pytest.fixture(scope="module")
+def behind_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
+    env = {
+        "JARVIS_OAUTH_REGISTER_PER_MINUTE": "60",
+        "JARVIS_OAUTH_REGISTER_BURST": str(BURST),
+        "JARVIS_TRUSTED_PROXIES": "127.0.0.1",
+    }
+    with signin_jarvis(tmp_path_factory, env=env) as running:
+        yield running
+
+
+def test_the_forwarded_for_of_a_proxy_an_admin_named_is_believed(behind_proxy: RunningJarvis) -> None:
+    # Through the proxy (127.0.0.1), each client is its own address: many clients, none held back by the others.
+    assert [register(behind_proxy, forwarded_for=f"198.51.100.{i}").status_code for i in range(BURST + 2)] == [201] * (
+        BURST + 2
+    )
+    # One client flooding through the proxy is limited as itself.
+    flood = [register(behind_proxy, forwarded_for="203.0.113.7") for _ in range(BURST + 2)]
+    assert flood[-1].status_code == 429
+    assert "too many client registrations from 203.0.113.7" in flood[-1].json()["error_description"]
+    # A peer that is not the proxy is held to its own address whatever it forwards.
+    other = [register(behind_proxy, "127.0.0.2", f"198.51.100.{100 + i}") for i in range(BURST + 2)]
+    assert other[-1].status_code == 429
+    assert "too many client registrations from 127.0.0.2" in other[-1].json()["error_description"]

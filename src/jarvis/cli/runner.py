@@ -103,6 +103,9 @@ async def serve_http(
         log_level="warning",
         timeout_graceful_shutdown=5,
         access_log=False,
+        # Forwarded headers only from the proxies an admin named (uvicorn's default believes any from 127.0.0.1).
+        proxy_headers=bool(aggregator.settings.proxies),
+        forwarded_allow_ips=aggregator.settings.proxies,
     )
     server = uvicorn.Server(config)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from jarvis.common import addresses
@@ -75,6 +75,11 @@ class AggregatorSettings(ProcessSettings):
     # Extra Host header values accepted beyond loopback (e.g. "jarvis.example.com", "10.0.0.5:8765").
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    # Reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: addresses or CIDRs, comma-separated
+    # (`10.0.0.0/8,127.0.0.1`). Empty: none, so a request's client address is the one it connected from whatever
+    # headers it sends (uvicorn on its own believes 127.0.0.1's, and a header made up per request escaped every limit
+    # per client address: issue 44 finding 10).
+    trusted_proxies: str = Field(default="", validation_alias=AliasChoices("JARVIS_TRUSTED_PROXIES"))
     max_body_bytes: int = 1024 * 1024
     # Downstream MCP servers: time to finish initialize, the default deadline of a proxied call, the
     # largest message a stdio server may send, and how often the registry is re-read for changes.
@@ -147,6 +152,25 @@ class AggregatorSettings(ProcessSettings):
     docker_host: str = Field(
         default="unix:///var/run/docker.sock", validation_alias=AliasChoices("DOCKER_HOST", "JARVIS_DOCKER_HOST")
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: str) -> str:
+        """Each entry an address or a network, written as uvicorn parses it (it takes a malformed one for a name
+        that never matches, silently)."""
+        entries = []
+        for entry in filter(None, (e.strip() for e in value.split(","))):
+            try:
+                parsed = ipaddress.ip_network(entry, strict=False) if "/" in entry else ipaddress.ip_address(entry)
+            except ValueError:
+                raise ValueError(f"JARVIS_TRUSTED_PROXIES: {entry!r} is neither an IP address nor a CIDR") from None
+            entries.append(str(parsed))
+        return ",".join(entries)
+
+    @property
+    def proxies(self) -> list[str]:
+        """The trusted proxies, for uvicorn's forwarded_allow_ips; empty: forwarded headers are not read at all."""
+        return self.trusted_proxies.split(",") if self.trusted_proxies else []
 
     @property
     def auth_required(self) -> bool:

@@ -59,6 +59,9 @@ class ShareListener:
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=2,
+            # Every connection comes from the tunnel on 127.0.0.1, carrying whatever the far side's stranger sent:
+            # no forwarded header is believed here, whatever proxies the main listener trusts.
+            proxy_headers=False,
         )
         self._server = _QuietServer(config)
         self._task: asyncio.Task[None] | None = None
