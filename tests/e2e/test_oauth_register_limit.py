@@ -1,16 +1,25 @@
 """Dynamic client registration (/oauth/register) is rate limited per client address (issue 31 item 2): a stranger
 may register, but a flood from one address gets 429 with an OAuth error body saying when to retry, while another
-address registers as before. The client address is the one a request came from, unless it came through a proxy an
+address registers as before. So are the Client ID Metadata Document fetches a stranger's authorize request makes
+(issue 44 finding 11), and the client address is the one a request came from, unless it came through a proxy an
 admin named (issue 44 finding 10). A real `jarvis up` with sign-in, registrations 60 a minute in bursts of 3."""
 
 from __future__ import annotations
 
+import math
+import time
+import uuid
 from collections.abc import Iterator
 
 import httpx2
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
-from tests.support.signin import CLIENT_REDIRECT, signin_jarvis
+from tests.support.http_fake import serve_app
+from tests.support.signin import CLIENT_REDIRECT, pkce, signin_jarvis
 from tests.support.stack import RunningJarvis
 
 BURST = 3
@@ -82,3 +91,64 @@ def test_the_forwarded_for_of_a_proxy_an_admin_named_is_believed(behind_proxy: R
     other = [register(behind_proxy, "127.0.0.2", f"198.51.100.{100 + i}") for i in range(BURST + 2)]
     assert other[-1].status_code == 429
     assert "too many client registrations from 127.0.0.2" in other[-1].json()["error_description"]
+
+
+@pytest.fixture(scope="module")
+def documents() -> Iterator[tuple[str, list[str]]]:
+    """A loopback host serving a client metadata document at any path but /missing-*, and the paths it was asked."""
+    asked: list[str] = []
+
+    async def document(request: Request) -> Response:
+        asked.append(request.url.path)
+        if request.url.path.startswith("/missing-"):
+            return Response(status_code=404)
+        return JSONResponse({"client_id": str(request.url), "redirect_uris": [CLIENT_REDIRECT]})
+
+    with serve_app(Starlette(routes=[Route("/{path:path}", document)])) as base:
+        yield base, asked
+
+
+def authorize(jarvis: RunningJarvis, client_id: str, source: str) -> httpx2.Response:
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CLIENT_REDIRECT,
+        "state": "s",
+        "code_challenge": pkce()[1],
+        "code_challenge_method": "S256",
+        "resource": jarvis.url("/mcp/jarvis"),
+        "scope": "jarvis",
+    }
+    with httpx2.Client(transport=httpx2.HTTPTransport(local_address=source), timeout=10) as http:
+        return http.get(jarvis.url("/oauth/authorize"), params=query)
+
+
+def test_metadata_document_fetches_are_limited_per_client_address(
+    limited: RunningJarvis, documents: tuple[str, list[str]]
+) -> None:
+    """25 authorize requests, unauthenticated, each naming another client_id URL, made 25 fetches."""
+    base, asked = documents
+    before, started = len(asked), time.monotonic()
+    answers = [authorize(limited, f"{base}/client-{i}.json", "127.0.0.3") for i in range(25)]
+    allowed = BURST + math.ceil(time.monotonic() - started)  # 60 a minute: one more each second
+    passed = [a for a in answers if a.status_code != 429]
+    assert all(a.status_code == 303 for a in passed), [a.text for a in passed]  # on to the identity provider
+    assert BURST <= len(passed) <= allowed
+    assert len(asked) - before == len(passed)
+    refused = answers[-1].json()
+    assert refused["error"] == "temporarily_unavailable"
+    description = refused["error_description"]
+    assert "too many client metadata document fetches from 127.0.0.3" in description
+    assert "at most 60 a minute (bursts of 3)" in description
+
+
+def test_a_failing_metadata_document_is_not_fetched_again(
+    limited: RunningJarvis, documents: tuple[str, list[str]]
+) -> None:
+    base, asked = documents
+    path = f"/missing-{uuid.uuid4().hex}.json"
+    for _ in range(2):
+        answer = authorize(limited, f"{base}{path}", "127.0.0.4")
+        assert answer.status_code == 400
+        assert "answered HTTP 404" in answer.json()["error_description"]
+    assert asked.count(path) == 1

@@ -31,8 +31,9 @@ def build_authorization_server(
     """The server the settings describe, or None when sign-in is not configured (JARVIS_OIDC_ISSUER unset).
 
     `keys` are the protected resource's: one set per process, so what this server signs the gate checks; `refused`
-    counts registrations refused by their rate limit (jarvis_rate_limited, surface "oauth"); `store` is the registry's
-    sign-in records, which the aggregator's people admin reads and writes too (one client, closed by its owner)."""
+    counts registrations and metadata document fetches refused by their rate limit (jarvis_rate_limited, surface
+    "oauth"); `store` is the registry's sign-in records, which the aggregator's people admin reads and writes too
+    (one client, closed by its owner)."""
     if not settings.oidc_issuer or keys is None:
         return None
     ttl = settings.oauth_access_token_ttl_seconds
@@ -44,15 +45,17 @@ def build_authorization_server(
         # The issuer is compared character for character by clients (RFC 8414 §3.3): no trailing slash, ever.
         return (await issuer()).rstrip("/")
 
+    per_second = settings.oauth_register_per_minute / 60
+    # Registrations and metadata document fetches: what a stranger makes Jarvis do for a new client, each limited
+    # per client address with its own bucket at the same rate.
+    per_address = RateLimiter(Limit(per_second, settings.oauth_register_burst), {}, refused)
     deps = Deps(
         issuer=public_base,
         store=store,
-        clients=Clients(store, MetadataDocuments(settings.oauth_cimd_allow_loopback)),
+        clients=Clients(store, MetadataDocuments(settings.oauth_cimd_allow_loopback, per_address)),
         people=People(store),
         upstream=upstream,
         mint=partial(access_tokens.issue, keys, ttl_seconds=ttl),
         access_ttl=ttl,
     )
-    per_second = settings.oauth_register_per_minute / 60
-    registrations = RateLimiter(Limit(per_second, settings.oauth_register_burst), {}, refused)
-    return AuthorizationServer(deps, keys.jwks, registrations)
+    return AuthorizationServer(deps, keys.jwks, per_address)

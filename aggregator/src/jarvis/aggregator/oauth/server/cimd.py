@@ -4,25 +4,32 @@ document describing the client, fetched from there.
 Jarvis fetches what a stranger names, so with limits: https only (plain http only to a loopback address, and only
 where an admin allowed it, for tests and local clients), no address that is not public (the egress proxy's rule,
 jarvis.common.addresses), connecting to the address checked (pinned.py: no second lookup to rebind), no redirects,
-5 s, 64 KiB. A document is kept 5 minutes.
+5 s, 64 KiB. A document is kept 5 minutes, and so is a refusal, so a failing URL asked for again costs no fetch.
+Fetches that reach the network are limited per client address as registrations are (issue 44 finding 11: each
+authorize request naming a new URL was a fetch).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from urllib.parse import urlsplit
 
 import httpx2
+from starlette.datastructures import Address
 
 from jarvis.aggregator.oauth.server.clients import Client, metadata_client
 from jarvis.aggregator.oauth.server.errors import OAuthError
 from jarvis.aggregator.pinned import Reach, Refused, Why, pin
+from jarvis.aggregator.ratelimit import RateLimiter
 
 MAX_BYTES = 64 * 1024
 TIMEOUT_SECONDS = 5.0
-_KEEP_SECONDS = 300.0
+KEEP_SECONDS = 300.0
+FETCH = "oauth_cimd_fetch"  # the rate limiter's "tool": fetches are limited per client address
+_MAX_KEPT = 10_000  # documents and refusals kept at once; the oldest go first past it
 _WHY = {
     Why.UNRESOLVED: "names a host that does not resolve",
     Why.INTERNAL: "is on an internal address; Jarvis fetches client metadata from public hosts only",
@@ -35,17 +42,30 @@ def _refused(url: str, why: str) -> OAuthError:
 
 
 class MetadataDocuments:
-    def __init__(self, allow_loopback: bool = False) -> None:
+    def __init__(self, allow_loopback: bool = False, limiter: RateLimiter | None = None) -> None:
         # JARVIS_OAUTH_CIMD_ALLOW_LOOPBACK: documents may be served over plain http from a loopback address.
         self.allow_loopback = allow_loopback
-        self._kept: dict[str, tuple[float, Client]] = {}
+        # Per client address (its default limit: JARVIS_OAUTH_REGISTER_*); None: fetches are not limited.
+        self.limiter = limiter
+        self._kept: dict[str, tuple[float, Client | OAuthError]] = {}
 
-    async def fetch(self, url: str) -> Client:
+    async def fetch(self, url: str, caller: Address | None = None) -> Client:
+        """The client `url` describes, or OAuthError. `caller`: the address asking (an authorize request), whose
+        fetches are limited; None for a client already met (callback, token), whose document is normally kept."""
         kept = self._kept.get(url)
         if kept is not None and kept[0] > time.monotonic():
+            if isinstance(kept[1], OAuthError):
+                raise OAuthError(kept[1].error, kept[1].description, kept[1].status)
             return kept[1]
-        client = await self._fetch(url, self._reach(url))
-        self._kept[url] = (time.monotonic() + _KEEP_SECONDS, client)
+        reach = self._reach(url)
+        if caller is not None:
+            self._limit(caller.host)
+        try:
+            client = await self._fetch(url, reach)
+        except OAuthError as refused:
+            self._keep(url, refused)
+            raise
+        self._keep(url, client)
         return client
 
     def _reach(self, url: str) -> Reach:
@@ -60,6 +80,28 @@ class MetadataDocuments:
         if not self.allow_loopback:
             raise _refused(url, _WHY[Why.PUBLIC])
         return Reach(public=False, loopback=True)
+
+    def _limit(self, address: str) -> None:
+        if self.limiter is None:
+            return
+        refusal = self.limiter.check(address, "oauth", FETCH)
+        if refusal is None:
+            return
+        limit = self.limiter.limit_for(FETCH)
+        raise OAuthError(
+            "temporarily_unavailable",
+            f"too many client metadata document fetches from {address}: at most {limit.per_second * 60:g} a minute "
+            f"(bursts of {limit.burst}); retry after {math.ceil(refusal.retry_after)} s",
+            429,
+        )
+
+    def _keep(self, url: str, answer: Client | OAuthError) -> None:
+        now = time.monotonic()
+        if len(self._kept) >= _MAX_KEPT:
+            self._kept = {k: v for k, v in self._kept.items() if v[0] > now}
+            while len(self._kept) >= _MAX_KEPT:
+                del self._kept[next(iter(self._kept))]
+        self._kept[url] = (now + KEEP_SECONDS, answer)
 
     async def _fetch(self, url: str, reach: Reach) -> Client:
         try:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from starlette.datastructures import Address
+
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.oauth.server.errors import OAuthError
 from jarvis.aggregator.settings import is_loopback
@@ -115,11 +117,13 @@ class Clients:
             answer.update(client_secret=secret, client_secret_expires_at=0)
         return answer
 
-    async def find(self, client_id: str) -> Client | None:
+    async def find(self, client_id: str, caller: Address | None = None) -> Client | None:
+        """The client, or None if unknown. `caller`: the client address of an authorize request, whose metadata
+        document fetches are limited (cimd.py)."""
         if not client_id or len(client_id) > 300:
             return None
         if client_id.startswith("https://") or (client_id.startswith("http://") and self.cimd is not None):
-            return await self.cimd.fetch(client_id) if self.cimd is not None else None
+            return await self.cimd.fetch(client_id, caller) if self.cimd is not None else None
         stored = await self.store.get("client", client_id)
         return client_from(stored.body) if stored is not None else None
 

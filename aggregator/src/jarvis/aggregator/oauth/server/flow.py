@@ -41,7 +41,7 @@ class Flow:
 
     async def authorize(self, request: Request) -> Response:
         params = dict(request.query_params)
-        client = await self.deps.clients.find(params.get("client_id", ""))
+        client = await self.deps.clients.find(params.get("client_id", ""), request.client)
         if client is None:
             return OAuthError(
                 "invalid_client", "unknown client_id: the client must register first (or name its metadata URL)"
