@@ -32,7 +32,6 @@ Deno.permissions.revokeSync({ name: "write", path: answersPath });
 const readRequests = bind.call(requests.read, requests);
 const writeAnswers = bind.call(answers.writeSync, answers);
 const writeConsole = bind.call(Deno.stdout.writeSync, Deno.stdout);
-const closeConsole = bind.call(Deno.stdout.close, Deno.stdout);
 const pending = new Map();
 let nextId = 1;
 
@@ -151,12 +150,12 @@ async function main() {
   }
   let text;
   try {
-    text = stringify({ ...outcome, console_dropped: consoleDropped });
+    text = stringify({ ...outcome, console_bytes: consoleBytes, console_dropped: consoleDropped });
   } catch (error) {
-    text = stringify({ t: "done", ok: false, error: `the return value is not JSON: ${error.message}` });
+    const error_ = `the return value is not JSON: ${error.message}`;
+    text = stringify({ t: "done", ok: false, error: error_, console_bytes: consoleBytes });
   }
-  // The console is whole before the answer: Jarvis reads stdout to its end.
-  closeConsole();
+  // The console is whole before the answer, which says how many bytes of it to wait for.
   writeAll(writeAnswers, encode(encoder, text + "\n"));
   exit(0);
 }

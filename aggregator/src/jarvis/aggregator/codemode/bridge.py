@@ -129,7 +129,7 @@ class Run:
         if size > self.limits.output_bytes:
             raise RunError(f"the return value is {size} bytes of JSON; at most {self.limits.output_bytes}")
         # The console is stdout as Jarvis read it, cut to the bound here whatever the sandbox says it sent.
-        console, dropped = await self.sandbox.console_text()
+        console, dropped = await self.sandbox.console_text(max(0, _int(message.get("console_bytes")) or 0))
         kept = console.encode()[: self.limits.output_bytes]
         dropped += len(console.encode()) - len(kept) + max(0, _int(message.get("console_dropped")) or 0)
         return RunResult(value, kept.decode(errors="ignore"), self.calls, dropped)

@@ -115,6 +115,8 @@ class Sandbox:
         self.console = b""  # the first limits.output_bytes bytes of the program's stdout
         self.console_dropped = 0  # bytes of stdout past them, read and dropped
         self.over_memory = False  # the watchdog ended it
+        self._console_read = 0
+        self._console_grew = asyncio.Event()
         self._drain = asyncio.create_task(self._read_stderr())
         self._console = asyncio.create_task(self._read_console())
         self._closers: list[Callable[[], object]] = []
@@ -134,11 +136,21 @@ class Sandbox:
             room = max(0, self.limits.output_bytes - len(self.console))
             self.console += chunk[:room]
             self.console_dropped += max(0, len(chunk) - room)
+            self._console_read += len(chunk)
+            self._console_grew.set()
+        self._console_grew.set()
 
-    async def console_text(self) -> tuple[str, int]:
-        """The console once stdout has ended (the bootstrap closes it before its answer), and the bytes dropped."""
+    async def console_text(self, written: int) -> tuple[str, int]:
+        """The console once the `written` bytes the bootstrap says it wrote to stdout (before its answer) are read,
+        or stdout has ended; and the bytes dropped past the bound."""
+
+        async def arrived() -> None:
+            while self._console_read < written and not self._console.done():
+                self._console_grew.clear()
+                await self._console_grew.wait()
+
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._console), 2.0)
+            await asyncio.wait_for(arrived(), 2.0)
         return self.console.decode(errors="ignore"), self.console_dropped
 
     async def ready(self) -> None:
