@@ -284,6 +284,36 @@ def test_a_machines_agent_gets_no_credential(jarvis: RunningJarvis) -> None:
     assert "JARVIS_SESSION_ID" in env
 
 
+def test_an_agent_makes_no_schedule_unless_its_persons_role_names_the_tool(jarvis: RunningJarvis) -> None:
+    """Issue 44, finding 12: a schedule acts for its owner on every run, so one an agent made would outlive the agent's
+    session and its credential. With `orchestrator` alone, alice's agent can neither create nor trigger one; bob's role
+    names `orchestrator:schedule`, so his agent may."""
+    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    project = result(call(jarvis, alice, "project", {"action": "create", "name": "agent-cron"}))["created"]["id"]
+    result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))
+    agent = agent_environment(jarvis, alice, project)["JARVIS_TOKEN"]
+    created = {"action": "create", "cron": "0 3 * * *", "prompt": "again", "targets": [project], "name": "agent-made"}
+    answer = call(jarvis, agent, "schedule", created).json()["result"]
+    assert answer.get("isError"), answer
+    assert "an agent may not create schedules" in answer["content"][0]["text"]
+    assert "orchestrator:schedule" in answer["content"][0]["text"]
+    hers = result(call(jarvis, alice, "schedule", {**created, "name": "hers", "enabled": False}))["created"]["schedule"]
+    triggered = call(jarvis, agent, "schedule", {"action": "trigger", "schedule_id": hers["id"]}).json()["result"]
+    assert triggered.get("isError"), triggered
+    assert "an agent may not trigger schedules" in triggered["content"][0]["text"]
+    assert result(call(jarvis, agent, "schedule", {"action": "list", "targets": [project]}))["count"] == 1  # reads
+
+    jarvis.cli(
+        "role", "set", "ops-schedulers", "--group", "ops", "--scope", "orchestrator", "--scope", "orchestrator:schedule"
+    )
+    bob = sign_in_for(jarvis, "bob", URL, "orchestrator")
+    his = result(call(jarvis, bob, "project", {"action": "create", "name": "bobs-cron"}))["created"]["id"]
+    result(call(jarvis, bob, "session", {"action": "spawn", "project_id": his}))
+    his_agent = agent_environment(jarvis, bob, his)["JARVIS_TOKEN"]
+    made = {**created, "targets": [his], "name": "bobs-agent-made", "enabled": False}
+    assert result(call(jarvis, his_agent, "schedule", made))["created"]["schedule"]["name"] == "bobs-agent-made"
+
+
 def test_a_schedule_whose_owner_is_disabled_stops_firing_and_says_why(jarvis: RunningJarvis) -> None:
     alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
     admin = jarvis.create_token("admin", name="ops")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
-from jarvis.aggregator.oauth.server.people import Role, make_role, role_from
+from jarvis.aggregator.oauth.server.people import People, Role, make_role, role_from, user_identity
 from jarvis.common.errors import InvalidArgument, NotFound
 
 
@@ -56,6 +56,13 @@ class PeopleAdmin:
 
     async def roles(self) -> list[Role]:
         return [role_from(record.key, record.body) for record in await self.store.list("role")]
+
+    async def role_scopes(self, subject: str) -> tuple[str, ...]:
+        """The scopes the roles give the person `subject` now, each as its role names it (none for someone who never
+        signed in): what their role grants explicitly, which a token's scopes may have folded into a wider one."""
+        people = People(self.store)
+        user = await people.user(subject)
+        return await people.scopes_for(user_identity(user)) if user is not None else ()
 
     async def set_role(self, name: str, groups: Iterable[str], users: Iterable[str], scopes: Iterable[str]) -> Role:
         """Create or replace a role; a person's tokens carry it from their next token on."""

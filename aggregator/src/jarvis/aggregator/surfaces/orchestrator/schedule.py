@@ -8,7 +8,7 @@ target the token cannot see is listed nowhere and answered as not found.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Annotated, Any, Literal
 
 from jarvis.aggregator.context import ToolContext
@@ -27,6 +27,10 @@ NO_SCHEDULER = (
     "JARVIS_AGGREGATOR_SCHEDULER_TARGET to its host:port; nothing was created or changed"
 )
 READ_ONLY = ("list", "get")  # as their Actions below say; no action of this tool is admin
+# What an agent's credential (decision 0058) may do to schedules only where its person's role names this tool: each run
+# of a schedule acts for its owner, so a schedule an agent made or changed would go on acting for the person after
+# the session, and the credential that is good only while it runs, have ended (issue 44, finding 12).
+AGENT_NEEDS_ROLE = ("create", "update", "trigger")
 
 # A parameter two actions share must read the same in both; `Annotated` must be outermost to be seen.
 CRON = Arg("five fields, e.g. '0 3 * * 1-5'")
@@ -149,6 +153,7 @@ class ScheduleActions:
             )
 
     async def create(self, p: Create, principal: Principal) -> Created:
+        await _agent_allowed(self.ctx, principal, "create")
         created = await self.scheduler("create").create_schedule(
             name=p.name,
             cron=p.cron,
@@ -182,6 +187,7 @@ class ScheduleActions:
         changes = ScheduleChanges(**{f: getattr(p, f) for f in CHANGEABLE})
         if changes == ScheduleChanges():
             raise InvalidArgument(f"schedule action=update changes nothing; give any of {', '.join(CHANGEABLE)}")
+        await _agent_allowed(self.ctx, principal, "update")
         await self.reachable(sc, p.schedule_id, principal, "update")
         return Updated(await sc.update_schedule(p.schedule_id, changes))
 
@@ -192,6 +198,7 @@ class ScheduleActions:
 
     async def trigger(self, p: ScheduleRef, principal: Principal) -> Triggered:
         sc = self.scheduler("trigger", p.schedule_id)
+        await _agent_allowed(self.ctx, principal, "trigger")
         await self.reachable(sc, p.schedule_id, principal, "trigger")
         runs = await sc.trigger_schedule(p.schedule_id)
         return Triggered(runs, len(runs))
@@ -225,6 +232,22 @@ def _may_all(principal: Principal, action: str, targets: Iterable[str]) -> bool:
     """Whether `action` is allowed on every target; a schedule naming none is for unbound scopes only."""
     named: list[str | None] = [*targets]
     return all(_may(principal, action, t) for t in (named or [None]))
+
+
+async def _agent_allowed(ctx: ToolContext, principal: Principal, action: str) -> None:
+    """Raise unless `principal` is no agent, or its person's role names this tool (`orchestrator:schedule…`) in a
+    scope that allows `action`: a surface-wide `orchestrator` does not. The role is read as it stands now, since a
+    token's scopes fold a role's narrower scopes into its wider ones."""
+    if not principal.agent_session or action not in AGENT_NEEDS_ROLE:
+        return
+    granted = await ctx.people.role_scopes(principal.user) if ctx.people is not None and principal.user else ()
+    naming = tuple(s for s in granted if s.partition("@")[0].split(":")[:2] == [SURFACE, NAME])
+    if not any(_may(replace(principal, scopes=naming), action, t) for t in [None, *principal.bound_projects]):
+        raise PermissionDenied(
+            f"an agent may not {action} schedules: a schedule acts for its owner after the agent's session has ended. "
+            f"Do it yourself, or ask an admin to give your role the scope '{SURFACE}:{NAME}' (or "
+            f"'{SURFACE}:{NAME}:{action}') so your agents may"
+        )
 
 
 def _creator(principal: Principal) -> str:
