@@ -1,10 +1,13 @@
-"""The tools a downstream server may serve: normalised, and checked against their pins in the registry."""
+"""The tools a downstream server may serve: normalised, checked against their pins in the registry, and without
+those a client must not call (SEP-2243: invalid `x-mcp-header` declarations)."""
 
 from __future__ import annotations
 
 import json
 import logging
 from dataclasses import dataclass, field
+
+from mcp.shared.inbound import find_invalid_x_mcp_header
 
 from jarvis.aggregator.downstream.hosting.schema import normalise_tool
 from jarvis.aggregator.gateways.registry import RegistryGateway
@@ -20,10 +23,12 @@ QUARANTINED = "quarantined"
 
 @dataclass
 class ServedTools:
-    """Tools by their name on the server. `tools` are safe to list; quarantined ones are withheld."""
+    """Tools by their name on the server. `tools` are safe to list; quarantined ones are withheld; `refused` ones
+    (by the rule they break) must never be called, so they are not served at all."""
 
     tools: dict[str, JsonObject] = field(default_factory=dict)
     quarantined: dict[str, ToolPinView] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
     fixes: dict[str, list[str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -36,10 +41,15 @@ def pin_definition(tool: JsonObject) -> str:
 
 
 def served(raw_tools: list[JsonObject], pins: dict[str, ToolPinView]) -> ServedTools:
-    """Normalise every tool and withhold the quarantined ones."""
+    """Normalise every tool, leave out those no client may call and withhold the quarantined ones."""
     result = ServedTools()
     for raw in raw_tools:
         name = raw["name"]
+        # Checked on the schema as the server sent it (as a client of the server would) and before the pin: a tool
+        # that can never be called is not worth an approval.
+        if (broken := find_invalid_x_mcp_header(raw.get("inputSchema"))) is not None:
+            result.refused[name] = broken
+            continue
         pin = pins.get(name)
         if pin is not None and pin.state == QUARANTINED:
             result.quarantined[name] = pin
@@ -60,6 +70,15 @@ async def check_pins(registry: RegistryGateway, server: str, raw_tools: list[Jso
     recorded = await registry.record_tool_pins(server, {t["name"]: pin_definition(t) for t in raw_tools})
     pins = {p.tool: p for p in recorded}
     result = served(raw_tools, pins)
+    for name, broken in result.refused.items():
+        log.warning(
+            "tool %s of downstream server %s left out: its x-mcp-header declarations are invalid (%s), and a client "
+            "must not call such a tool (SEP-2243)",
+            name,
+            server,
+            broken,
+            extra={"server": server, "tool": name, "rule": broken},
+        )
     for name, pin in result.quarantined.items():
         log.warning(
             "tool %s of downstream server %s quarantined: its definition changed since it was pinned; "
@@ -104,4 +123,11 @@ def quarantine_message(server: str, tool: str) -> str:
         f"tool '{tool}' of server '{server}' is quarantined: its definition changed since it was pinned; "
         f"an admin can review the change (jarvis_server action=info name={server}) and approve it with "
         f"`jarvis server approve {server} --tool {tool}`"
+    )
+
+
+def refused_message(server: str, tool: str, broken: str) -> str:
+    return (
+        f"tool '{tool}' of server '{server}' is not served: its x-mcp-header declarations are invalid ({broken}), "
+        "and a client must not call such a tool (SEP-2243)"
     )
