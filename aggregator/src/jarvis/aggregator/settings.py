@@ -129,6 +129,9 @@ class AggregatorSettings(ProcessSettings):
     )
     # The scopes asked of the provider: Google and Entra ID refuse `groups` (README "People sign in").
     oidc_scopes: str = Field(default="openid email profile groups", validation_alias=AliasChoices("JARVIS_OIDC_SCOPES"))
+    # Where the provider puts a person's groups: a claim name or a dotted path (Keycloak's `realm_access.roles`), read
+    # from the ID token and userinfo merged (README "People sign in" names each provider's).
+    oidc_groups_claim: str = Field(default="groups", validation_alias=AliasChoices("JARVIS_OIDC_GROUPS_CLAIM"))
     # The access tokens' signing keys, shared by every worker and replica (a volume, a Secret). Unset: <data_dir>/
     # oauth-keys, so `jarvis up --data-dir D` keeps them in D with the rest of its state.
     oauth_keys_dir: Path | None = Field(default=None, validation_alias=AliasChoices("JARVIS_OAUTH_KEYS_DIR"))

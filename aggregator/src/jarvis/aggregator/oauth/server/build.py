@@ -16,7 +16,7 @@ from jarvis.aggregator.oauth.server.clients import Clients
 from jarvis.aggregator.oauth.server.deps import Deps
 from jarvis.aggregator.oauth.server.people import People
 from jarvis.aggregator.oauth.server.routes import AuthorizationServer
-from jarvis.aggregator.oauth.upstream import Upstream, UpstreamConfig
+from jarvis.aggregator.oauth.upstream import GROUPS_CLAIM, Upstream, UpstreamConfig
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.settings import AggregatorSettings
 
@@ -38,7 +38,13 @@ def build_authorization_server(
         return None
     ttl = settings.oauth_access_token_ttl_seconds
     upstream = Upstream(
-        UpstreamConfig(settings.oidc_issuer, settings.oidc_client_id, settings.oidc_secret(), settings.oidc_scopes)
+        UpstreamConfig(
+            settings.oidc_issuer,
+            settings.oidc_client_id,
+            settings.oidc_secret(),
+            settings.oidc_scopes,
+            settings.oidc_groups_claim.strip() or GROUPS_CLAIM,
+        )
     )
 
     async def public_base() -> str:

@@ -7,6 +7,7 @@ sets roles with `jarvis role set`. A person's scopes are the union of their role
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.oauth.upstream import Identity
 from jarvis.common.errors import InvalidArgument
 from jarvis.common.scopes import ADMIN, ALL, METRICS, PROJECT_SEPARATOR, READ, validate_scope, validate_scopes
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,15 @@ class People:
             "not_before": int(known.body.get("not_before") or 0) if known else 0,
         }
         await self.store.put("user", identity.subject, body)
+        if not identity.groups and identity.groups_claim and any(role.groups for role in await self.roles()):
+            # A group role that can never match is the commonest misconfiguration (groups under another claim, or only
+            # in userinfo): say where Jarvis looked and what came instead. Names only: claim values are the person's.
+            log.warning(
+                "sign-in: roles name groups, but the identity provider sent none under the claim %r "
+                "(JARVIS_OIDC_GROUPS_CLAIM); the claims that arrived: %s",
+                identity.groups_claim,
+                ", ".join(identity.arrived) or "none",
+            )
         return body
 
     async def user(self, subject: str) -> dict[str, Any] | None:
