@@ -23,8 +23,9 @@ def met() -> dict[str, Any]:
 
 @pytest.mark.parametrize("fetch", ["cimd", "guard"])
 def test_a_name_rebound_to_loopback_after_its_check_never_reaches_loopback(met: dict[str, Any], fetch: str) -> None:
-    """cimd: `client_id=https://rebind-cimd.test:8443/.well-known/x` at /oauth/authorize, fetched without authentication. guard:
-    a downstream server's OAuth metadata URL, fetched by the SDK's client through the hook consent.py installs."""
+    """cimd: `client_id=https://rebind-cimd.test:8443/.well-known/x` at /oauth/authorize, fetched without
+    authentication. guard: a downstream server's OAuth metadata URL, fetched by the SDK's client through the hook
+    consent.py installs."""
     seen = met[fetch]
     assert seen["connections"] == 0, f"{fetch} connected to 127.0.0.1 after checking a public address: {seen}"
     assert seen["lookups"] == 1, f"{fetch} looked the name up {seen['lookups']} times: {seen}"
