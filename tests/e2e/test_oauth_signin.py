@@ -9,24 +9,19 @@ finds the sign-in from the 401 and says the server needs authentication."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.agent_clients import client_env, mcp_list
 from tests.support.downstream import CONFORMANCE, NODE
-from tests.support.signin import MemoryStorage, Person, client_metadata, sign_in_via_jarvis, signin_jarvis
+from tests.support.signin import Person, sign_in_via_jarvis, signed_in_client, signin_jarvis
 from tests.support.stack import RunningJarvis, free_port, result_json
 
 pytestmark = pytest.mark.anyio
@@ -37,32 +32,6 @@ def signin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     """Jarvis requiring tokens, its sign-in federated to the provider; roles: dev -> jarvis, ops -> one tool."""
     with signin_jarvis(tmp_path_factory) as running:
         yield running
-
-
-@asynccontextmanager
-async def signed_in_client(jarvis: RunningJarvis, person: Person, path: str = "/mcp/jarvis") -> AsyncIterator[Client]:
-    """The SDK's MCP client with its OAuth provider: a 401 starts the sign-in, which `person` walks through."""
-    redirects: list[str] = []
-
-    async def redirect_handler(url: str) -> None:
-        redirects.append(url)
-
-    async def callback_handler():  # type: ignore[no-untyped-def]
-        response = await asyncio.to_thread(person.authorize, redirects[-1])
-        return person.code_result(response)
-
-    auth = OAuthClientProvider(
-        server_url=jarvis.url(path),
-        client_metadata=client_metadata(),
-        storage=MemoryStorage(),
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
-    )
-    async with (
-        httpx2.AsyncClient(auth=auth, timeout=60) as http,
-        Client(streamable_http_client(jarvis.url(path), http_client=http), mode="legacy") as client,
-    ):
-        yield client
 
 
 async def test_alice_signs_in_and_uses_her_tools(signin: RunningJarvis) -> None:

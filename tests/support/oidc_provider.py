@@ -1,6 +1,9 @@
 """A real OpenID provider for the sign-in tests: npm `oidc-provider` (tools/node) run on a loopback port.
 
-Accounts alice (group "dev") and bob (group "ops"); `login` drives its login form the way a person would.
+Accounts alice (group "dev"), bob (group "ops") and carol (groups "qa", "design"); `login` drives its login form the
+way a person would. At the library's defaults email, name and groups come only in the userinfo answer, as OpenID
+Connect says; `conform_id_token_claims=False` puts them in the ID token too, and `groups_claim` nests the groups
+(`realm_access.roles`, as Keycloak does).
 The tests fail, never skip, when node or the package is missing: sign-in is not tested without them.
 """
 
@@ -34,7 +37,11 @@ class Provider:
 
 @contextmanager
 def oidc_provider(
-    redirect_uris: list[str], client_id: str = "jarvis", client_secret: str = "s3cret"
+    redirect_uris: list[str],
+    client_id: str = "jarvis",
+    client_secret: str = "s3cret",
+    conform_id_token_claims: bool = True,
+    groups_claim: str = "groups",
 ) -> Iterator[Provider]:
     """The provider running, with one confidential client (Jarvis) allowed `redirect_uris`."""
     if not NODE.exists() or not PACKAGE.exists():
@@ -48,7 +55,8 @@ def oidc_provider(
                 "grant_types": ["authorization_code"],
                 "response_types": ["code"],
             }
-        ]
+        ],
+        "options": {"conformIdTokenClaims": conform_id_token_claims, "groupsClaim": groups_claim},
     }
     process = subprocess.Popen(
         [str(NODE), str(SCRIPT), json.dumps(config)],

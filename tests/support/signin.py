@@ -1,20 +1,23 @@
 """A person signing in through Jarvis: a cookie-keeping HTTP client that follows Jarvis's authorize redirect to the
 OpenID provider, posts its login form, follows back through Jarvis's consent page and stops at the redirect to the
-MCP client; and an in-memory token store for the SDK's OAuth client."""
+MCP client; an in-memory token store for the SDK's OAuth client, and that client walked through by a person."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import pytest
-from mcp.client.auth import TokenStorage
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from tests.support.oidc_provider import login, oidc_provider
@@ -151,14 +154,41 @@ def sign_in_via_jarvis(
     return client_id, httpx2.post(jarvis.url("/oauth/token"), data=form), person
 
 
+@asynccontextmanager
+async def signed_in_client(jarvis: RunningJarvis, person: Person, path: str = "/mcp/jarvis") -> AsyncIterator[Client]:
+    """The SDK's MCP client with its OAuth provider: a 401 starts the sign-in, which `person` walks through."""
+    redirects: list[str] = []
+
+    async def redirect_handler(url: str) -> None:
+        redirects.append(url)
+
+    async def callback_handler():  # type: ignore[no-untyped-def]
+        response = await asyncio.to_thread(person.authorize, redirects[-1])
+        return person.code_result(response)
+
+    auth = OAuthClientProvider(
+        server_url=jarvis.url(path),
+        client_metadata=client_metadata(),
+        storage=MemoryStorage(),
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=60) as http,
+        Client(streamable_http_client(jarvis.url(path), http_client=http), mode="legacy") as client,
+    ):
+        yield client
+
+
 @contextmanager
 def signin_jarvis(
-    tmp: pytest.TempPathFactory, *extra_args: str, env: dict[str, str] | None = None
+    tmp: pytest.TempPathFactory, *extra_args: str, env: dict[str, str] | None = None, groups_claim: str = "groups"
 ) -> Iterator[RunningJarvis]:
-    """`jarvis up --require-auth` with sign-in federated to a fresh oidc-provider, and two roles: group dev gets
-    `jarvis`, group ops gets `jarvis:jarvis_check_status` only."""
+    """`jarvis up --require-auth` with sign-in federated to a fresh oidc-provider at its defaults (claims in
+    userinfo) putting groups at `groups_claim`, and two roles: group dev gets `jarvis`, group ops gets
+    `jarvis:jarvis_check_status` only."""
     port = free_port()
-    with oidc_provider([f"http://127.0.0.1:{port}/oauth/callback"]) as provider:
+    with oidc_provider([f"http://127.0.0.1:{port}/oauth/callback"], groups_claim=groups_claim) as provider:
         running = start_jarvis(
             tmp.mktemp("signin"),
             "--require-auth",
