@@ -1,11 +1,12 @@
-"""`logging/setLevel` on a surface that mixes servers, and the log messages of its servers relayed to the caller.
+"""`logging/setLevel` on a profile or share, and the log messages of its servers relayed to the caller.
 
 Jarvis holds one session per server for every caller, so a server's log level is not one caller's to set and its
-log messages are not addressed to one caller. A 2025-era caller's `logging/setLevel` on a prefixed profile records
+log messages are not addressed to one caller. A 2025-era caller's `logging/setLevel` on a profile or share records
 the level for its session and sets each of the profile's servers that declare logging (those its token grants)
 to the most verbose level any such caller asked for; each message a server then sends, outside a call an
 interactive server relays to its own caller, reaches every session that asked for that server at or above the
-message's level, its logger prefixed `<server>/` so the caller can tell whose it is. A server that refuses the
+message's level, its logger prefixed `<server>/` on a prefixed profile so the caller can tell whose it is (a share
+or an unprefixed profile stands for one server: its lines come as the server wrote them). A server that refuses the
 level costs the caller nothing: its messages stay at the server's own level, and the warning in Jarvis's log names
 it. (A 2026-07-28 request carries its log level in `_meta`, which goes to the server the request is routed to; a
 2025-era caller's level goes the same way to a server reached in 2026-07-28 only, which has no `logging/setLevel`.)
@@ -55,11 +56,14 @@ class ServerLogs:
         """Wait for the deliveries still under way."""
         await self._background.close()
 
-    async def set_level(self, session_id: str, session: ServerSession, servers: tuple[str, ...], level: Any) -> None:
-        """Record `session`'s level for `servers` and set it on each that declares logging; refusals are logged."""
+    async def set_level(
+        self, session_id: str, session: ServerSession, servers: tuple[str, ...], level: Any, *, prefixed: bool = True
+    ) -> None:
+        """Record `session`'s level for `servers` and set it on each that declares logging; refusals are logged.
+        `prefixed` off: the surface stands for one server, whose lines reach the session as the server wrote them."""
         if level not in LEVELS:
             raise MCPError(types.INVALID_PARAMS, f"unknown log level {level!r}; one of {', '.join(LEVELS)}")
-        self._keep(session_id, _Listener(session, servers, level))
+        self._keep(session_id, _Listener(session, servers, level, prefixed))
         outcomes = await asyncio.gather(*(self._set(server) for server in servers), return_exceptions=True)
         for server, outcome in zip(servers, outcomes, strict=True):
             if isinstance(outcome, BaseException):
@@ -69,13 +73,6 @@ class ServerLogs:
                     outcome,
                     extra={"server": server, "error": str(outcome)[:300]},
                 )
-
-    def listen(self, session_id: str, session: ServerSession, server: str, level: Any) -> None:
-        """Record that `session`, on a surface standing for `server` alone, set its level there: the request went
-        to the server as it was (the server's answer is the caller's), and the lines that follow reach the session
-        as the server wrote them."""
-        if level in LEVELS:
-            self._keep(session_id, _Listener(session, (server,), level, prefixed=False))
 
     def _keep(self, session_id: str, listener: _Listener) -> None:
         self._listeners[session_id] = listener

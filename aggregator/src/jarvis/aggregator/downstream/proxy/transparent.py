@@ -1,9 +1,10 @@
 """Transparency: a surface that stands for exactly one server passes the rest of MCP through too.
 
 A share, and a profile served without name prefixes (one server, listed in
-`servers.unprefixed_profiles`), forward resources, prompts, completions and the logging level to
-their server as raw requests, so a client sees the same answers as from the server itself; a
-2025-era caller whose `logging/setLevel` the server took then hears the server's log lines (logs.py).
+`servers.unprefixed_profiles`), forward resources, prompts and completions to their server as raw
+requests, so a client sees the same answers as from the server itself. `logging/setLevel` is answered
+as a prefixed profile answers it (logs.py), since Jarvis declares `logging` even for a server that
+does not; the caller then hears the server's log lines as the server wrote them.
 A prefixed profile mixes several servers: aggregate.py answers these methods for it.
 """
 
@@ -80,16 +81,16 @@ class Forwarding:
             if server is None:
                 return await self.aggregate.answer(ctx, target, method)
             raw = server_params(ctx)
-            if method == SET_LEVEL and self.targets.host.asks_in_rounds((server,)):
-                # 2026-07-28 only: no setLevel there; the level goes in `_meta` of this caller's calls (logs.py).
-                self.server_logs.listen(caller_session_id(ctx), ctx.session, server, raw.get("level"))
+            if method == SET_LEVEL:
+                # Not the server's to answer: Jarvis declares `logging` whatever the server does, and holds one
+                # session to it for every caller, so the level is this caller's, set as on a prefixed profile.
+                level = raw.get("level")
+                await self.server_logs.set_level(caller_session_id(ctx), ctx.session, (server,), level, prefixed=False)
                 return {}
             try:
                 result = await self.targets.host.forward(server, method, raw or None, ctx.protocol_version)
             except JarvisError as exc:
                 raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
-            if method == SET_LEVEL:  # the server took it: the lines it sends from now on are the caller's to hear
-                self.server_logs.listen(caller_session_id(ctx), ctx.session, server, raw.get("level"))
             return for_caller(result, ctx.protocol_version)
 
         return forward
