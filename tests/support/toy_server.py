@@ -5,6 +5,8 @@
 MODE: `ok` (well behaved), `exit` (dies before initialize, with a message on stderr), `hang` (never answers
 initialize), `slowstart` (answers initialize after TOY_START_SECONDS, default 4: a server started through `npx`),
 `garbage` (prints non-JSON lines on stdout, then behaves), `badschema` (lists tools whose schemas are broken),
+`badheaders` (also lists the conformance suite's tools with invalid `x-mcp-header` declarations, SEP-2243, and one
+with valid ones; a call to any of them answers "Tool call received"),
 `modern` (speaks 2026-07-28 only: answers `initialize` with -32601 as the specification allows, is reached through
 `server/discover`, refuses with -32022 a request whose `_meta` does not say 2026-07-28, and `whoami` reports the
 `_meta` envelope the call came with and how many `initialize` it refused; its `ask` tool needs two rounds of input
@@ -110,7 +112,30 @@ def tools() -> list[dict[str, Any]]:
                 "outputSchema": {"type": "string"},
             },
         ]
+    if MODE == "badheaders":
+        listed += [{"name": name, "inputSchema": {"type": "object", "properties": props}} for name, props in HEADERS]
     return listed
+
+
+def _header(header: Any, kind: str = "string") -> dict[str, Any]:
+    return {"type": kind, "x-mcp-header": header}
+
+
+# `badheaders`: the declarations of the conformance scenario `http-invalid-tool-headers`, the first one valid.
+HEADERS: list[tuple[str, dict[str, Any]]] = [
+    ("valid_tool", {"region": _header("Region")}),
+    ("invalid_empty_header", {"value": _header("")}),
+    ("invalid_object_header", {"data": _header("Data", "object")}),
+    ("invalid_array_header", {"items": {**_header("Items", "array"), "items": {"type": "string"}}}),
+    ("invalid_null_header", {"nil": _header("Nil", "null")}),
+    ("invalid_number_header", {"score": _header("Score", "number")}),
+    ("invalid_duplicate_same_case", {"field1": _header("Region"), "field2": _header("Region")}),
+    ("invalid_duplicate_diff_case", {"field1": _header("MyField"), "field2": _header("myfield")}),
+    ("invalid_space_in_name", {"value": _header("My Region")}),
+    ("invalid_colon_in_name", {"value": _header("Region:Primary")}),
+    ("invalid_non_ascii_name", {"value": _header("R\u00e9gion")}),
+    ("invalid_control_char_name", {"value": _header("Region\t1")}),
+]
 
 
 def _missing_capability(params: dict[str, Any]) -> str | None:
@@ -216,6 +241,8 @@ async def call(name: str, args: dict[str, Any], request: dict[str, Any], write: 
         return _needs("again", roots={"method": "roots/list", "params": {}})
     if name == "echo":
         return {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
+    if MODE == "badheaders" and name in dict(HEADERS):
+        return {"content": [{"type": "text", "text": "Tool call received"}]}
     if name == "whoami":
         who = {"name": os.environ.get("TOY_NAME", "toy"), "pid": os.getpid(), "cancelled": len(CANCELLED)}
         if MODE == "modern":
