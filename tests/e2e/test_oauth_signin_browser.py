@@ -152,3 +152,28 @@ def test_a_consent_posted_without_its_cookie_is_refused_with_a_page(
     assert "Sign-in refused" in refused.html
     assert "CSRF" in refused.html
     assert listener.answers == []
+
+
+def test_carol_whom_no_role_covers_is_told_why_and_the_client_hears_it(
+    signin: RunningJarvis, listener: ClientListener
+) -> None:
+    """Issue 48 item 2: the page says who signed in with which groups and what an admin runs; its one button takes
+    the person back, and the client's `access_denied` says the same, never that the person declined."""
+    _, _, start = client_request(signin, listener.url)
+    with chromium() as browser:
+        page = log_in_at_the_provider(browser, signin, start, "carol")
+        said = (
+            "Signed in as Carol Example (groups: qa, design); no Jarvis role grants what Browser test client asks for"
+        )
+        assert said in page
+        assert "jarvis role set &lt;name&gt; --group &lt;group&gt; --scope &lt;scope&gt;" in page
+        assert "value=allow" not in page  # nothing to allow
+        back = browser.click("button[type=submit]")
+    assert back.url.startswith(listener.url)
+    (answer,) = listener.answers
+    assert answer["error"] == "access_denied"
+    assert answer["error_description"].startswith(said)
+    assert "jarvis role set <name> --group <group> --scope <scope>" in answer["error_description"]
+    assert "declined" not in answer["error_description"]
+    assert answer["state"] == "browser-state"
+    assert "code" not in answer

@@ -223,16 +223,25 @@ def test_the_callback_refuses_a_missing_or_unknown_state(stack: Stack) -> None:
 def test_a_person_without_a_matching_role_gets_nothing(stack: Stack) -> None:
     client_id = register(stack)
     _, challenge = pkce()
-    bob = Person("bob", decision="deny")
+    bob = Person("bob", decision="back")  # the page's one button
     try:
         answer = redirected(bob.authorize(authorize_url(stack, client_id, challenge)))
         assert bob.last_page is not None
-        assert "no Jarvis role grants you" in bob.last_page.text
+        said = "Signed in as Bob Example (groups: ops); no Jarvis role grants what flow test asks for"
+        assert said in bob.last_page.text
+        assert (
+            "<code>jarvis role set &lt;name&gt; --group &lt;group&gt; --scope &lt;scope&gt;</code>"
+            in bob.last_page.text
+        )
         assert bob.last_page.headers["x-frame-options"] == "DENY"
         assert "frame-ancestors 'none'" in bob.last_page.headers["content-security-policy"]
     finally:
         bob.close()
+    # The client hears what happened: nobody declined anything.
     assert answer["error"] == "access_denied"
+    assert answer["error_description"].startswith(said)
+    assert "jarvis role set <name> --group <group> --scope <scope>" in answer["error_description"]
+    assert "declined" not in answer["error_description"]
 
 
 def test_revocation_ends_a_refresh_token(stack: Stack) -> None:

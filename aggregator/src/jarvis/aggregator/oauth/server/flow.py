@@ -23,7 +23,7 @@ from jarvis.aggregator.oauth.server.browser import CALLBACK_PATH, PURPOSE, Brows
 from jarvis.aggregator.oauth.server.deps import CODE_SECONDS, PENDING_SECONDS, PROTOCOL_SCOPES, Deps
 from jarvis.aggregator.oauth.server.errors import NO_STORE, OAuthError, with_query
 from jarvis.aggregator.oauth.server.people import narrowed, user_identity
-from jarvis.aggregator.oauth.upstream import UpstreamError
+from jarvis.aggregator.oauth.upstream import Identity, UpstreamError
 
 CSRF_COOKIE = "jarvis_consent"
 _CHALLENGE_LENGTHS = range(43, 129)  # RFC 7636: a base64url SHA-256 is 43 characters
@@ -138,10 +138,12 @@ class Flow:
             return OAuthError("invalid_request", "this consent is unknown, expired or already answered").page()
         record = taken[0].body
         back = record["redirect_uri"], record["state"], await self.deps.issuer()
+        # Checked before the decision: with nothing granted the page offers only "Back to the client", and the client
+        # must hear why, not that the person declined.
+        if not record["granted"]:
+            return OAuthError("access_denied", await self._no_role(record)).redirect(*back)
         if form.get("decision") != "allow":
             return OAuthError("access_denied", "you declined the client's access").redirect(*back)
-        if not record["granted"]:
-            return OAuthError("access_denied", "no Jarvis role grants you any scope; ask an admin").redirect(*back)
         code = secrets.token_urlsafe(32)
         grant = {k: record[k] for k in ("client_id", "redirect_uri", "code_challenge", "resource", "granted")}
         user = await self.deps.people.user(record["subject"])
@@ -154,3 +156,9 @@ class Flow:
         if record["state"]:
             answer["state"] = record["state"]
         return RedirectResponse(with_query(record["redirect_uri"], answer), status_code=303, headers=NO_STORE)
+
+    async def _no_role(self, record: dict[str, Any]) -> str:
+        """The no-role page's sentence for the consent `record`'s person, as the client's error_description."""
+        user = await self.deps.people.user(record["subject"])
+        person = user_identity(user) if user is not None else Identity(str(record["subject"]), "", "", ())
+        return pages.no_role_description(person, str(record["client_name"]))
