@@ -297,8 +297,16 @@ def test_client_metadata_documents_are_fetched_with_limits(stack: Stack, documen
         (f"{documents}/huge.json", "larger than 64 KiB"),
         (f"{documents}/slow.json", "did not arrive within 5 s"),
     ):
-        response = httpx2.get(authorize_url(stack, url, challenge), timeout=30)
+        asked = authorize_url(stack, url, challenge)
+        response = httpx2.get(asked, headers={"Accept": "application/json"}, timeout=30)
         assert reason in refused(response, "invalid_client"), url
+    # A browser gets the same refusal as a page, never raw JSON (issue 48 item 2).
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,application/json;q=0.8,*/*;q=0.7"}
+    page = httpx2.get(authorize_url(stack, "https://10.0.0.1/client.json", challenge), headers=browser, timeout=30)
+    assert page.status_code == 400
+    assert page.headers["content-type"].startswith("text/html")
+    assert "Sign-in refused" in page.text
+    assert "internal address" in page.text
 
 
 def _at_provider(stack: Stack) -> str:

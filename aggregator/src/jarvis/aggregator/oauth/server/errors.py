@@ -52,6 +52,11 @@ class OAuthError(Exception):
             headers=PAGE_HEADERS,
         )
 
+    def answer(self, accept: str) -> Response:
+        """A page for a browser (a navigation's `Accept` always names text/html), the JSON body for any other caller
+        (`*/*`, application/json): a person never faces raw JSON at /oauth/*, a program keeps it."""
+        return self.page() if "text/html" in accept.lower() else self.json()
+
     def redirect(self, redirect_uri: str, state: str, issuer: str) -> Response:
         """Back to the client's registered redirect_uri with the error, `state` and `iss` (RFC 9207)."""
         self._told("redirect")

@@ -41,7 +41,10 @@ class Flow:
 
     async def authorize(self, request: Request) -> Response:
         params = dict(request.query_params)
-        client = await self.deps.clients.find(params.get("client_id", ""), request.client)
+        try:
+            client = await self.deps.clients.find(params.get("client_id", ""), request.client)
+        except OAuthError as refused:  # a metadata document that could not be fetched or used
+            return refused.answer(request.headers.get("accept", ""))
         if client is None:
             return OAuthError(
                 "invalid_client", "unknown client_id: the client must register first (or name its metadata URL)"
