@@ -18,6 +18,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import platform
 import tempfile
 from pathlib import Path
 
@@ -44,6 +45,25 @@ FUNCTION = "int8pc2"
 # Names how texts reach the graph; part of the id vectors are stored under. "alone": one text per call (a
 # vector no longer depends on the texts embedded with it), so vectors stored from batches are not reused.
 FEED_VERSION = "alone"
+# The int8 matrix kernel ONNX Runtime picks for this CPU is part of the function too: with VNNI (AVX-512 VNNI or
+# AVX-VNNI) the products are summed exactly in 32 bits; x86 without it sums pairs in 16 bits that saturate
+# (vpmaddubsw), and the per-layer re-quantisation carries that into the vectors (up to 0.04 apart). Vectors made
+# with one kernel are not reused with another. VNNI's keeps the id it had before kernels were told apart: the
+# vectors stored then were made with it.
+VNNI = "vnni"
+
+
+def int8_kernel() -> str:
+    """Which int8 kernel ONNX Runtime runs here (VNNI above): `vnni`, `x86` without it, else the machine's name."""
+    machine = platform.machine().lower()
+    if machine not in ("x86_64", "amd64"):
+        return machine
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "x86"
+    flags = {word for line in cpuinfo.splitlines() if line.startswith("flags") for word in line.split()}
+    return VNNI if {"avx512_vnni", "avx_vnni"} & flags else "x86"
 
 
 class ModelUnavailable(Exception):
@@ -132,7 +152,8 @@ class Embedder:
         graph = _quantised_graph(path, cache or model_cache(), name)
         # Vectors are stored under this: other weights, another function (or another model) never reuse
         # them; another layout of the same function does.
-        self.model_id = f"{name}.{FEED_VERSION}"
+        kernel = int8_kernel()
+        self.model_id = f"{name}.{FEED_VERSION}" + ("" if kernel == VNNI else f".{kernel}")
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()  # the shipped tokenizer pads to a fixed length; batches pad themselves
