@@ -124,11 +124,6 @@ async def test_a_call_to_such_a_tool_is_refused_on_a_prefixed_profile(stack: Sta
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="a transparent surface forwards names it did not list (proxy/surface.py); the refusal needs "
-    "DownstreamHost.call_tool (hosting/host.py) to refuse `ServedTools.refused` as it does `quarantined`",
-)
 async def test_a_call_to_such_a_tool_is_refused_on_a_surface_for_one_server(stack: Stack) -> None:
     jarvis = stack.jarvis
     for url, token in (

@@ -6,15 +6,17 @@ of the person it was made for (issue 44, decision 0062): one forwarded to anothe
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx2
 import pytest
 
-from tests.support.downstream import create_profile
+from tests.support.downstream import create_profile, eventually
 from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, open_consent_link, protected_server
 from tests.support.oidc_provider import login
 from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
@@ -35,8 +37,9 @@ def notes() -> Iterator[ProtectedServer]:
 def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     env = {"JARVIS_DOWNSTREAM_OAUTH_ALLOW_HOSTS": '["localhost"]', "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1"}
     with signin_jarvis(tmp_path_factory, env=env) as running:
-        running.cli("role", "set", "developers", "--group", "dev", "--scope", "jarvis", "--scope", "profile")
-        running.cli("role", "set", "ops-notes", "--group", "ops", "--scope", "profile")
+        developers = ("--scope", "jarvis", "--scope", "profile", "--scope", "servers")
+        running.cli("role", "set", "developers", "--group", "dev", *developers)
+        running.cli("role", "set", "ops-notes", "--group", "ops", "--scope", "profile", "--scope", "servers")
         yield running
 
 
@@ -53,7 +56,7 @@ async def notes_profile(jarvis: RunningJarvis, notes: ProtectedServer) -> str:
     return "/mcp/profile/notes"
 
 
-def signed_in(jarvis: RunningJarvis, account: str, path: str) -> str:
+def signed_in(jarvis: RunningJarvis, account: str, path: str, scope: str = "profile") -> str:
     """`account`'s access token for the surface at `path`, through Jarvis's sign-in and the identity provider."""
     registered = httpx2.post(
         jarvis.url("/oauth/register"),
@@ -69,7 +72,7 @@ def signed_in(jarvis: RunningJarvis, account: str, path: str) -> str:
         "code_challenge": challenge,
         "code_challenge_method": "S256",
         "resource": jarvis.url(path),
-        "scope": "profile",
+        "scope": scope,
     }
     person = Person(account)
     try:
@@ -97,6 +100,76 @@ async def whoami(jarvis: RunningJarvis, profile: str, token: str) -> tuple[bool,
     async with mcp_client(jarvis.url(profile), token) as client:
         result = await client.call_tool("notes__whoami", {})
     return bool(result.is_error), str(getattr(result.content[0], "text", ""))
+
+
+async def listed(jarvis: RunningJarvis, path: str, token: str, holding: str = "") -> set[str]:
+    """The tool names `token` is listed at `path`; with `holding`, empty unless that name is among them."""
+    async with mcp_client(jarvis.url(path), token) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    return names if not holding or holding in names else set()
+
+
+async def found(jarvis: RunningJarvis, token: str) -> dict[str, Any]:
+    """notes__whoami as tool_find finds it for the token's person."""
+    async with mcp_client(jarvis.url("/mcp"), token) as client:
+        answer = result_json(await client.call_tool("tool_find", {"query": "whoami notes", "limit": 10}))
+    return next((r for r in answer["results"] if r["name"] == "notes__whoami"), {})
+
+
+async def test_a_persons_own_server_is_listed_found_and_called_through_every_door(
+    jarvis: RunningJarvis, notes_profile: str
+) -> None:
+    """Issue 45: before anyone connects, the profile lists one `notes__connect` tool that answers the caller's link.
+    Once alice connects, her listing holds the server's tools as her connection lists them, and she calls them from
+    the profile, through tool_call and through code_run, each answering as her; bob, not connected, is listed the
+    same tools, and a call gives him his own link; tool_find finds them for both, callable for alice only."""
+    alice, bob = [await asyncio.to_thread(signed_in, jarvis, who, notes_profile) for who in ("alice", "bob")]
+    alice_mcp, bob_mcp = [
+        await asyncio.to_thread(signed_in, jarvis, who, "/mcp", "servers") for who in ("alice", "bob")
+    ]
+    assert await listed(jarvis, notes_profile, alice) == {"notes__connect"}
+    async with mcp_client(jarvis.url(notes_profile), alice) as client:
+        first = await client.call_tool("notes__connect", {})
+    link = LINK.search(str(getattr(first.content[0], "text", "")))
+    assert first.is_error
+    assert link is not None, first
+    (await asyncio.to_thread(consent_in_browser, link.group(1), "alice-at-notes", signed_in_as="alice")).close()
+
+    await eventually(lambda: listed(jarvis, notes_profile, alice, "notes__whoami"), what="alice's tools listed")
+    assert await whoami(jarvis, notes_profile, alice) == (False, "alice-at-notes")
+    async with mcp_client(jarvis.url("/mcp"), alice_mcp) as client:
+        called = await client.call_tool("tool_call", {"name": "notes__whoami", "arguments": {}})
+        assert not called.is_error, called
+        assert "alice-at-notes" in str(called.content[0])
+        program = "return await tools.notes__whoami({});"
+        ran = result_json(await client.call_tool("code_run", {"code": program}))
+        assert "alice-at-notes" in json.dumps(ran["result"])
+
+    # Bob is listed what alice's connection learned (pinned for everyone), and his call asks for his own consent.
+    names = await eventually(lambda: listed(jarvis, notes_profile, bob, "notes__whoami"), what="bob's listing")
+    assert "notes__connect" not in names
+    failed, text = await whoami(jarvis, notes_profile, bob)
+    assert failed, text
+    assert LINK.search(text) is not None, text
+    assert link.group(1) not in text  # his own consent, not alice's
+    async with mcp_client(jarvis.url("/mcp"), bob_mcp) as client:
+        refused = await client.call_tool("tool_call", {"name": "notes__whoami", "arguments": {}})
+    assert refused.is_error
+    assert "/oauth/downstream/start?flow=" in str(refused.content[0])
+
+    hers = await eventually(lambda: found(jarvis, alice_mcp), what="tool_find finding notes__whoami")
+    assert hers["callable"] is True
+    his = await found(jarvis, bob_mcp)
+    assert his["callable"] is False
+    assert "jarvis_server action=connect name=notes" in his["install_hint"]
+
+    # Alice disconnects (the tests below start from nobody connected).
+    jarvis_token = await asyncio.to_thread(signed_in, jarvis, "alice", "/mcp/jarvis", "jarvis")
+    async with mcp_client(jarvis.url("/mcp/jarvis"), jarvis_token) as client:
+        info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "notes"}))
+        assert info["status"] == "per person"
+        assert info["your_connection"]["state"] == "connected"
+        result_json(await client.call_tool("jarvis_server", {"action": "disconnect", "name": "notes"}))
 
 
 async def test_a_consent_link_forwarded_to_another_person_connects_nothing(

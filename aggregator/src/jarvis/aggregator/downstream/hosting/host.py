@@ -14,7 +14,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +21,23 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.downstream.auth.storage import GrantStore
+from jarvis.aggregator.downstream.hosting import tools as served
+from jarvis.aggregator.downstream.hosting.exposure import EXPOSED_KEPT, ExposedEntry, ExposedTool, exposed_tools
 from jarvis.aggregator.downstream.hosting.launch import HostConfig, LaunchPlanner, read_host_config
 from jarvis.aggregator.downstream.hosting.listeners import Listeners
 from jarvis.aggregator.downstream.hosting.lists import EVERY_LIST, ONLY_TOOLS, Lists
-from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.aggregator.downstream.hosting.personal import PER_PERSON, PersonalServers
 from jarvis.aggregator.downstream.hosting.reread import RereadOnMiss
 from jarvis.aggregator.downstream.hosting.result_cache import ResultCache
 from jarvis.aggregator.downstream.hosting.supervisor import RUNNING, STARTING, HostOptions, ServerHost
-from jarvis.aggregator.downstream.hosting.tools import ServedTools, check_pins, known_from_pins, quarantine_message
+from jarvis.aggregator.downstream.hosting.tools import ServedTools, check_pins, known_from_pins
 from jarvis.aggregator.downstream.transport.connection import Connection
 from jarvis.aggregator.downstream.transport.handshake import known_2026_only
 from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.tooling.background import Background
-from jarvis.aggregator.views.registry import (
-    LaunchView,
-    ServerView,
-    ToolPinView,
-)
+from jarvis.aggregator.views.registry import LaunchView, ServerView, ToolPinView
 from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
 
 log = logging.getLogger(__name__)
@@ -51,19 +47,6 @@ ResourceListener = Callable[[str, str], None]
 NoticeListener = Callable[[str, str, dict[str, Any]], None]  # (server, method, params)
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
 OTHER_SERVER = "other"
-
-
-@dataclass(frozen=True)
-class ExposedTool:
-    """A downstream tool as a profile or share surface lists it."""
-
-    name: str  # on the surface: `<server>__<tool>`, or the tool's own name on an unprefixed surface
-    server: str
-    tool: str  # on the server
-    definition: dict[str, Any]
-
-
-_ExposedEntry = tuple[tuple[ServedTools | None, ...], dict[str, ExposedTool]]
 
 
 class DownstreamHost:
@@ -89,7 +72,7 @@ class DownstreamHost:
         self._known: dict[str, ServedTools] = {}
         self._pins_seen: list[ToolPinView] = []
         # Per (servers, prefixed): the ServedTools it was built from (kept alive, compared by identity) and the result.
-        self._exposed: dict[tuple[tuple[str, ...], bool], _ExposedEntry] = {}
+        self._exposed: dict[tuple[tuple[str, ...], bool, str], ExposedEntry] = {}
         self._listeners: Listeners[[set[str], set[str], Lists]] = Listeners("list")
         self._resource_listeners: Listeners[[str, str]] = Listeners("resource-update")
         self._notice_listeners: Listeners[[str, str, dict[str, Any]]] = Listeners("notice")
@@ -100,7 +83,8 @@ class DownstreamHost:
         self.results = ResultCache()  # results the servers said stay fresh (forward)
         self._background = Background()  # idle servers being stopped
         # Servers each person authorizes at with their own account (`servers.oauth`): a connection per person.
-        self.personal = PersonalServers(vault, options, self._load_tools)  # their tools are pinned, then known
+        # Their tools are pinned, then known to everyone; each person's own connection lists them to that person.
+        self.personal = PersonalServers(vault, options, self._load_tools, lists_changed=self._lists_changed)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -292,29 +276,34 @@ class DownstreamHost:
             raise NotFound(f"server '{name}' is not installed; jarvis_server action=list shows the installed servers")
         return host
 
-    def tools_of(self, server: str) -> ServedTools | None:
-        """Live tools when running, else what was pinned when last seen; None when never seen."""
+    def tools_of(self, server: str, person: str = "") -> ServedTools | None:
+        """Live tools when running (for a server each person connects to: on `person`'s own connection), else what
+        was pinned when last seen, from anyone's connection; None when never seen."""
+        if person and (own := self.personal.tools_for(server, person)) is not None:
+            return own
         host = self.hosts.get(server)
         if host is not None and host.connection is not None:
             return host.tools
         return self._known.get(server)
 
-    def exposed(self, servers: tuple[str, ...], prefixed: bool) -> dict[str, ExposedTool]:
-        """The tools a surface over `servers` serves, by their name there (shared: callers must not modify it).
+    def exposed(self, servers: tuple[str, ...], prefixed: bool, person: str = "") -> dict[str, ExposedTool]:
+        """The tools a surface over `servers` serves to `person`, by their name there (shared: callers must not
+        modify it); exposure.py says how.
 
         Asked several times per proxied call (the gate, the handler), so the result is kept until one of
         the servers' tool sets is replaced (a start, a reload, a stop: each makes a new `ServedTools`).
         """
-        sources = tuple(self.tools_of(server) for server in servers)
-        cached = self._exposed.get((servers, prefixed))
+        personal = any(self.personal.serves(server) for server in servers)
+        key = (servers, prefixed, person if personal else "")
+        sources = tuple(self.tools_of(server, person) for server in servers)
+        cached = self._exposed.get(key)
         if cached is not None and all(a is b for a, b in zip(cached[0], sources, strict=True)):
             return cached[1]
-        tools: dict[str, ExposedTool] = {}
-        for server, served_tools in zip(servers, sources, strict=True):
-            for tool, definition in (served_tools or ServedTools()).tools.items():
-                name = namespaced(server, tool) if prefixed else tool
-                tools[name] = ExposedTool(name, server, tool, {**definition, "name": name})
-        self._exposed[(servers, prefixed)] = (sources, tools)
+        if len(self._exposed) > EXPOSED_KEPT:
+            self._exposed.clear()
+        connects = {server for server in servers if server in self.personal.plans}
+        tools = exposed_tools(servers, sources, prefixed, connects)
+        self._exposed[key] = (sources, tools)
         return tools
 
     def interactive(self, servers: tuple[str, ...]) -> bool:
@@ -361,9 +350,11 @@ class DownstreamHost:
         personal = self.personal.serves(host.name)  # on the caller's own connection, with their own authorization
         if not personal:
             await host.ensure_running(self.options.init_timeout)
-        tool = str(params.get("name", ""))
-        if tool in (self.tools_of(host.name) or host.tools).quarantined:
-            raise FailedPrecondition(quarantine_message(server, tool))
+        tool, known = str(params.get("name", "")), self.tools_of(host.name, person) or host.tools
+        if tool in known.quarantined:
+            raise FailedPrecondition(served.quarantine_message(server, tool))
+        if (broken := known.refused.get(tool)) is not None:  # SEP-2243: a client must not call it, named or not
+            raise FailedPrecondition(served.refused_message(host.name, tool, broken))
         if personal:
             return await self.personal.call(host.name, person, params, progress, caller, caller_version, input_schema)
         return await host.call(
@@ -378,16 +369,26 @@ class DownstreamHost:
         key, host = ResultCache.key(server, method, params, caller_version), self.host(server)
         return await self.results.through(key, lambda: host.call(method, params, None, caller_version=caller_version))
 
-    async def learn_tools(self, servers: tuple[str, ...], wait: float | None = None) -> None:
-        """Start the servers never seen before (their tools are unknown); failures are left to status.
+    async def learn_tools(self, servers: tuple[str, ...], wait: float | None = None, person: str = "") -> None:
+        """Start the servers never seen before (their tools are unknown); failures are left to status. A server each
+        person connects to is started on `person`'s own connection, where they have one, and never shared.
 
         With `wait`, return after that many seconds even if some are still starting: they go on starting, and
         their tools reach the lists when they are up (listeners hear of it as of any change of tools).
         """
-        unseen = [self.hosts[s] for s in servers if s in self.hosts and self.tools_of(s) is None]
-        if not unseen:
+        personal = [s for s in servers if self.personal.serves(s)]
+        own = [
+            self.personal.learn(s, person, wait)
+            for s in personal
+            if person and self.personal.tools_for(s, person) is None and s in self.personal.plans
+        ]
+        unseen = [self.hosts[s] for s in servers if s in self.hosts and s not in personal and self.tools_of(s) is None]
+        if not unseen and not own:
             return
-        starting = [asyncio.ensure_future(h.ensure_running(self.options.init_timeout)) for h in unseen]
+        starting: list[asyncio.Future[Any]] = [
+            asyncio.ensure_future(h.ensure_running(self.options.init_timeout)) for h in unseen
+        ]
+        starting += [asyncio.ensure_future(learning) for learning in own]
         _, pending = await asyncio.wait(starting, timeout=wait)
         for waiting in pending:  # only the wait ends: each server's start runs in its own task
             waiting.cancel()

@@ -10,6 +10,7 @@ stopped like any server's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -27,7 +28,9 @@ from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
 from jarvis.aggregator.downstream.auth.provider import PersonalOAuth
 from jarvis.aggregator.downstream.auth.storage import GrantStore, VaultStorage
 from jarvis.aggregator.downstream.hosting.keyed import KeyedServers
+from jarvis.aggregator.downstream.hosting.lists import Lists
 from jarvis.aggregator.downstream.hosting.supervisor import HostOptions, ServerHost, ToolsLoader
+from jarvis.aggregator.downstream.hosting.tools import ServedTools
 from jarvis.aggregator.downstream.transport.connection import LaunchPlan
 from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.common.errors import FailedPrecondition, JarvisError
@@ -35,6 +38,8 @@ from jarvis.common.errors import FailedPrecondition, JarvisError
 log = logging.getLogger(__name__)
 
 CONNECTED, EXPIRED, NEEDS_CONSENT = "connected", "expired", "needs consent"
+PER_PERSON_STATE = "per person"  # a server's state where each person has a connection of their own
+ListsChanged = Callable[[str, Lists], None]
 PER_PERSON = (
     "each person uses server '{server}' with their own account or keys: a call asks for your authorization "
     "(`jarvis_server action=connect name={server}`) or your keys (`action=connect`), then runs on your own instance"
@@ -59,6 +64,7 @@ class PersonalServers:
         options: HostOptions,
         load_tools: ToolsLoader,
         settings: OAuthClientSettings | None = None,
+        lists_changed: ListsChanged = lambda server, lists: None,
     ) -> None:
         self.store = store
         # Jarvis's public URL, where browsers come back after consent (the shares' base URL, set by the composer).
@@ -66,10 +72,13 @@ class PersonalServers:
         self.options = options
         self.settings = settings or OAuthClientSettings()
         self._load_tools = load_tools
+        # A person's connection that learned its tools tells the profiles holding its server (their lists change).
+        self._lists_changed = lists_changed
         self.plans: dict[str, LaunchPlan] = {}  # the servers people authorize at, by name
         self.clients: dict[str, dict[str, str]] = {}  # pre-registered clients (servers.oauth_clients), by server
         self.hosts: dict[tuple[str, str], ServerHost] = {}
         self.keyed = KeyedServers(store, options, load_tools)  # per-person API keys (servers.per_person)
+        self._learning: set[asyncio.Task[None]] = set()  # connections starting after a consent
         self.consents = (
             Consents(
                 store,
@@ -117,9 +126,42 @@ class PersonalServers:
         self.plans = plans
 
     def _connected(self, server: str, person: str) -> None:
-        host = self.hosts.pop((server, person), None)  # a failed start keeps a backoff: the next call starts anew
-        if host is not None:
-            asyncio.get_running_loop().create_task(host.stop())
+        """A consent finished: the person's connection starts anew (a failed start keeps a backoff) and learns its
+        tools at once, so their next tools/list holds them without a call first."""
+        host = self.hosts.pop((server, person), None)
+        loop = asyncio.get_running_loop()
+
+        async def reconnect() -> None:
+            if host is not None:
+                await host.stop()
+            await self.learn(server, person)
+
+        self._learning.add(task := loop.create_task(reconnect(), name=f"connect-{server}"))
+        task.add_done_callback(self._learning.discard)
+
+    def tools_for(self, server: str, person: str) -> ServedTools | None:
+        """The tools `server` lists on `person`'s own connection, while it is up; None otherwise."""
+        host = self.hosts.get((server, person))
+        return host.tools if host is not None and host.connection is not None else None
+
+    async def learn(self, server: str, person: str, wait: float | None = None) -> None:
+        """Start `person`'s own connection to `server` where they have authorized Jarvis, so its tools are listed as
+        it lists them to them (and pinned for everyone else). Nothing for a person not connected; a failure is the
+        connection's state, and their next call says what it is. With `wait`, return after that long: the start
+        goes on, and the lists are told when it is up."""
+        if server not in self.plans or not person or self.store is None:
+            return
+        storage = self._storage(server, person)
+        if await storage.get_tokens() is None:
+            return
+        host = self._host(server, person, await self.base_url())
+        starting = asyncio.ensure_future(host.ensure_running(self.options.init_timeout))
+        done, _ = await asyncio.wait([starting], timeout=wait)
+        if starting in done:
+            with contextlib.suppress(JarvisError, httpx2.HTTPError):
+                starting.result()
+        else:
+            starting.add_done_callback(lambda started: started.cancelled() or started.exception())
 
     def _storage(self, server: str, person: str) -> VaultStorage:
         if self.store is None:
@@ -136,7 +178,7 @@ class PersonalServers:
                 return self._provider(plan.url, storage, base_url)
 
             personal = dataclasses.replace(plan, own_requests=False, auth=auth)
-            host = ServerHost(server, personal, self.options, self._load_tools, lambda server, lists: None)
+            host = ServerHost(server, personal, self.options, self._load_tools, self._lists_changed)
             self.hosts[(server, person)] = host
         return host
 
@@ -243,6 +285,9 @@ class PersonalServers:
         self.keyed.stop_idle(idle_seconds, spawn)
 
     async def stop(self) -> None:
+        for learning in list(self._learning):
+            learning.cancel()
+        await asyncio.gather(*self._learning, return_exceptions=True)
         await self.keyed.stop()
         hosts, self.hosts = list(self.hosts.values()), {}
         await asyncio.gather(*(h.stop() for h in hosts), return_exceptions=True)

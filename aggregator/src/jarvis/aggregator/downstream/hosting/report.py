@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.naming import namespaced
+from jarvis.aggregator.downstream.hosting.personal import PER_PERSON_STATE
 from jarvis.aggregator.gateways.protocols import RegistryApi
 from jarvis.aggregator.tooling.json_types import JsonObject
 from jarvis.aggregator.views.registry import ToolPinView
@@ -104,7 +105,7 @@ def brief(host: DownstreamHost | None, name: str) -> Running:
     snap = host.hosts[name].snapshot()
     known = host.tools_of(name)
     return Running(
-        status=snap.state,
+        status=_state(host, name, snap.state),
         uptime_seconds=snap.uptime_seconds,
         tools=len(known) if known is not None else None,
         last_error=snap.last_error or None,
@@ -119,6 +120,7 @@ async def detail(host: DownstreamHost | None, registry: RegistryApi, name: str) 
     snap = host.hosts[name].snapshot()
     known = host.tools_of(name)
     process = {f.name: getattr(snap, f.name) for f in dataclasses.fields(snap) if f.name != "quarantined"}
+    process["state"] = _state(host, name, snap.state)
     served = [namespaced(name, t) for t in known.tools] if known is not None else None
     try:
         pins = await registry.list_tool_pins(name)
@@ -131,6 +133,12 @@ async def detail(host: DownstreamHost | None, registry: RegistryApi, name: str) 
         pinned_tools=sum(1 for p in pins if p.state == "pinned"),
         quarantined=[_changed(name, p) for p in pins if p.state == "quarantined"],
     )
+
+
+def _state(host: DownstreamHost, name: str, state: str) -> str:
+    """A server each person connects to has no shared process to be running or failing: its state says so (each
+    person's own connection is `your_connection`)."""
+    return PER_PERSON_STATE if host.personal.serves(name) else state
 
 
 def _changed(server: str, pin: ToolPinView) -> ChangedTool:
@@ -172,7 +180,8 @@ def summary(host: DownstreamHost | None) -> HostedSummary:
     servers = {}
     for name, server in sorted(host.hosts.items()):
         snap = server.snapshot()
-        servers[name] = ServerLine(snap.state, snap.tools, snap.uptime_seconds, snap.restarts, snap.last_error or None)
+        state = _state(host, name, snap.state)
+        servers[name] = ServerLine(state, snap.tools, snap.uptime_seconds, snap.restarts, snap.last_error or None)
     states = [line.state for line in servers.values()]
     return HostedSummary(
         hosted=True,

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from jarvis.aggregator import audit
 from jarvis.aggregator.downstream.auth.ask import ConsentAsking
 from jarvis.aggregator.downstream.auth.person import person_of
-from jarvis.aggregator.downstream.hosting.host import ExposedTool
+from jarvis.aggregator.downstream.hosting.exposure import ExposedTool
 from jarvis.aggregator.downstream.hosting.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.aggregator.downstream.hosting.supervisor import FAILING, RUNNING
@@ -152,8 +152,8 @@ class ProxySurface:
     def single_server(self, target: str) -> str | None:
         return self.targets.single_server(target)
 
-    def tools(self, target: str) -> dict[str, ExposedTool]:
-        return self.targets.tools(target)
+    def tools(self, target: str, person: str = "") -> dict[str, ExposedTool]:
+        return self.targets.tools(target, person)
 
     @contextlib.contextmanager
     def serving(self, target: str) -> Iterator[None]:
@@ -180,12 +180,13 @@ class ProxySurface:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         target = self.targets.target_of(ctx)
-        # Servers still starting after `list_wait` reach the list when they are up (list_changed).
-        await self.host.learn_tools(self.servers_of(target), self.host.options.list_wait)
         principal = principal_of(ctx)
+        person = person_of(principal)
+        # Servers still starting after `list_wait` reach the list when they are up (list_changed).
+        await self.host.learn_tools(self.servers_of(target), self.host.options.list_wait, person)
         self.notices.remember(target, ctx)
         tools = []
-        for exposed in self.tools(target).values():
+        for exposed in self.tools(target, person).values():
             if not self.targets.may_call(principal, target, exposed):
                 continue
             try:
@@ -228,11 +229,11 @@ class ProxySurface:
 
         Everything a proxied call is, whoever parsed the request (the SDK's handler or `direct_calls`): the
         tool's lookup, the caller's scopes, the server's call, usage, audit and metrics."""
-        target = call.target
-        tools = self.tools(target)
+        target, person = call.target, person_of(call.principal)
+        tools = self.tools(target, person)
         if call.name not in tools:
-            await self.host.learn_tools(self.servers_of(target))
-            tools = self.tools(target)
+            await self.host.learn_tools(self.servers_of(target), person=person)
+            tools = self.tools(target, person)
         exposed = tools.get(call.name)
         if exposed is None and (withheld := self._quarantined(target, call.name)) is not None:
             return text_result(withheld, is_error=True)

@@ -11,7 +11,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from jarvis.aggregator.downstream.hosting.host import DownstreamHost, ExposedTool
+from jarvis.aggregator.downstream.hosting.exposure import ExposedTool
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy.shares import REQUEST, Shares
 from jarvis.aggregator.tooling.principal import Principal
 
@@ -53,8 +54,10 @@ class Targets(ABC):
         members = self.servers_of(target)
         return members[0] if len(members) == 1 and not self.prefixed(target) else None
 
-    def tools(self, target: str) -> dict[str, ExposedTool]:
-        return self.host.exposed(self.servers_of(target), self.prefixed(target))
+    def tools(self, target: str, person: str = "") -> dict[str, ExposedTool]:
+        """The target's tools as `person` sees them (their own connections' tools, for servers each person connects
+        to); without a person, as anyone sees them."""
+        return self.host.exposed(self.servers_of(target), self.prefixed(target), person)
 
     def may_call(self, principal: Principal, target: str, exposed: ExposedTool) -> bool:
         """`<kind>[:<target>[:<tool>]]`. Downstream annotations are the server's own claims (MCP says clients must

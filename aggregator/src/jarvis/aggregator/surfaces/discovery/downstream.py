@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from jarvis.aggregator import audit
 from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
-from jarvis.aggregator.downstream.hosting.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
@@ -37,15 +37,15 @@ def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
 async def call_downstream(
     host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None, binding: Binding, principal: Principal
 ) -> types.CallToolResult:
-    """Forward `principal`'s tools/call to the server that owns `entry`, starting it if needed (audited)."""
+    """Forward `principal`'s tools/call to the server that owns `entry`, starting it if needed (audited): the host
+    decides as for a profile's call (quarantine; a server each person connects to runs on the caller's own
+    connection, or answers their consent link)."""
     args = dict(arguments or {})
     check_arguments(entry, args)
-    server = host.host(entry.source)
-    if entry.tool in server.tools.quarantined:
-        raise FailedPrecondition(quarantine_message(entry.source, entry.tool))
+    person = person_of(principal)
     started, outcome = time.perf_counter(), "error"
     try:
-        raw = await server.call("tools/call", {"name": entry.tool, "arguments": args}, None)
+        raw = await host.call_tool(entry.source, {"name": entry.tool, "arguments": args}, person=person)
         if is_input_required(raw):
             raise FailedPrecondition(
                 f"server '{entry.source}' asks for input to finish {entry.tool} (a 2026-07-28 input-required "
@@ -65,7 +65,8 @@ async def call_downstream(
         # Bounded labels: every downstream tool counts under one tool name, and under its installed server.
         binding.metrics.downstream_call(SURFACE, host.server_label(entry.source), outcome, elapsed)
         # The server's own schema once it has started: a catalogued tool's entry may not know its parameters yet.
-        schema = server.tools.tools.get(entry.tool, {}).get("inputSchema") or entry.input_schema
+        served = host.tools_of(entry.source, person)
+        schema = (served.tools.get(entry.tool, {}).get("inputSchema") if served else None) or entry.input_schema
         binding.usage.record(
             entry.name,
             "",

@@ -19,7 +19,9 @@ from jarvis.aggregator.discovery.catalog import Catalog
 from jarvis.aggregator.discovery.dense import DenseIndex
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.discovery.sessions import ActiveSets, open_active_sets, session_key
+from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.naming import SEPARATOR
+from jarvis.aggregator.downstream.hosting.personal import NEEDS_CONSENT
 from jarvis.aggregator.downstream.hosting.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.ratelimit import RateLimiter
@@ -119,11 +121,32 @@ class Discovery:
             answer["detail"] = "lexical until every tool's vector is ready"
         return answer
 
-    def live(self, entry: ToolEntry) -> ToolEntry:
-        """`entry` as it stands now: an installed server that is failing makes its tools not callable."""
+    async def connected(self, principal: Principal) -> frozenset[str]:
+        """The servers each person connects to where `principal`'s person has a connection (none to look up when
+        no server is used with each person's own account)."""
+        host, person = self.ctx.downstream, person_of(principal)
+        if host is None or not host.personal.plans or not person:
+            return frozenset()
+        return frozenset(c.server for c in await host.personal.connections(person) if c.state != NEEDS_CONSENT)
+
+    def live(self, entry: ToolEntry, connected: frozenset[str] | None = None) -> ToolEntry:
+        """`entry` as it stands now: an installed server that is failing makes its tools not callable; a server each
+        person connects to, those of a person not connected (`connected`: theirs, where known), with how to
+        connect. A call still reaches such a tool: it answers the person's consent link."""
         host = self.ctx.downstream
         if entry.kind != "server" or host is None or not entry.callable:
             return entry
+        if host.personal.plans.get(entry.source) is not None:
+            if connected is None or entry.source in connected:
+                return entry
+            return replace(
+                entry,
+                callable=False,
+                install_hint=(
+                    f"server '{entry.source}' is used with your own account, which you have not connected yet: "
+                    f"jarvis_server action=connect name={entry.source} gives your link (a call gives it too)"
+                ),
+            )
         server = host.hosts.get(entry.source)
         if server is None:
             return entry

@@ -175,13 +175,15 @@ class DiscoveryTools:
         against (codemode/typings.py)."""
         if p.format == "typescript":
             query, hits = await self._search(p, principal)
-            return self._typings(query, [self.d.live(hit.entry) for hit in hits])
+            connected = await self.d.connected(principal) if hits else frozenset()
+            return self._typings(query, [self.d.live(hit.entry, connected) for hit in hits])
         return await self.find_json(p, principal)
 
     async def find_json(self, p: Find, principal: Principal) -> FindAnswer:
         query, hits = await self._search(p, principal)
         active = await self.d.active_names(current_caller()) if hits else set()
-        found = [self._found(self.d.live(hit.entry), hit.score, active) for hit in hits]
+        connected = await self.d.connected(principal) if hits else frozenset()
+        found = [self._found(self.d.live(hit.entry, connected), hit.score, active) for hit in hits]
         message = None if found else _no_match(query)
         return FindAnswer(query=query, results=found, count=len(found), message=message)
 
