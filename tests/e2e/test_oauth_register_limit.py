@@ -142,6 +142,23 @@ def test_metadata_document_fetches_are_limited_per_client_address(
     assert "at most 60 a minute (bursts of 3)" in description
 
 
+def test_token_and_revocation_requests_are_held_to_the_same_fetch_limit(
+    limited: RunningJarvis, documents: tuple[str, list[str]]
+) -> None:
+    """A client_id URL needs no authorize request to be fetched: a token or revocation request naming one fetches it
+    too, so those are limited per client address the same way."""
+    base, asked = documents
+    before, started = len(asked), time.monotonic()
+    answers = []
+    for i in range(12):
+        form = {"grant_type": "refresh_token", "refresh_token": "r", "client_id": f"{base}/token-{i}.json"}
+        with httpx2.Client(transport=httpx2.HTTPTransport(local_address="127.0.0.5"), timeout=10) as http:
+            path = "/oauth/token" if i % 2 else "/oauth/revoke"
+            answers.append(http.post(limited.url(path), data={**form, "token": "r"}))
+    assert len(asked) - before <= BURST + math.ceil(time.monotonic() - started)
+    assert any("too many client metadata document fetches from 127.0.0.5" in a.text for a in answers)
+
+
 def test_a_failing_metadata_document_is_not_fetched_again(
     limited: RunningJarvis, documents: tuple[str, list[str]]
 ) -> None:

@@ -127,8 +127,9 @@ class Clients:
         stored = await self.store.get("client", client_id)
         return client_from(stored.body) if stored is not None else None
 
-    async def authenticate(self, form: dict[str, str], authorization: str) -> Client:
-        """The client a token or revocation request comes from, its secret checked where it has one."""
+    async def authenticate(self, form: dict[str, str], authorization: str, caller: Address | None = None) -> Client:
+        """The client a token or revocation request comes from, its secret checked where it has one. `caller`: the
+        request's client address, whose metadata document fetches are limited as an authorize request's are."""
         client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
         kind, _, credentials = authorization.partition(" ")
         if kind.lower() == "basic" and credentials:
@@ -137,7 +138,7 @@ class Clients:
             except ValueError:
                 raise OAuthError("invalid_client", "malformed Basic credentials", 401) from None
             client_id, secret = unquote(user), unquote(password)
-        client = await self.find(client_id)
+        client = await self.find(client_id, caller)
         if client is None:
             raise OAuthError("invalid_client", "unknown client_id: register the client first (/oauth/register)", 401)
         if client.secret_hash and not (secret and hmac.compare_digest(hashed(secret), client.secret_hash)):

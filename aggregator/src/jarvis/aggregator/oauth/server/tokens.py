@@ -49,7 +49,9 @@ class Tokens:
     async def token(self, request: Request) -> Response:
         try:
             form = await _form(request)
-            client = await self.deps.clients.authenticate(form, request.headers.get("authorization", ""))
+            client = await self.deps.clients.authenticate(
+                form, request.headers.get("authorization", ""), request.client
+            )
             grant_type = form.get("grant_type", "")
             if grant_type == "authorization_code":
                 grant, family = await self._redeem_code(form, client)
@@ -145,7 +147,9 @@ class Tokens:
         """RFC 7009: 200 whether or not the token was known; a refresh token's whole family goes."""
         try:
             form = await _form(request)
-            client = await self.deps.clients.authenticate(form, request.headers.get("authorization", ""))
+            client = await self.deps.clients.authenticate(
+                form, request.headers.get("authorization", ""), request.client
+            )
         except OAuthError as refused:
             return refused.json()
         token = form.get("token", "")
