@@ -30,6 +30,7 @@ from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
 from jarvis.aggregator.downstream.hosting import metrics as downstream_metrics
 from jarvis.aggregator.downstream.proxy.routes import build_downstream, create_host
+from jarvis.aggregator.downstream.proxy.targets import PROFILE, SHARE
 from jarvis.aggregator.gateways.client import ServiceClient
 from jarvis.aggregator.gateways.debug import DebugGateway
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
@@ -41,13 +42,14 @@ from jarvis.aggregator.mcp_server import Binding, ServesItself, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.oauth.agent_sessions import LiveAgentSessions
 from jarvis.aggregator.oauth.agents import AgentCredentials, RunCredentials
-from jarvis.aggregator.oauth.resource import build_protected_resource
+from jarvis.aggregator.oauth.resource import WELL_KNOWN, build_protected_resource
 from jarvis.aggregator.oauth.server.admin import PeopleAdmin
 from jarvis.aggregator.oauth.server.build import build_authorization_server
 from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.surfaces.cards import CardAuth, ServerCards
 from jarvis.aggregator.surfaces.debug import build_debug_surface
 from jarvis.aggregator.surfaces.discovery import DiscoverySurface, build_discovery_surface
 from jarvis.aggregator.surfaces.discovery.code import code_policy
@@ -235,6 +237,15 @@ class Aggregator:
         ]
         routes += self.authorization.routes() if self.authorization is not None else []
         routes += self.resource.routes()
+        # Each surface's, profile's and share's server card, public like the metadata above (decision 0064).
+        published = WELL_KNOWN if self.resource.publish else None
+        cards = ServerCards(
+            self.shares.base_url,
+            VERSION,
+            CardAuth(self.settings.auth_required, published, self.resource.keys is not None),
+        )
+        kinds, own = self.downstream_routes.surfaces, [(s, self.mcp_servers[s.name]) for s in self.surfaces]
+        routes += cards.routes(own, kinds[PROFILE], kinds[SHARE], self.shares)
         app = Starlette(routes=routes, lifespan=self._lifespan)
         hosts, origins = self.settings.host_patterns()
         gate = GateSettings(
