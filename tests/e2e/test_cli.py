@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -224,7 +225,12 @@ def test_beyond_loopback_requires_tokens(tmp_path: Path) -> None:
         wait_for(lambda: "token required" in running.log() or None, 10, running.log)
         # The banner's connect lines work as printed: how to get a token, and the header to send it in.
         log = running.log()
-        assert "jarvis token create --name me --scope jarvis" in log
+        printed = next(line for line in log.splitlines() if "1. create one:" in line)
+        command = printed.split("create one:", 1)[1].split("(prints", 1)[0].strip()
+        assert command.endswith(" token create --name me --scope jarvis")
+        made = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60, check=False)
+        assert made.returncode == 0, made.stderr  # it runs as printed, from any directory, with this data dir
+        assert made.stdout.strip().startswith("jv_")
         claude = next(line for line in log.splitlines() if "claude mcp add" in line)
         assert claude.rstrip().endswith(f'{running.url("/mcp")} --header "Authorization: Bearer $JARVIS_TOKEN"')
         assert '"headers": {"Authorization": "Bearer <the secret>"}' in log

@@ -20,6 +20,7 @@ from jarvis.aggregator.surfaces.paths import PROFILE_PATH_PREFIX, SURFACE_PATHS
 from jarvis.aggregator.tooling.results import jsonable
 from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS, ToolPinView
 from jarvis.cli.banner import banner as banner_lines
+from jarvis.cli.banner import invocation
 from jarvis.cli.client import client
 from jarvis.cli.datadir import DataDirLock, Holder
 from jarvis.cli.image import image
@@ -131,7 +132,9 @@ def up(
         lock.publish(base)
         surfaces = [(s.name, s.path) for s in aggregator.surfaces]
         served = aggregator.settings
-        lines = banner_lines(str(settings.resolved_data_dir), base, surfaces, served.auth_required, served.oidc_issuer)
+        command = invocation(ctx.obj["data_dir"])
+        data_dir = str(settings.resolved_data_dir)
+        lines = banner_lines(data_dir, base, surfaces, served.auth_required, served.oidc_issuer, command)
         click.echo("\n".join(lines), err=False)
         sys.stdout.flush()
 
