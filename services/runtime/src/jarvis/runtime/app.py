@@ -122,7 +122,13 @@ class Runtime:
         try:
             self.reconcile()
         except JarvisError as exc:
-            log.warning("runtime not reconciled yet", extra={"reason": exc.message})
+            # The reason in the line itself: a plain-text log drops `extra`, and "not yet" alone says nothing to do.
+            log.warning(
+                "runtime not reconciled yet: %s; projects and agent sessions wait for the Docker engine, everything "
+                "else works",
+                exc.message,
+                extra={"reason": exc.message},
+            )
 
     def ensure_reconciled(self) -> None:
         if not self._reconciled.is_set():
