@@ -55,7 +55,7 @@ def test_writing_makes_the_folder_of_a_client_found_on_path(manager: ClientManag
 
 
 def test_a_client_found_nowhere_is_refused_with_what_to_do(manager: ClientManager, home: Path) -> None:
-    with pytest.raises(FailedPrecondition, match=r"no command on PATH.*install it, or set a custom config path"):
+    with pytest.raises(FailedPrecondition, match=r"no command on PATH.*install it first, or name the file to write"):
         manager.edit("codex", add_profiles=["core"])
     assert not (home / ".codex").exists()
 

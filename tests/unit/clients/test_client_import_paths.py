@@ -164,7 +164,7 @@ def test_custom_path_same_as_default_is_not_custom(manager: ClientManager, home:
     [
         ("relative/mcp.json", "must be absolute"),
         ("~bob/mcp.json", "only '~'"),
-        ("~/missing/dir/mcp.json", "does not exist; create it first"),
+        ("~/missing/dir/mcp.json", "create the folder first"),
         ("~", "is a directory"),
         ("/tmp/a\x00b", "control characters"),
     ],
@@ -173,6 +173,14 @@ def test_custom_path_validation(manager: ClientManager, raw: str, message: str) 
     with pytest.raises(InvalidArgument, match=message):
         manager.config_path("cursor", raw)
     assert not manager.config_path("cursor").custom
+
+
+def test_a_path_whose_own_folder_is_missing_gets_it_at_the_first_write(manager: ClientManager, home: Path) -> None:
+    """Issue 46: `--path <workspace>/.vscode/mcp.json` in a workspace without `.vscode/` yet was refused."""
+    (home / "work").mkdir()
+    result = manager.edit("vscode", add_profiles=["core"], path=str(home / "work" / ".vscode" / "mcp.json"))
+    assert result.config_path == str(home / "work" / ".vscode" / "mcp.json")
+    assert (home / "work" / ".vscode" / "mcp.json").exists()
 
 
 def test_custom_path_whose_directory_disappeared_is_recreated(manager: ClientManager, home: Path) -> None:

@@ -213,7 +213,7 @@ def test_new_config_created_when_app_installed(manager: ClientManager, home: Pat
 
 
 def test_refuses_to_create_config_for_missing_app(manager: ClientManager, home: Path) -> None:
-    with pytest.raises(FailedPrecondition, match=r"Cursor does not seem to be installed .*set a custom config path"):
+    with pytest.raises(FailedPrecondition, match=r"Cursor does not seem to be installed .*--path <file>"):
         manager.edit("cursor", [STDIO], [], [], [])
     assert not (home / ".cursor").exists()
 

@@ -310,8 +310,8 @@ class ClientManager:
             if not (target.custom or detected(client, self._home, self._platform, self._search_path)):
                 raise FailedPrecondition(
                     f"{client.display_name} does not seem to be installed (no {path.parent}, no command on PATH, "
-                    "no app where its installer puts it); install it, or set a custom config path with the "
-                    "config action"
+                    "no app where its installer puts it); install it first, or name the file to write: path=<file> "
+                    "(jarvis client edit ... --path <file>), or keep one with jarvis_client action=config"
                 )
             path.parent.mkdir(parents=True, exist_ok=True)
 

@@ -54,8 +54,13 @@ class ConfigPathPolicy:
         path = Path(os.path.normpath(path))
         if path.is_dir():
             raise InvalidArgument(f"config path {path} is a directory; give the path of the config file")
-        if not path.parent.is_dir():
-            raise InvalidArgument(f"config path {path}: its directory {path.parent} does not exist; create it first")
+        # The file's own folder is made at the first write (a workspace's `.vscode/`), but not a deeper missing tree:
+        # two missing levels are more likely a typo than a folder to create.
+        if not path.parent.is_dir() and not path.parent.parent.is_dir():
+            raise InvalidArgument(
+                f"config path {path}: neither its directory {path.parent} nor {path.parent.parent} exists; "
+                "create the folder first (Jarvis makes only the file's own folder)"
+            )
         if not path.name.lower().endswith(client.suffixes):
             raise InvalidArgument(
                 f"config path {path}: {client.display_name} keeps its config in a "
