@@ -93,6 +93,20 @@ async def test_errors_name_the_line_and_column_in_the_callers_code(pool: Sandbox
     assert (error.line, error.column) == (3, 9)
 
 
+async def test_a_program_that_does_not_parse_is_a_syntax_error_at_its_own_line(pool: SandboxPool) -> None:
+    """Issue 46: it read "TypeError: SyntaxError: …", with the wrapper's code frame (a line off) and its data: URL."""
+    error = await refused(pool, "const a = 1;\nconst b = ;\nreturn a;")
+    assert str(error) == "SyntaxError: Expression expected"
+    assert (error.line, error.column) == (2, 11)
+
+
+async def test_a_refused_call_left_uncaught_names_the_line_of_the_call(pool: SandboxPool) -> None:
+    """Issue 46: a refused or unknown tool gave no line or column, though the README says errors name them."""
+    error = await refused(pool, "const a = 1;\n  await tools.fails({});\n")
+    assert str(error) == "Error: fails: refused"
+    assert (error.line, error.column) == (2, 15)
+
+
 async def test_a_refused_inner_call_is_an_exception_the_program_can_catch(pool: SandboxPool) -> None:
     result = await run_code(pool, "try { await tools.fails({}) } catch (e) { return String(e.message) }", EchoHost())
     assert result.value == "fails: refused"

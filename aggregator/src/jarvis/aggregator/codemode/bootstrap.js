@@ -15,11 +15,15 @@ const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(U
 const bufferOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "buffer").get);
 const U8 = Uint8Array;
 const stringify = JSON.stringify;
+const ErrorOf = Error;
 const parse = JSON.parse;
 const mapGet = uncurry(Map.prototype.get);
 const mapSet = uncurry(Map.prototype.set);
 const mapDelete = uncurry(Map.prototype.delete);
 const stringIndexOf = uncurry(String.prototype.indexOf);
+const stringIncludes = uncurry(String.prototype.includes);
+const stringSplit = uncurry(String.prototype.split);
+const regExpExec = uncurry(RegExp.prototype.exec);
 const stringSlice = uncurry(String.prototype.slice);
 const exit = Deno.exit;
 const CONSOLE_MAX = Number(Deno.args[0] || 65536);
@@ -87,8 +91,10 @@ const sandboxConsole = Object.freeze({ log, info: log, warn: log, error: log, de
 
 function request(message) {
   const id = nextId++;
+  // Made here, while the program's call is on the stack: a refusal thrown into the program names its line.
+  const site = new ErrorOf();
   return new Promise((resolve, reject) => {
-    mapSet(pending, id, { resolve, reject });
+    mapSet(pending, id, { resolve, reject, site });
     send({ t: message.t, name: message.name, args: message.args, id });
   });
 }
@@ -107,6 +113,23 @@ function where(error) {
   const stack = String((error && error.stack) || "");
   const match = stack.match(/data:application\/typescript[^\s)]*:(\d+):(\d+)/);
   return match ? { line: Number(match[1]) - 1, column: Number(match[2]) } : {};
+}
+
+function described(error) {
+  // "Name: message" as the program would see it. A program that does not parse is reported by Deno as a TypeError
+  // whose message is "SyntaxError: …", then a code frame numbered by the module's lines (one more than the
+  // program's) and the data: URL; the caller gets the SyntaxError alone, and where it is from `where`.
+  let name = error && error.name ? error.name : "Error";
+  let message = error && error.message !== undefined ? String(error.message) : String(error);
+  if (stringIncludes(message, "data:application/typescript")) {
+    message = stringSplit(message, "\n")[0];
+    const inner = regExpExec(/^([A-Z][A-Za-z]*Error): (.*)$/, message);
+    if (inner) {
+      name = inner[1];
+      message = inner[2];
+    }
+  }
+  return `${name}: ${message}`;
 }
 
 function toBase64(text) {
@@ -129,7 +152,10 @@ async function main() {
       if (!waiting) continue;
       mapDelete(pending, reply.id);
       if (reply.ok) waiting.resolve(reply.value);
-      else waiting.reject(new Error(reply.error));
+      else {
+        waiting.site.message = reply.error;
+        waiting.reject(waiting.site);
+      }
     }
   })();
   const url = "data:application/typescript;base64," + toBase64(
@@ -144,9 +170,7 @@ async function main() {
     const value = await module.default(tools, toolFind, sandboxConsole);
     outcome = { t: "done", ok: true, value: value === undefined ? null : value };
   } catch (error) {
-    const name = error && error.name ? error.name : "Error";
-    const message = error && error.message !== undefined ? String(error.message) : String(error);
-    outcome = { t: "done", ok: false, error: `${name}: ${message}`, ...where(error) };
+    outcome = { t: "done", ok: false, error: described(error), ...where(error) };
   }
   let text;
   try {
