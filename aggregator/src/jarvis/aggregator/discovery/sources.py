@@ -38,14 +38,11 @@ def gateway_entries(listing: list[dict[str, Any]], gateway: str = "debug") -> It
                 continue
             required = tool.get("required") or {}
             properties = {**required, **(tool.get("optional") or {})}
-            # The debug service's own type names (string_list, ...) are not JSON Schema's: left out.
+            # Each argument as the debug service describes it: already JSON Schema (jarvis.common.params), its type
+            # included, so a TypeScript declaration types `log_group` as a string rather than `unknown`.
             schema: JsonObject = {
                 "type": "object",
-                "properties": {
-                    k: {kk: vv for kk, vv in v.items() if kk != "type"}
-                    for k, v in properties.items()
-                    if isinstance(v, dict)
-                },
+                "properties": {k: dict(v) for k, v in properties.items() if isinstance(v, dict)},
             }
             if required:
                 schema["required"] = list(required)
