@@ -7,6 +7,10 @@ jarvis.common.addresses), connecting to the address checked (pinned.py: no secon
 5 s, 64 KiB. A document is kept 5 minutes, and so is a refusal, so a failing URL asked for again costs no fetch.
 Fetches that reach the network are limited per client address as registrations are (issue 44 finding 11: each
 authorize request naming a new URL was a fetch).
+
+A network that cannot reach a document (issue 48 item 3: Claude Code's, on a team network without outbound access)
+is told how to register the client ahead instead: the same document, checked by `described_client` as a fetched one
+is, kept under its URL (clients.py) and used without a fetch.
 """
 
 from __future__ import annotations
@@ -41,6 +45,43 @@ def _refused(url: str, why: str) -> OAuthError:
     return OAuthError("invalid_client", f"the client metadata document at {url} {why}")
 
 
+def _unreachable(url: str, why: str) -> OAuthError:
+    """A document this network did not deliver: the refusal names the admin command that makes the fetch needless."""
+    return _refused(
+        url,
+        f"{why}. Where Jarvis cannot reach it, an admin can register the client ahead with the document saved as a "
+        f"file: jarvis oauth-client add --metadata-url {url} --from-file client-metadata.json "
+        f"(or --redirect-uri URI instead of --from-file)",
+    )
+
+
+def check_url(url: str, allow_loopback: bool = False) -> Reach:
+    """Where the document at `url` may be fetched from, judged before anything is fetched; OAuthError for a URL that
+    is no client_id (also the check for one registered ahead, never fetched)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname or parts.fragment or parts.username:
+        raise _refused(url, "must be an https URL without credentials or fragment")
+    if parts.path in ("", "/"):
+        raise _refused(url, "must have a path (the MCP spec's rule for client_id URLs)")
+    if parts.scheme == "https":
+        return Reach(public=True, loopback=allow_loopback)
+    if not allow_loopback:
+        raise _refused(url, _WHY[Why.PUBLIC])
+    return Reach(public=False, loopback=True)
+
+
+def described_client(url: str, document: object) -> Client:
+    """The client the metadata document at `url` describes, checked the same whether fetched or given by an admin."""
+    if not isinstance(document, dict):
+        raise _refused(url, "must be a JSON object whose client_id is its own URL")
+    if document.get("client_id") != url:
+        named = json.dumps(document.get("client_id"))[:300]  # quoted as given: a stranger's text, kept short
+        raise _refused(url, f"must name its own URL as client_id, but names {named}")
+    if document.get("token_endpoint_auth_method", "none") != "none":
+        raise _refused(url, "may only describe a public client (token_endpoint_auth_method none)")
+    return metadata_client(url, document, "invalid_client")
+
+
 class MetadataDocuments:
     def __init__(self, allow_loopback: bool = False, limiter: RateLimiter | None = None) -> None:
         # JARVIS_OAUTH_CIMD_ALLOW_LOOPBACK: documents may be served over plain http from a loopback address.
@@ -57,7 +98,7 @@ class MetadataDocuments:
             if isinstance(kept[1], OAuthError):
                 raise OAuthError(kept[1].error, kept[1].description, kept[1].status)
             return kept[1]
-        reach = self._reach(url)
+        reach = check_url(url, self.allow_loopback)
         if caller is not None:
             self._limit(caller.host)
         try:
@@ -67,19 +108,6 @@ class MetadataDocuments:
             raise
         self._keep(url, client)
         return client
-
-    def _reach(self, url: str) -> Reach:
-        """Where `url` may be fetched from, judged before anything is fetched; OAuthError for a URL never fetched."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("https", "http") or not parts.hostname or parts.fragment or parts.username:
-            raise _refused(url, "must be an https URL without credentials or fragment")
-        if parts.path in ("", "/"):
-            raise _refused(url, "must have a path (the MCP spec's rule for client_id URLs)")
-        if parts.scheme == "https":
-            return Reach(public=True, loopback=self.allow_loopback)
-        if not self.allow_loopback:
-            raise _refused(url, _WHY[Why.PUBLIC])
-        return Reach(public=False, loopback=True)
 
     def _limit(self, address: str) -> None:
         if self.limiter is None:
@@ -107,16 +135,12 @@ class MetadataDocuments:
         try:
             body = await asyncio.wait_for(self._download(url, reach), TIMEOUT_SECONDS)
         except TimeoutError:
-            raise _refused(url, f"did not arrive within {TIMEOUT_SECONDS:.0f} s") from None
+            raise _unreachable(url, f"did not arrive within {TIMEOUT_SECONDS:.0f} s") from None
         try:
             document = json.loads(body)
         except ValueError:
             raise _refused(url, "is not JSON") from None
-        if not isinstance(document, dict) or document.get("client_id") != url:
-            raise _refused(url, "must be a JSON object whose client_id is its own URL")
-        if document.get("token_endpoint_auth_method", "none") != "none":
-            raise _refused(url, "may only describe a public client (token_endpoint_auth_method none)")
-        return metadata_client(url, document, "invalid_client")
+        return described_client(url, document)
 
     async def _download(self, url: str, reach: Reach) -> bytes:
         async def pinned(request: httpx2.Request) -> None:
@@ -138,6 +162,6 @@ class MetadataDocuments:
                         raise _refused(url, f"is larger than {MAX_BYTES // 1024} KiB")
                 return bytes(received)
         except Refused as refused:
-            raise _refused(url, _WHY[refused.why]) from None
+            raise _unreachable(url, _WHY[refused.why]) from None
         except httpx2.HTTPError as exc:
-            raise _refused(url, f"could not be fetched ({type(exc).__name__})") from None
+            raise _unreachable(url, f"could not be fetched ({type(exc).__name__})") from None

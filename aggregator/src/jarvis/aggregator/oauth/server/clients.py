@@ -1,5 +1,7 @@
 """OAuth clients: registered dynamically (RFC 7591), pre-registered by an admin (the same record, put by the CLI),
-or named by an https URL whose Client ID Metadata Document describes them (cimd.py).
+or named by an https URL whose Client ID Metadata Document describes them (cimd.py). Such a document may also be
+registered ahead by an admin (issue 48 item 3: a network that cannot reach it): kept under its URL, it is used
+without a fetch, or, where the record allows, in place of a fetch that fails.
 
 Registration decides the redirect URIs an authorization may name, compared exactly: the guard against open
 redirects and code theft. Clients are public by default (PKCE is their proof); one registered with
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -25,6 +28,8 @@ from jarvis.aggregator.settings import is_loopback
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 _MAX_URIS = 10
+log = logging.getLogger(__name__)
+AHEAD = "registered ahead"  # the source of a metadata document an admin gave (no source: registered)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,15 @@ def metadata_client(client_id: str, body: dict[str, Any], error: str) -> Client:
     return Client(client_id, name, checked, method)
 
 
+def shown(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored client as an admin sees it: never its secret's hash; a metadata document registered ahead says so,
+    and whether Jarvis may fetch it (other records keep the shape they always had)."""
+    record = {k: v for k, v in client_from(body).record().items() if k != "secret_hash"}
+    if body.get("source") == AHEAD:
+        record.update(source=AHEAD, refetch=bool(body.get("refetch")))
+    return record
+
+
 class Clients:
     def __init__(self, store: OAuthStateGateway, cimd: Any = None) -> None:
         self.store = store
@@ -117,15 +131,37 @@ class Clients:
             answer.update(client_secret=secret, client_secret_expires_at=0)
         return answer
 
+    async def register_ahead(self, client: Client, refetch: bool) -> dict[str, Any]:
+        """Keep a metadata document's client (checked by cimd.described_client) under its URL; as `shown`."""
+        body = {**client.record(), "source": AHEAD, "refetch": refetch}
+        await self.store.put("client", client.client_id, body)
+        return shown(body)
+
     async def find(self, client_id: str, caller: Address | None = None) -> Client | None:
         """The client, or None if unknown. `caller`: the client address of an authorize request, whose metadata
         document fetches are limited (cimd.py)."""
         if not client_id or len(client_id) > 300:
             return None
-        if client_id.startswith("https://") or (client_id.startswith("http://") and self.cimd is not None):
-            return await self.cimd.fetch(client_id, caller) if self.cimd is not None else None
+        is_url = client_id.startswith("https://") or (client_id.startswith("http://") and self.cimd is not None)
         stored = await self.store.get("client", client_id)
-        return client_from(stored.body) if stored is not None else None
+        if not is_url:
+            return client_from(stored.body) if stored is not None else None
+        if stored is None or (stored.body.get("refetch") and self.cimd is not None):
+            return await self._fetched(client_id, caller, stored.body if stored is not None else None)
+        return client_from(stored.body)  # registered ahead: the admin's copy, no fetch
+
+    async def _fetched(self, url: str, caller: Address | None, ahead: dict[str, Any] | None) -> Client | None:
+        """The document at `url` as fetched; where that fails, the copy registered ahead (`ahead`), if any."""
+        if self.cimd is None:
+            return None
+        try:
+            client: Client = await self.cimd.fetch(url, caller)
+        except OAuthError as refused:
+            if ahead is None:
+                raise
+            log.info("client %s: using the metadata registered ahead (%s)", url, refused.description)
+            return client_from(ahead)
+        return client
 
     async def authenticate(self, form: dict[str, str], authorization: str, caller: Address | None = None) -> Client:
         """The client a token or revocation request comes from, its secret checked where it has one. `caller`: the
