@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx2
 from starlette.datastructures import Address
 
-from jarvis.aggregator.oauth.server.clients import Client, metadata_client
+from jarvis.aggregator.oauth.server.clients import MAX_CLIENT_ID, Client, metadata_client
 from jarvis.aggregator.oauth.server.errors import OAuthError
 from jarvis.aggregator.pinned import Reach, Refused, Why, pin
 from jarvis.aggregator.ratelimit import RateLimiter
@@ -63,6 +63,8 @@ def check_url(url: str, allow_loopback: bool = False) -> Reach:
         raise _refused(url, "must be an https URL without credentials or fragment")
     if parts.path in ("", "/"):
         raise _refused(url, "must have a path (the MCP spec's rule for client_id URLs)")
+    if len(url) > MAX_CLIENT_ID:
+        raise _refused(url, f"is longer than the {MAX_CLIENT_ID} characters a client_id may have")
     if parts.scheme == "https":
         return Reach(public=True, loopback=allow_loopback)
     if not allow_loopback:

@@ -28,6 +28,7 @@ from jarvis.aggregator.settings import is_loopback
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 _MAX_URIS = 10
+MAX_CLIENT_ID = 300  # longer ids are unknown, never looked up or fetched
 log = logging.getLogger(__name__)
 AHEAD = "registered ahead"  # the source of a metadata document an admin gave (no source: registered)
 
@@ -140,7 +141,7 @@ class Clients:
     async def find(self, client_id: str, caller: Address | None = None) -> Client | None:
         """The client, or None if unknown. `caller`: the client address of an authorize request, whose metadata
         document fetches are limited (cimd.py)."""
-        if not client_id or len(client_id) > 300:
+        if not client_id or len(client_id) > MAX_CLIENT_ID:
             return None
         is_url = client_id.startswith("https://") or (client_id.startswith("http://") and self.cimd is not None)
         stored = await self.store.get("client", client_id)
