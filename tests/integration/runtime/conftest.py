@@ -73,8 +73,12 @@ REQUESTS: dict[str, Callable[..., Any]] = {
 
 
 @pytest.fixture
-def service(tmp_path: Path, image: str, engine: docker.DockerClient) -> Iterator[Service]:
-    settings = runtime_settings(tmp_path / "runtime", image)
+def service(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
+) -> Iterator[Service]:
+    # Projects may come from this session's temp dirs only: not the whole of /tmp, where a checkout of this
+    # repository (the "outside" repository of the confinement tests) may itself live.
+    settings = runtime_settings(tmp_path / "runtime", image, project_roots=[tmp_path_factory.getbasetemp()])
     runtime, server = serve_runtime(settings, None, "127.0.0.1:0")
     channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
     try:
