@@ -69,6 +69,7 @@ def test_a_script_that_closes_stdin_gets_every_answer_and_the_relay_exits(secure
     by_id = {a["id"]: a for a in answers if "id" in a}
     assert sorted(by_id) == [1, 2, 3], (answers, stderr[-2000:])
     assert by_id[1]["result"]["protocolVersion"] == PROTOCOL
+    assert "result" in by_id[2], (by_id[2], stderr[-2000:])  # an error answer says which, when it happens
     assert any(t["name"] == "jarvis_config" for t in by_id[2]["result"]["tools"])
     assert not by_id[3]["result"].get("isError"), by_id[3]
     assert took < 15, f"the relay took {took:.1f} s to answer and exit"
