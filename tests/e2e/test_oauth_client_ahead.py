@@ -19,7 +19,14 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.signin import CLIENT_REDIRECT, MemoryStorage, Person, client_metadata, pkce, signin_jarvis
+from tests.support.signin import (
+    CLIENT_REDIRECT,
+    MemoryStorage,
+    Person,
+    authorize_query,
+    client_metadata,
+    signin_jarvis,
+)
 from tests.support.stack import RunningJarvis, jarvis_cli, result_json
 
 pytestmark = pytest.mark.anyio
@@ -47,16 +54,7 @@ def document(client_id: str = UNREACHABLE) -> dict[str, object]:
 
 
 def authorize(jarvis: RunningJarvis, accept: str) -> httpx2.Response:
-    query = {
-        "response_type": "code",
-        "client_id": UNREACHABLE,
-        "redirect_uri": CLIENT_REDIRECT,
-        "state": "s",
-        "code_challenge": pkce()[1],
-        "code_challenge_method": "S256",
-        "resource": jarvis.url("/mcp/jarvis"),
-        "scope": "jarvis",
-    }
+    query = authorize_query(jarvis, UNREACHABLE)
     return httpx2.get(f"{jarvis.url('/oauth/authorize')}?{urlencode(query)}", headers={"Accept": accept}, timeout=30)
 
 

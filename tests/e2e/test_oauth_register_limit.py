@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.support.http_fake import serve_app
-from tests.support.signin import CLIENT_REDIRECT, pkce, signin_jarvis
+from tests.support.signin import CLIENT_REDIRECT, authorize_query, signin_jarvis
 from tests.support.stack import RunningJarvis
 
 BURST = 3
@@ -109,16 +109,7 @@ def documents() -> Iterator[tuple[str, list[str]]]:
 
 
 def authorize(jarvis: RunningJarvis, client_id: str, source: str) -> httpx2.Response:
-    query = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": CLIENT_REDIRECT,
-        "state": "s",
-        "code_challenge": pkce()[1],
-        "code_challenge_method": "S256",
-        "resource": jarvis.url("/mcp/jarvis"),
-        "scope": "jarvis",
-    }
+    query = authorize_query(jarvis, client_id)
     with httpx2.Client(transport=httpx2.HTTPTransport(local_address=source), timeout=10) as http:
         return http.get(jarvis.url("/oauth/authorize"), params=query)
 

@@ -103,6 +103,21 @@ class Person:
         return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0])
 
 
+def authorize_query(jarvis: RunningJarvis, client_id: str) -> dict[str, str]:
+    """An authorization request's query for `client_id` at /mcp/jarvis, PKCE included (for requests a test sends
+    itself, where no person follows)."""
+    return {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CLIENT_REDIRECT,
+        "state": "s",
+        "code_challenge": pkce()[1],
+        "code_challenge_method": "S256",
+        "resource": jarvis.url("/mcp/jarvis"),
+        "scope": "jarvis",
+    }
+
+
 def authorization_request(
     jarvis: RunningJarvis, redirect: str, scope: str, state: str = "s1", name: str = "e2e MCP client"
 ) -> tuple[str, str, str]:
