@@ -20,6 +20,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from prometheus_client import CollectorRegistry
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jarvis.aggregator.calls.pipeline import CallPipeline, default_steps
+from jarvis.aggregator.calls.record import CallRecorder
 from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.jsonrpc import json_rpc_messages
 from jarvis.aggregator.mcp_server import Binding, build_mcp_server
@@ -138,7 +140,8 @@ class Apps:
 @pytest.fixture(params=[True, False], ids=["stateless", "sessions"])
 async def apps(request: pytest.FixtureRequest) -> AsyncIterator[Apps]:
     metrics = AggregatorMetrics(CollectorRegistry())
-    binding = Binding({}, UsageRecorder(None), metrics, "1.0")  # type: ignore[arg-type]
+    calls = CallPipeline(CallRecorder(UsageRecorder(None), metrics), default_steps(None))  # type: ignore[arg-type]
+    binding = Binding({}, calls, metrics, "1.0")
     server = build_mcp_server(SURFACE, binding)
     managers = [
         StreamableHTTPSessionManager(

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gateways",),  # the backend services: stubs, deadlines, retries, caches, protobuf -> views
     ("audit", "probes"),
     ("usage", "sessions"),
+    ("calls",),  # the call pipeline: every door's tool call, through one chain of policies to its backend
     ("mcp_server",),  # binds a surface to an MCP server
     ("direct_calls",),  # that server's tool calls, answered without the SDK's per-request machinery
     ("tunnel",),

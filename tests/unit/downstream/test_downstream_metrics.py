@@ -10,7 +10,8 @@ from typing import cast
 import pytest
 from prometheus_client import CollectorRegistry
 
-from jarvis.aggregator.downstream.hosting.host import OTHER_SERVER, DownstreamHost
+from jarvis.aggregator.calls.record import OTHER_SERVER
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.metrics import register
 from jarvis.aggregator.downstream.hosting.supervisor import HostOptions, ServerHost
 from jarvis.aggregator.downstream.hosting.tools import ServedTools

@@ -25,6 +25,8 @@ from jarvis.aggregator.auth.checks import GateSettings
 from jarvis.aggregator.auth.gate import McpGate
 from jarvis.aggregator.auth.verifier import TokenVerifier
 from jarvis.aggregator.auth.wire import REALM
+from jarvis.aggregator.calls.pipeline import CallPipeline, default_steps
+from jarvis.aggregator.calls.record import CallRecorder
 from jarvis.aggregator.context import SystemControl, ToolContext
 from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
@@ -159,6 +161,14 @@ class Aggregator:
         self.sign_in_records = OAuthStateGateway(registry.target, plane)
         vault = VaultGateway(registry.target, plane)
         self.backends += [self.sign_in_records, vault]
+        # One limiter and one pipeline for every door: a tool's bucket is the same whichever way it is reached.
+        self.limiter = RateLimiter(
+            Limit(settings.rate_limit_per_second, settings.rate_limit_burst, settings.rate_limit_concurrent),
+            {tool: Limit(x.per_second, x.burst, x.concurrent) for tool, x in settings.rate_limit_tools.items()},
+            self.metrics.rate_limited,
+        )
+        self.recorder = CallRecorder(self.usage, self.metrics, self.downstream.server_label)
+        self.calls = CallPipeline(self.recorder, default_steps(self.limiter))
         self.context = ToolContext(
             registry=registry,
             usage=self.usage,
@@ -176,11 +186,12 @@ class Aggregator:
             discovery_dense=settings.discovery_dense,
             agents=self.agents,
             people=PeopleAdmin(self.sign_in_records, vault),
+            calls=self.calls,
         )
         self.surfaces = build_surfaces(self.context)
         self.context.events.served.publish(tuple(self.surfaces))
         self.aliases = build_alias_table(self.surfaces)
-        self.binding = Binding(self.aliases, self.usage, self.metrics, VERSION)
+        self.binding = Binding(self.aliases, self.calls, self.metrics, VERSION)
         self.mcp_servers = {s.name: build_mcp_server(s, self.binding) for s in self.surfaces}
         # One ledger of session owners for every surface's manager: the per-token cap spans them all.
         self.sessions = SessionLedger(settings.max_sessions_per_token)
@@ -197,7 +208,7 @@ class Aggregator:
             for s in self.surfaces
         }
         self.downstream_routes = build_downstream(
-            self.downstream, self.shares, self.usage, self.metrics, settings, VERSION, self.sessions
+            self.downstream, self.shares, self.calls, settings, VERSION, self.sessions
         )
         self.worker_metrics = (
             WorkerMetrics(metrics_registry, Path(settings.metrics_dir), settings.worker_slot)
@@ -256,16 +267,8 @@ class Aggregator:
         )
         # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
         inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
-        limiter = RateLimiter(
-            Limit(
-                self.settings.rate_limit_per_second, self.settings.rate_limit_burst, self.settings.rate_limit_concurrent
-            ),
-            {tool: Limit(x.per_second, x.burst, x.concurrent) for tool, x in self.settings.rate_limit_tools.items()},
-            self.metrics.rate_limited,
-        )
         for surface in self.surfaces:
             if isinstance(surface, DiscoverySurface):
-                surface.discovery.limiter = limiter  # code_run's inner calls take from the same buckets
                 surface.discovery.code_policy = code_policy(self.settings)
         guarded = McpGate(
             inner,
@@ -275,8 +278,8 @@ class Aggregator:
             self.metrics,
             dynamic=self.downstream_routes.guard,
             sessions=None if self.settings.stateless else self.sessions,
-            limiter=limiter,
-            usage=self.usage,
+            limiter=self.limiter,
+            recorder=self.recorder,
             resource=self.resource,
         )
         self.resource.surface_at = lambda path: getattr(guarded.target({"type": "http", "path": path}), "name", None)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from jarvis.aggregator.calls.pipeline import CallPipeline
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy.shares import Shares
 from jarvis.aggregator.gateways.protocols import DebugApi, RegistryApi, RuntimeApi, SchedulerApi
@@ -113,4 +114,7 @@ class ToolContext:
     agents: AgentMinter | None = None
     # The people who sign in and their roles, as an admin edits them (orchestrator `user`/`role`); None: no registry.
     people: PeopleEditor | None = None
+    # The call pipeline every door runs tool calls through (calls/pipeline.py); None: one recording into a metrics
+    # registry of its own, with no rate limits (a context built by a test or a tool).
+    calls: CallPipeline | None = None
     events: ContextEvents = field(default_factory=ContextEvents)

@@ -59,7 +59,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.tooling.request import BODY_SCOPE_KEY, MESSAGES_SCOPE_KEY, decision_in, principal_in
+from jarvis.aggregator.tooling.request import (
+    BODY_SCOPE_KEY,
+    MESSAGES_SCOPE_KEY,
+    decision_in,
+    gated_in,
+    principal_in,
+)
 from jarvis.aggregator.tooling.tool import Surface
 
 log = logging.getLogger(__name__)
@@ -110,7 +116,12 @@ class SurfaceCalls:
 
     async def call(self, scope: Scope, call: DirectCall) -> BaseModel | dict[str, Any]:
         return await self.binding.run(
-            self.surface.get(call.name), call.arguments, principal_in(scope), self.surface.name, decision_in(scope)
+            self.surface.get(call.name),
+            call.arguments,
+            principal_in(scope),
+            self.surface.name,
+            decision_in(scope),
+            gated=gated_in(scope),
         )
 
 

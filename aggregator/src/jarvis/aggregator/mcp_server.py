@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -14,14 +13,14 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 
-from jarvis.aggregator import audit
 from jarvis.aggregator.aliases import Rename
+from jarvis.aggregator.calls.call import ToolCall
+from jarvis.aggregator.calls.pipeline import CallPipeline
+from jarvis.aggregator.calls.routes import JarvisToolRoute
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.request import decision_of, principal_of, text_result
+from jarvis.aggregator.tooling.request import decision_of, gated, principal_of, text_result
 from jarvis.aggregator.tooling.tool import Decision, Surface, Tool
-from jarvis.aggregator.usage import UsageRecorder
-from jarvis.common.errors import JarvisError, PermissionDenied
 
 log = logging.getLogger(__name__)
 _LISTED_KEPT = 1024  # sets of scopes whose tools/list is remembered per surface
@@ -30,10 +29,10 @@ ServerT = TypeVar("ServerT", bound=Server[Any])
 
 @dataclass(frozen=True)
 class Binding:
-    """What every surface's MCP server shares: the alias table, usage, metrics and version."""
+    """What every surface's MCP server shares: the alias table, the call pipeline, metrics and version."""
 
     aliases: dict[str, Rename]
-    usage: UsageRecorder
+    calls: CallPipeline
     metrics: AggregatorMetrics
     version: str
 
@@ -54,40 +53,15 @@ class Binding:
         principal: Principal,
         surface: str,
         decided: Decision | None = None,
+        *,
+        gated: bool = False,
     ) -> types.CallToolResult:
-        """Call `tool` of `surface`: map errors to tool execution errors, count it, record usage and audit.
-
-        A handler that already produced a CallToolResult (one tool forwarding to another) is passed through.
-        """
-        arguments = arguments or {}
-        action = arguments.get("action") if tool.actions else ""
-        action_label = action if isinstance(action, str) and action in tool.action_names else ""
-        started = time.perf_counter()
-        outcome = "ok"
-        try:
-            result = await tool.call(arguments, principal, surface, decided)
-            return result if isinstance(result, types.CallToolResult) else text_result(result)
-        except PermissionDenied as exc:
-            outcome = "denied"
-            return text_result(str(exc), is_error=True)
-        except JarvisError as exc:
-            outcome = "error"
-            return text_result(str(exc), is_error=True)
-        except Exception:
-            outcome = "internal"
-            log.exception("tool call failed", extra={"surface": surface, "tool": tool.name})
-            return text_result(f"internal error in {tool.name}; the aggregator log has the details", is_error=True)
-        finally:
-            elapsed = time.perf_counter() - started
-            self.metrics.tool_calls.labels(surface, tool.name, action_label, outcome).inc()
-            self.metrics.tool_latency.labels(surface, tool.name).observe(elapsed)
-            self.usage.record(
-                tool.name,
-                action_label,
-                outcome == "ok",
-                elapsed * 1000,
-                audit.fields(principal, surface, arguments, tool.input_schema, outcome),
-            )
+        """Call `tool` of `surface` through the call pipeline (`gated`: the HTTP gate took its rate already)."""
+        args = dict(arguments or {})
+        call = ToolCall(principal, surface, tool.name, args, gated=gated)
+        result = await self.calls.run(call, JarvisToolRoute(tool, surface, args, decided))
+        assert isinstance(result, types.CallToolResult), "a Jarvis tool's route answers a CallToolResult"
+        return result
 
 
 @runtime_checkable
@@ -123,7 +97,9 @@ def build_mcp_server(surface: Surface, binding: Binding) -> Server[Any]:
         if not surface.has(params.name):
             return binding.renamed(params.name, surface.name)
         tool = surface.get(params.name)
-        return await binding.run(tool, params.arguments, principal_of(ctx), surface.name, decision_of(ctx))
+        return await binding.run(
+            tool, params.arguments, principal_of(ctx), surface.name, decision_of(ctx), gated=gated(ctx)
+        )
 
     return untraced(
         Server(

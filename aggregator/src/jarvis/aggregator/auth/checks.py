@@ -14,8 +14,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.requests import Request
 from starlette.types import Receive, Scope
 
-from jarvis.aggregator import audit
-from jarvis.aggregator.auth.targets import CallCheck, GateTarget
+from jarvis.aggregator.auth.targets import UNKNOWN_TOOL, CallCheck, GateTarget
 from jarvis.aggregator.auth.verifier import TokenVerifier
 from jarvis.aggregator.auth.wire import (
     REALM,
@@ -26,6 +25,7 @@ from jarvis.aggregator.auth.wire import (
     read_body,
     refusal,
 )
+from jarvis.aggregator.calls.record import OTHER_SERVER, CallRecorder
 from jarvis.aggregator.jsonrpc import (
     PARSE_ERROR,
     BodyTooDeep,
@@ -38,7 +38,6 @@ from jarvis.aggregator.jsonrpc import (
 from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.sessions import SessionLedger
 from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal
-from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError, Unauthenticated
 
 # JSON-RPC server-error codes (-32000..-32099 are the implementation's own).
@@ -188,8 +187,8 @@ class CallScopes:
     """Each tools/call is one the token may make here. A refused call never reaches the MCP layer and is audited
     here; a batch cannot be half-answered, so a batch with a refused call is refused whole, at the HTTP level."""
 
-    def __init__(self, usage: UsageRecorder | None) -> None:
-        self.usage = usage
+    def __init__(self, recorder: CallRecorder | None) -> None:
+        self.recorder = recorder
 
     async def __call__(self, req: GateRequest) -> Refusal | None:
         principal = req.caller
@@ -197,7 +196,7 @@ class CallScopes:
         for call in req.calls:
             if call.denial is None:
                 continue
-            record(self.usage, principal, req.target.name, call, "denied")
+            record(self.recorder, principal, req.target.name, call, "denied")
             request_id = single_request_id(req.messages)
             if request_id is None:
                 return insufficient_scope(call.denial)
@@ -209,9 +208,9 @@ class CallScopes:
 class RateLimits:
     """No call over its token's rate for the tool it runs (the local user is not limited)."""
 
-    def __init__(self, limiter: RateLimiter, usage: UsageRecorder | None) -> None:
+    def __init__(self, limiter: RateLimiter, recorder: CallRecorder | None) -> None:
         self.limiter = limiter
-        self.usage = usage
+        self.recorder = recorder
 
     async def __call__(self, req: GateRequest) -> Refusal | None:
         principal = req.caller
@@ -221,7 +220,7 @@ class RateLimits:
             limited = self.limiter.check(principal.token_id, req.target.name, call.limit_key)
             if limited is None:
                 continue
-            record(self.usage, principal, req.target.name, call, "rate_limited")
+            record(self.recorder, principal, req.target.name, call, "rate_limited")
             request_id = single_request_id(req.messages)
             if request_id is None:
                 return Refusal(error_response(RATE_LIMITED, limited.message, 429))
@@ -230,15 +229,18 @@ class RateLimits:
         return None
 
 
-def record(usage: UsageRecorder | None, principal: Principal, surface: str, call: CallCheck, outcome: str) -> None:
-    """Audit a call refused here (the MCP layer audits the others)."""
-    if usage is None:
+def record(recorder: CallRecorder | None, principal: Principal, surface: str, call: CallCheck, outcome: str) -> None:
+    """Record a call refused here, as the call pipeline records the others (one record per call, either way)."""
+    if recorder is None:
         return
     action = call.arguments.get("action")
-    usage.record(
-        call.tool,
-        action if isinstance(action, str) else "",
-        False,
-        0.0,
-        audit.fields(principal, surface, call.arguments, call.schema, outcome),
+    recorder.record(
+        principal,
+        surface,
+        call.tool if call.key is not None else UNKNOWN_TOOL,  # a name that is no tool here is no metric label
+        action=action if isinstance(action, str) and not call.downstream else "",
+        server=call.server or (OTHER_SERVER if call.downstream else ""),
+        arguments=call.arguments,
+        schema=call.schema,
+        outcome=outcome,
     )

@@ -23,6 +23,7 @@ from jarvis.aggregator.auth.checks import (
 from jarvis.aggregator.auth.targets import DynamicSurface, DynamicTarget, FixedTarget, GateTarget
 from jarvis.aggregator.auth.verifier import TokenVerifier
 from jarvis.aggregator.auth.wire import SESSION_HEADER, replay, trimmed, with_challenge
+from jarvis.aggregator.calls.record import CallRecorder
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.oauth.resource import ProtectedResource
 from jarvis.aggregator.ratelimit import RateLimiter
@@ -35,7 +36,6 @@ from jarvis.aggregator.tooling.request import (
     PRINCIPAL_SCOPE_KEY,
 )
 from jarvis.aggregator.tooling.tool import Surface
-from jarvis.aggregator.usage import UsageRecorder
 
 
 class McpGate:
@@ -51,7 +51,7 @@ class McpGate:
         dynamic: Callable[[str], DynamicSurface | None] | None = None,
         sessions: SessionLedger | None = None,  # None in stateless mode: there are no sessions to own
         limiter: RateLimiter | None = None,
-        usage: UsageRecorder | None = None,
+        recorder: CallRecorder | None = None,
         resource: ProtectedResource | None = None,
     ) -> None:
         self.app = app
@@ -69,9 +69,9 @@ class McpGate:
         ]
         if sessions is not None:
             checks.append(Sessions(sessions))
-        checks.append(CallScopes(usage))
+        checks.append(CallScopes(recorder))
         if limiter is not None:
-            checks.append(RateLimits(limiter, usage))
+            checks.append(RateLimits(limiter, recorder))
         self.checks = tuple(checks)
 
     def target(self, scope: Scope) -> GateTarget | None:

@@ -29,6 +29,9 @@ class CallCheck:
     # is no tool here: unknown names share one rate-limit key, so they cannot mint keys.
     key: str | None = None
     decision: Decision | None = None  # the permitted call, decided once: the tool takes it as it is
+    # A profile's or share's call is a downstream server's tool: `server` names it where known, for the record.
+    downstream: bool = False
+    server: str = ""
 
     @property
     def limit_key(self) -> str:
@@ -62,6 +65,10 @@ class DynamicSurface(Protocol):
 
     def has(self, name: str) -> bool:
         """Whether `name` is a tool served here (as far as is known before the call)."""
+        ...
+
+    def server_of(self, name: str) -> str:
+        """The downstream server whose tool `name` is, as far as is known before the call ("" when unknown)."""
         ...
 
 
@@ -104,6 +111,12 @@ class DynamicTarget:
         return await self.dynamic.authorize(principal)
 
     def check_call(self, principal: Principal, name: str, arguments: dict[str, Any]) -> CallCheck:
+        known = self.dynamic.has(name)
         return CallCheck(
-            name, self.dynamic.deny_call(principal, name), arguments, key=name if self.dynamic.has(name) else None
+            name,
+            self.dynamic.deny_call(principal, name),
+            arguments,
+            key=name if known else None,
+            downstream=True,
+            server=self.dynamic.server_of(name) if known else "",
         )

@@ -31,6 +31,16 @@ def decision_in(scope: Mapping[str, Any]) -> Decision | None:
     return decided if isinstance(decided, Decision) else None
 
 
+def gated(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the request passed the HTTP gate, which took its tool call's rate and counts it in flight."""
+    scope = getattr(ctx.request, "scope", None)
+    return gated_in(scope if isinstance(scope, dict) else {})
+
+
+def gated_in(scope: Mapping[str, Any]) -> bool:
+    return PRINCIPAL_SCOPE_KEY in scope
+
+
 def principal_of(ctx: ServerRequestContext[Any]) -> Principal:
     """The caller, as the HTTP auth middleware resolved it; stdio callers are the local user."""
     scope = getattr(ctx.request, "scope", None)

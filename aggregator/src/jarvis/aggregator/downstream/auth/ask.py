@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from jarvis.aggregator.calls.call import Refused, Result, ToolCall
+from jarvis.aggregator.calls.routes import Proceed
 from jarvis.aggregator.downstream.auth.consent import Consents, Flow, NeedsConsent
 from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
+from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.transport.relay import Caller
 
 log = logging.getLogger(__name__)
@@ -172,3 +177,24 @@ class ConsentAsking:
             await wait_for_consent(flow, wait)
         elif consents.elsewhere is not None:
             await consents.elsewhere(flow_id, self.person, self.server, wait)
+
+
+@dataclass(frozen=True)
+class PersonConsent:
+    """The call pipeline's consent step for `server`, a server each person connects to with their own account."""
+
+    personal: Personal
+    server: str
+
+    async def ask(self, call: ToolCall, proceed: Proceed) -> Result:
+        params = call.sent()  # a retry's answer to Jarvis's own round is taken out of it before it is sent
+        modern = call.protocol_version in MODERN_PROTOCOL_VERSIONS
+        asking = ConsentAsking(self.personal, person_of(call.principal), self.server, modern, call.caller, call.meta)
+
+        async def send() -> dict[str, Any]:
+            return cast(dict[str, Any], await proceed(dataclasses.replace(call, params=params)))
+
+        try:
+            return await asking.send(send, params)
+        except NeedsConsent as needed:
+            raise Refused("needs_consent", str(needed)) from None

@@ -20,8 +20,8 @@ from typing import Any
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from jarvis.aggregator.calls.record import OTHER_SERVER
 from jarvis.aggregator.downstream.auth.storage import GrantStore
-from jarvis.aggregator.downstream.hosting import tools as served
 from jarvis.aggregator.downstream.hosting.exposure import EXPOSED_KEPT, ExposedEntry, ExposedTool, exposed_tools
 from jarvis.aggregator.downstream.hosting.launch import HostConfig, LaunchPlanner, read_host_config
 from jarvis.aggregator.downstream.hosting.listeners import Listeners
@@ -38,7 +38,7 @@ from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.tooling.background import Background
 from jarvis.aggregator.views.registry import LaunchView, ServerView, ToolPinView
-from jarvis.common.errors import FailedPrecondition, JarvisError, NotFound
+from jarvis.common.errors import JarvisError, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,6 @@ Listener = Callable[[set[str], set[str], Lists], None]  # (profiles, servers, wh
 ResourceListener = Callable[[str, str], None]
 NoticeListener = Callable[[str, str, dict[str, Any]], None]  # (server, method, params)
 # The metric label of a server that is not (or no longer) installed: labels stay within the installed set.
-OTHER_SERVER = "other"
 
 
 class DownstreamHost:
@@ -341,20 +340,16 @@ class DownstreamHost:
     ) -> dict[str, Any]:
         """`tools/call` on a hosted server (params as MCP sends them, with the server's own tool name).
 
-        The raw result comes back as the server sent it; a quarantined tool, a server that cannot
-        start, a crash or a deadline become a JarvisError with the reason. For any surface that
-        reaches downstream tools (profiles, shares, discovery's `tool_call`). An interactive server's
-        sampling and elicitation requests during the call go to `caller` (none: they are refused).
+        The raw result comes back as the server sent it; a server that cannot start, a crash or a
+        deadline become a JarvisError with the reason. The call pipeline's backend for downstream
+        tools (hosting/routing.py), which has judged the call first (scopes, limits, `withheld`). An
+        interactive server's sampling and elicitation requests during the call go to `caller` (none:
+        they are refused).
         """
         host = self.host(server)
         personal = self.personal.serves(host.name)  # on the caller's own connection, with their own authorization
         if not personal:
             await host.ensure_running(self.options.init_timeout)
-        tool, known = str(params.get("name", "")), self.tools_of(host.name, person) or host.tools
-        if tool in known.quarantined:
-            raise FailedPrecondition(served.quarantine_message(server, tool))
-        if (broken := known.refused.get(tool)) is not None:  # SEP-2243: a client must not call it, named or not
-            raise FailedPrecondition(served.refused_message(host.name, tool, broken))
         if personal:
             return await self.personal.call(host.name, person, params, progress, caller, caller_version, input_schema)
         return await host.call(

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from jarvis.aggregator.calls.pipeline import CallPipeline
 from jarvis.aggregator.direct_calls import DirectToolCalls
 from jarvis.aggregator.downstream.auth.relay import ConsentRelay
 from jarvis.aggregator.downstream.auth.routes import ConsentRoutes
@@ -29,7 +30,6 @@ from jarvis.aggregator.downstream.proxy.tasks import TaskHandles
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.gateways.vault import VaultGateway
-from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.tooling.principal import Principal
@@ -61,14 +61,13 @@ class Guard:
     def has(self, name: str) -> bool:
         return name in self.targets.tools(self.target)
 
+    def server_of(self, name: str) -> str:
+        exposed = self.targets.tools(self.target).get(name)
+        return exposed.server if exposed is not None else ""
+
     def deny_call(self, principal: Principal, name: str) -> str | None:
         exposed = self.targets.tools(self.target).get(name)
-        if exposed is None or self.targets.may_call(principal, self.target, exposed):
-            return None
-        return (
-            f"your token's scopes ({', '.join(principal.scopes)}) do not allow {name}; a token with one of "
-            f"these scopes may: {', '.join(self.targets.granting(self.target, exposed))}"
-        )
+        return None if exposed is None else self.targets.refusal(principal, self.target, exposed)
 
 
 class _Endpoint:
@@ -85,7 +84,7 @@ class _Endpoint:
                 self.app,
                 surface.server,
                 ProxiedCalls(surface),
-                surface.metrics.direct_tool_calls.labels(surface.kind),
+                surface.calls.recorder.metrics.direct_tool_calls.labels(surface.kind),
                 stateless=stateless,
                 json=True,
             )
@@ -204,8 +203,7 @@ class DownstreamRoutes:
 def build_downstream(
     host: DownstreamHost,
     shares: Shares,
-    usage: UsageRecorder,
-    metrics: AggregatorMetrics,
+    calls: CallPipeline,
     settings: AggregatorSettings,
     version: str,
     sessions: SessionLedger,
@@ -213,8 +211,8 @@ def build_downstream(
     """The profile and share surfaces of one aggregator; `sessions` tracks who owns their MCP sessions."""
     # One key for both kinds: a handle is sealed to its surface kind and target anyway.
     handles = TaskHandles.for_plane(host.registry.plane)
-    profiles = ProxySurface(ProfileTargets(host), usage, metrics, version, handles)
-    shared = ProxySurface(ShareTargets(host, shares), usage, metrics, version, handles)
+    profiles = ProxySurface(ProfileTargets(host), calls, version, handles)
+    shared = ProxySurface(ShareTargets(host, shares), calls, version, handles)
     return DownstreamRoutes(
         profiles,
         shared,

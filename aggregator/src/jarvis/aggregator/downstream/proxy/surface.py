@@ -27,14 +27,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
-from jarvis.aggregator import audit
-from jarvis.aggregator.downstream.auth.ask import ConsentAsking
+from jarvis.aggregator.calls.call import ToolCall, is_error
+from jarvis.aggregator.calls.pipeline import CallPipeline
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.exposure import ExposedTool
 from jarvis.aggregator.downstream.hosting.naming import SEPARATOR as NAMESPACE_SEPARATOR
 from jarvis.aggregator.downstream.hosting.naming import namespaced
+from jarvis.aggregator.downstream.hosting.routing import downstream_route
 from jarvis.aggregator.downstream.hosting.supervisor import FAILING, RUNNING
-from jarvis.aggregator.downstream.hosting.tools import ServedTools, quarantine_message
+from jarvis.aggregator.downstream.hosting.tools import ServedTools
 from jarvis.aggregator.downstream.proxy.aggregate import Aggregate, caller_session_id
 from jarvis.aggregator.downstream.proxy.content import namespaced_tool_result
 from jarvis.aggregator.downstream.proxy.input_rounds import (
@@ -53,10 +54,8 @@ from jarvis.aggregator.downstream.proxy.versions import CACHE_HINTS, for_caller
 from jarvis.aggregator.downstream.proxy.watches import ResourceWatches
 from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.aggregator.mcp_server import untraced
-from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
-from jarvis.aggregator.usage import UsageRecorder
 from jarvis.common.errors import JarvisError
 from jarvis.common.internal_plane import InternalPlane
 
@@ -104,16 +103,14 @@ class ProxySurface:
     def __init__(
         self,
         targets: Targets,
-        usage: UsageRecorder,
-        metrics: AggregatorMetrics,
+        calls: CallPipeline,
         version: str,
         task_handles: TaskHandles | None = None,
     ) -> None:
         self.targets = targets
         self.kind = targets.name
         self.host = targets.host
-        self.usage = usage
-        self.metrics = metrics
+        self.calls = calls
         self.server = untraced(
             _ListChangingServer(
                 f"jarvis-{self.kind}",
@@ -227,21 +224,11 @@ class ProxySurface:
     async def call_tool(self, call: ProxiedCall) -> dict[str, Any] | types.CallToolResult:
         """A tools/call on `call.target`: the caller's result as a raw dict, in the caller's protocol version.
 
-        Everything a proxied call is, whoever parsed the request (the SDK's handler or `direct_calls`): the
-        tool's lookup, the caller's scopes, the server's call, usage, audit and metrics."""
+        The profile's door, whoever parsed the request (the SDK's handler or `direct_calls`): the name resolves to one
+        of the target's servers' tools, and the call pipeline decides and records it (scopes, limits, quarantine, the
+        person's consent) before `_forward` sends it."""
         target, person = call.target, person_of(call.principal)
-        tools = self.tools(target, person)
-        if call.name not in tools:
-            await self.host.learn_tools(self.servers_of(target), person=person)
-            tools = self.tools(target, person)
-        exposed = tools.get(call.name)
-        if exposed is None and (withheld := self._quarantined(target, call.name)) is not None:
-            return text_result(withheld, is_error=True)
-        if exposed is None and (single := self.single_server(target)) is not None:
-            # A transparent surface lets the server answer names it did not list, as it would directly.
-            exposed = ExposedTool(call.name, single, call.name, {})
-        if exposed is None:  # a tool of a server each person connects to, not learned yet: the call asks for consent
-            exposed = self._personal_tool(target, call.name)
+        exposed = await self._resolve(target, call.name, person)
         if exposed is None and (down := self._not_serving(target, call.name)) is not None:
             return text_result(down, is_error=True)
         if exposed is None:
@@ -249,45 +236,44 @@ class ProxySurface:
                 types.INVALID_PARAMS,
                 f"unknown tool '{call.name}' on {self.kind} '{target}'; call tools/list for its tools",
             )
-        principal = call.principal
-        if not self.targets.may_call(principal, target, exposed):
-            return text_result(
-                f"your token's scopes do not allow {exposed.name} on {self.kind} '{target}'; a "
-                f"token with one of these scopes may: {', '.join(self.targets.granting(target, exposed))}",
-                is_error=True,
-            )
-        started, outcome = time.perf_counter(), "ok"
-        try:
-            result = await self._forward(call, exposed)
-            if self.single_server(target) is None:  # a mixed surface: URIs in the content say whose they are
-                result = namespaced_tool_result(exposed.server, result)
-            result = for_caller(result, call.protocol_version)
-            outcome = "error" if result.get("isError") else "ok"
-            return result
-        except MCPError:
-            outcome = "error"
-            raise
-        except JarvisError as exc:
-            outcome = "error"
-            return text_result(str(exc), is_error=True)
-        finally:
-            elapsed = time.perf_counter() - started
-            self.metrics.downstream_call(self.kind, self.host.server_label(exposed.server), outcome, elapsed)
-            self.usage.record(
-                exposed.name,
-                "",
-                outcome == "ok",
-                elapsed * 1000,
-                audit.fields(
-                    principal,
-                    self.kind,
-                    call.arguments,
-                    exposed.definition.get("inputSchema"),
-                    outcome,
-                    exposed.server,
-                ),
-            )
-            self.targets.called(target, outcome == "ok", elapsed * 1000)
+        route = downstream_route(
+            self.host,
+            exposed.server,
+            exposed.name,
+            exposed.tool,
+            person,
+            lambda routed: self._forward(call, routed, exposed),
+            lambda principal: self.targets.refusal(principal, target, exposed),
+            exposed.definition.get("inputSchema"),
+        )
+        routed = ToolCall(
+            call.principal,
+            self.kind,
+            call.name,
+            dict(call.arguments or {}),
+            params=call.params,
+            gated=True,  # the gate took it (over stdio the caller is the local user, never limited)
+            protocol_version=call.protocol_version,
+            caller=call.caller,
+            progress=call.progress,
+        )
+        started = time.perf_counter()
+        result = await self.calls.run(routed, route)
+        self.targets.called(target, not is_error(result), (time.perf_counter() - started) * 1000)
+        return result
+
+    async def _resolve(self, target: str, name: str, person: str) -> ExposedTool | None:
+        """The tool `name` names on `target` for `person`: listed, withheld (the pipeline says why), answered by a
+        transparent surface's one server, or a tool of a server each person connects to, not learned yet."""
+        tools = self.tools(target, person)
+        if name not in tools:
+            await self.host.learn_tools(self.servers_of(target), person=person)
+            tools = self.tools(target, person)
+        exposed = tools.get(name) or self._quarantined(target, name)
+        if exposed is None and (single := self.single_server(target)) is not None:
+            # A transparent surface lets the server answer names it did not list, as it would directly.
+            exposed = ExposedTool(name, single, name, {})
+        return exposed or self._personal_tool(target, name)
 
     def _personal_tool(self, target: str, name: str) -> ExposedTool | None:
         server, sep, tool = name.partition(NAMESPACE_SEPARATOR)
@@ -321,8 +307,17 @@ class ProxySurface:
             f"(jarvis_profile action=restart name={target} retries at once)"
         )
 
-    async def _forward(self, call: ProxiedCall, exposed: ExposedTool) -> dict[str, Any]:
-        request = dict(call.params)
+    async def _forward(self, call: ProxiedCall, routed: ToolCall, exposed: ExposedTool) -> dict[str, Any]:
+        """The call sent to the server: renamed, with the caller's progress, log level and rounds relayed, a task
+        handed out as a handle, and the result for the caller's protocol version (URIs namespaced on a mixed surface).
+        `routed.params` are the caller's, less an answer to Jarvis's own consent round (the pipeline took it)."""
+        result = await self._sent(call, routed, exposed)
+        if self.single_server(call.target) is None:  # a mixed surface: URIs in the content say whose they are
+            result = namespaced_tool_result(exposed.server, result)
+        return for_caller(result, call.protocol_version)
+
+    async def _sent(self, call: ProxiedCall, routed: ToolCall, exposed: ExposedTool) -> dict[str, Any]:
+        request = dict(routed.params)
         request["name"] = exposed.tool
         # The caller's progress token is theirs; the dispatcher gives the downstream request its own.
         caller_meta = request.pop("_meta", None) or {}
@@ -355,10 +350,7 @@ class ProxySurface:
             retry = {**request, "inputResponses": answers}
             return await send(retry if state is None else {**retry, "requestState": state})
 
-        asking = ConsentAsking(
-            self.host.personal, person, exposed.server, answers_itself(call.protocol_version), caller, caller_meta
-        )
-        result = await asking.send(lambda: send(request), request)  # the person's own authorization first
+        result = await send(request)
         if is_task(result):  # a CreateTaskResult (SEP-2663): the caller gets a handle that routes back here
             return self.tasks.handed_out(call.target, call.principal, exposed.server, result)
         if not answers_itself(call.protocol_version):  # a 2025-era caller: Jarvis asks it and retries for it
@@ -375,11 +367,12 @@ class ProxySurface:
             ) from None
         return result
 
-    def _quarantined(self, target: str, name: str) -> str | None:
-        """Why `name` is not served, when it is a quarantined tool of one of the target's servers."""
+    def _quarantined(self, target: str, name: str) -> ExposedTool | None:
+        """The quarantined tool of one of the target's servers that `name` names (not listed: the pipeline refuses
+        it, saying why)."""
         prefixed = self.targets.prefixed(target)
         for server in self.servers_of(target):
             for tool in (self.host.tools_of(server) or ServedTools()).quarantined:
                 if name == (namespaced(server, tool) if prefixed else tool):
-                    return quarantine_message(server, tool)
+                    return ExposedTool(name, server, tool, {})
         return None

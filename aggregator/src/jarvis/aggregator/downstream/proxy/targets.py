@@ -11,6 +11,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from jarvis.aggregator.calls.routes import scope_refusal
 from jarvis.aggregator.downstream.hosting.exposure import ExposedTool
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.proxy.shares import REQUEST, Shares
@@ -63,6 +64,13 @@ class Targets(ABC):
         """`<kind>[:<target>[:<tool>]]`. Downstream annotations are the server's own claims (MCP says clients must
         not trust them), so `read` scopes never cover downstream tools."""
         return principal.may(self.name, target, exposed.name, read_only=False, admin=False)
+
+    def refusal(self, principal: Principal, target: str, exposed: ExposedTool) -> str | None:
+        """Why `principal` may not call `exposed` on `target`, naming the scopes that would allow it; None if they may.
+        The gate and the call pipeline both ask this, so a refusal reads the same wherever it is made."""
+        if self.may_call(principal, target, exposed):
+            return None
+        return scope_refusal(principal, exposed.name, f"{self.name} '{target}'", self.granting(target, exposed))
 
     def servers_granted(self, principal: Principal, target: str) -> tuple[str, ...]:
         """The servers of `target` whose resources, prompts and completions `principal` may use."""

@@ -104,10 +104,9 @@ class CallerHost:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         outcome = "error"
         try:
-            entry = self.d.resolve(name, self.principal)
-            self.d.check_rate(self.principal, name)
-            with self.d.in_flight(self.principal, name):  # the tool's concurrency cap counts inner calls too
-                result = await self.d.call(entry, arguments, self.audited)
+            # The pipeline decides it as on any door: scopes, the token's rate and calls in flight, consent.
+            entry = self.d.resolve(name, self.principal, to_call=True)
+            result = await self.d.call(entry, arguments, self.audited)
             if result.is_error:
                 raise RunError(f"{shown(name)}: {value_of(result)}")
             outcome = "ok"

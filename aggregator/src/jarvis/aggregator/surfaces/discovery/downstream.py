@@ -1,8 +1,8 @@
-"""Calls to installed downstream servers' tools from the discovery surface, through the aggregator's host."""
+"""Calls to installed downstream servers' tools from the discovery surface (`tool_call`, `code_run`, a loaded tool):
+the route the call pipeline runs them on."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import jsonschema
@@ -11,15 +11,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
-from jarvis.aggregator import audit
+from jarvis.aggregator.calls.call import Result, ToolCall
+from jarvis.aggregator.calls.routes import DownstreamRoute, Send, scope_refusal
+from jarvis.aggregator.discovery.access import DOWNSTREAM_SCOPE, may_call_downstream
 from jarvis.aggregator.discovery.entry import ToolEntry
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
-from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.downstream.hosting.routing import downstream_route
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
-
-SURFACE = "discovery"
 
 
 def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
@@ -34,18 +34,36 @@ def check_arguments(entry: ToolEntry, arguments: dict[str, Any]) -> None:
         raise InvalidArgument(f"{entry.name}: {f'parameter {where!r}: ' if where else ''}{error.message}")
 
 
-async def call_downstream(
-    host: DownstreamHost, entry: ToolEntry, arguments: dict[str, Any] | None, binding: Binding, principal: Principal
-) -> types.CallToolResult:
-    """Forward `principal`'s tools/call to the server that owns `entry`, starting it if needed (audited): the host
-    decides as for a profile's call (quarantine; a server each person connects to runs on the caller's own
-    connection, or answers their consent link)."""
-    args = dict(arguments or {})
-    check_arguments(entry, args)
-    person = person_of(principal)
-    started, outcome = time.perf_counter(), "error"
-    try:
-        raw = await host.call_tool(entry.source, {"name": entry.tool, "arguments": args}, person=person)
+def granting(entry: ToolEntry) -> list[str]:
+    """The scopes that let a token call `entry` from this surface, narrowest first."""
+    server = entry.source
+    return [
+        f"{DOWNSTREAM_SCOPE}:{server}:{entry.tool.lower()}",
+        f"{DOWNSTREAM_SCOPE}:{server}",
+        DOWNSTREAM_SCOPE,
+        "admin",
+    ]
+
+
+def deny(entry: ToolEntry, principal: Principal) -> str | None:
+    if may_call_downstream(principal, entry):
+        return None
+    return scope_refusal(principal, entry.name, "the discovery surface", granting(entry))
+
+
+def sender(host: DownstreamHost, entry: ToolEntry) -> Send:
+    """How a discovery door calls the server: its result as a tool result, since `tool_call` and `code_run` can pass on
+    neither a JSON-RPC error nor an input-required round."""
+
+    async def send(call: ToolCall) -> Result:
+        args = call.arguments
+        check_arguments(entry, args)
+        try:
+            raw = await host.call_tool(
+                entry.source, {"name": entry.tool, "arguments": args}, person=person_of(call.principal)
+            )
+        except MCPError as exc:
+            raise FailedPrecondition(f"server '{entry.source}' refused {entry.tool}: {exc.error.message}") from None
         if is_input_required(raw):
             raise FailedPrecondition(
                 f"server '{entry.source}' asks for input to finish {entry.tool} (a 2026-07-28 input-required "
@@ -53,24 +71,23 @@ async def call_downstream(
                 f'the server (jarvis_profile action=create name=… servers=["{entry.source}"], then '
                 "/mcp/profile/<name>)"
             )
-        result = types.CallToolResult.model_validate(raw, by_name=False)
-        outcome = "error" if result.is_error else "ok"
-        return result
-    except MCPError as exc:
-        raise FailedPrecondition(f"server '{entry.source}' refused {entry.tool}: {exc.error.message}") from None
-    except ValidationError:
-        raise JarvisError(f"server '{entry.source}' returned an invalid result for {entry.tool}") from None
-    finally:
-        elapsed = time.perf_counter() - started
-        # Bounded labels: every downstream tool counts under one tool name, and under its installed server.
-        binding.metrics.downstream_call(SURFACE, host.server_label(entry.source), outcome, elapsed)
-        # The server's own schema once it has started: a catalogued tool's entry may not know its parameters yet.
-        served = host.tools_of(entry.source, person)
-        schema = (served.tools.get(entry.tool, {}).get("inputSchema") if served else None) or entry.input_schema
-        binding.usage.record(
-            entry.name,
-            "",
-            outcome == "ok",
-            elapsed * 1000,
-            audit.fields(principal, SURFACE, args, schema, outcome, entry.source),
-        )
+        try:
+            return types.CallToolResult.model_validate(raw, by_name=False)
+        except ValidationError:
+            raise JarvisError(f"server '{entry.source}' returned an invalid result for {entry.tool}") from None
+
+    return send
+
+
+def route_to(host: DownstreamHost, entry: ToolEntry, principal: Principal) -> DownstreamRoute:
+    """The route of a call of `entry` by `principal`: the shared server, or the person's own connection."""
+    return downstream_route(
+        host,
+        entry.source,
+        entry.name,
+        entry.tool,
+        person_of(principal),
+        sender(host, entry),
+        lambda caller: deny(entry, caller),
+        entry.input_schema,
+    )

@@ -23,10 +23,18 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jarvis.aggregator.mcp_server import Binding, untraced
 from jarvis.aggregator.surfaces.discovery.code import CODE_RUN, may_run_code
-from jarvis.aggregator.surfaces.discovery.state import CURRENT, FIND_HINT, Caller, Discovery, no_progress, shown
+from jarvis.aggregator.surfaces.discovery.state import (
+    CURRENT,
+    FIND_HINT,
+    TOOL_CALL,
+    Caller,
+    Discovery,
+    no_progress,
+    shown,
+)
 from jarvis.aggregator.tooling.principal import Principal
-from jarvis.aggregator.tooling.request import principal_of, text_result
-from jarvis.aggregator.tooling.tool import Surface
+from jarvis.aggregator.tooling.request import decision_of, gated, principal_of, text_result
+from jarvis.aggregator.tooling.tool import Decision, Surface, Tool
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)
@@ -96,6 +104,17 @@ def always_loaded(tool: types.Tool) -> types.Tool:
     return tool.model_copy(update={"meta": {**(tool.meta or {}), **ALWAYS_LOAD}})
 
 
+async def through_door(
+    tool: Tool, arguments: dict[str, Any] | None, principal: Principal, surface: str, decided: Decision | None
+) -> types.CallToolResult:
+    """`tool_call` itself: its own arguments checked (a refusal of them is its answer), then the call it names."""
+    try:
+        result = await tool.call(arguments, principal, surface, decided)
+    except JarvisError as exc:
+        return text_result(str(exc), is_error=True)
+    return result if isinstance(result, types.CallToolResult) else text_result(result)
+
+
 def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any]:
     d.binding = binding
     own = [always_loaded(tool) for tool in surface.list_mcp()]
@@ -130,8 +149,11 @@ def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any
         caller = caller_of(ctx, principal, d)
         if surface.has(params.name):
             token = CURRENT.set(caller)
+            tool, decided = surface.get(params.name), decision_of(ctx)
             try:
-                return await binding.run(surface.get(params.name), params.arguments, principal, surface.name)
+                if tool.name == TOOL_CALL:  # a door, not a tool: the call it makes is the one the pipeline records
+                    return await through_door(tool, params.arguments, principal, surface.name, decided)
+                return await binding.run(tool, params.arguments, principal, surface.name, decided, gated=gated(ctx))
             finally:
                 CURRENT.reset(token)
         try:
@@ -141,7 +163,7 @@ def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any
         entry = active.get(params.name)
         if entry is not None:
             try:
-                return await d.call(entry, params.arguments, principal)
+                return await d.call(entry, params.arguments, principal, gated=gated(ctx))
             except JarvisError as exc:
                 return text_result(str(exc), is_error=True)
         if params.name in binding.aliases:

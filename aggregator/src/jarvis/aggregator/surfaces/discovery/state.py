@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextvars
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp_types as types
 
+from jarvis.aggregator.calls.call import ToolCall
+from jarvis.aggregator.calls.pipeline import unlimited
+from jarvis.aggregator.calls.routes import JarvisToolRoute, Route
 from jarvis.aggregator.codemode.limits import CodePolicy
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.discovery.access import sees_everything, visible_to
@@ -24,13 +26,13 @@ from jarvis.aggregator.downstream.hosting.naming import SEPARATOR
 from jarvis.aggregator.downstream.hosting.personal import NEEDS_CONSENT
 from jarvis.aggregator.downstream.hosting.tools import quarantine_message
 from jarvis.aggregator.mcp_server import Binding
-from jarvis.aggregator.ratelimit import RateLimiter
-from jarvis.aggregator.surfaces.discovery.downstream import call_downstream
+from jarvis.aggregator.surfaces.discovery.downstream import route_to
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
 SURFACE = "discovery"
+TOOL_CALL = "tool_call"
 DISCOVERY_TOOLS = ("tool_find", "tool_describe", "tool_load", "tool_active", "tool_call", "code_run")
 FIND_HINT = "use tool_find to discover available tools"
 UNKNOWN_KEY = "(unknown tool)"  # the gate's one rate-limit key for names that are no tool
@@ -88,8 +90,8 @@ class Discovery:
         self.stdio_session = f"stdio-{uuid.uuid4().hex}"
         self._visibility: dict[tuple[str, ...], Callable[[ToolEntry], bool]] = {}
         self._visibility_version = -1
-        # The gate's limiter, when the app has one: calls made from inside a code run take from the same buckets.
-        self.limiter: RateLimiter | None = None
+        # Every call a discovery door makes runs through it: the same policies as on the tool's own surface.
+        self.calls = ctx.calls or unlimited(ctx.usage)
         self.code_policy = CodePolicy()  # the app's settings replace it
         self._stops: list[Callable[[], Awaitable[None]]] = []
 
@@ -189,25 +191,33 @@ class Discovery:
         allowed = self.visible(principal)
         return any(allowed(entry) for entry in self.catalog.index.entries())
 
-    def resolve(self, name: str, principal: Principal) -> ToolEntry:
-        """The entry `name` names for this caller; NotFound (renamed or unknown) never says more than it may."""
+    def resolve(self, name: str, principal: Principal, *, to_call: bool = False) -> ToolEntry:
+        """The entry `name` names for this caller; NotFound (renamed or unknown) never says more than it may. To call
+        (`to_call`), a catalogued tool the caller may not call is found too: the pipeline refuses it, naming the
+        scopes that would allow it, as every other door does."""
         if name in DISCOVERY_TOOLS:
             raise InvalidArgument(f"'{name}' is a discovery tool: call it directly")
         entry = self.catalog.index.lookup(name)
-        if entry is not None and self.visible(principal)(entry):
+        if entry is not None and (to_call or self.visible(principal)(entry)):
             return self.live(entry)
         rename = self.binding.aliases.get(name) if self.binding else None
         if rename is not None:
             raise NotFound(f"{rename.message()}; from this surface: tool_call name={rename.tool}")
-        if principal.sees_everything and (withheld := self._quarantined(name)) is not None:
-            raise FailedPrecondition(withheld)  # an admin hears why, as on a profile; others only that it is unknown
+        withheld = self._quarantined(name)
+        if withheld is not None and to_call:
+            return withheld  # not in the catalog: calling it is refused by the pipeline, saying why
+        if withheld is not None and principal.sees_everything:  # described or loaded: an admin hears why
+            raise FailedPrecondition(quarantine_message(withheld.source, withheld.tool))
         raise NotFound(f"tool '{shown(name)}' not found: {FIND_HINT}")
 
-    def _quarantined(self, name: str) -> str | None:
-        """Why `name` is not served, when it is a quarantined tool of an installed server (not in the catalog)."""
+    def _quarantined(self, name: str) -> ToolEntry | None:
+        """The quarantined tool of an installed server that `name` names (never in the catalog), as a call reaches it:
+        whoever may call the server's tools hears why it is refused, as on a profile."""
         server, _, tool = name.partition(SEPARATOR)
         running = self.ctx.downstream.hosts.get(server) if self.ctx.downstream is not None and tool else None
-        return quarantine_message(server, tool) if running is not None and tool in running.tools.quarantined else None
+        if running is None or tool not in running.tools.quarantined:
+            return None
+        return ToolEntry(name=name, description="", source=server, kind="server", tool=tool)
 
     def limit_key(self, name: str, principal: Principal) -> str | None:
         """The rate limiter's key for a call of `name` from this surface: what `resolve` finds, named as its own
@@ -220,23 +230,6 @@ class Discovery:
             return None
         route = self.catalog.route(entry.name)
         return route[1].name if route is not None else entry.name
-
-    def check_rate(self, principal: Principal, name: str) -> None:
-        """Take a call of `name` from `principal`'s bucket, as the gate does for a direct tool_call."""
-        if self.limiter is None or principal.local:
-            return
-        refused = self.limiter.check(principal.token_id, SURFACE, self.limit_key(name, principal) or UNKNOWN_KEY)
-        if refused is not None:
-            raise Unavailable(refused.message)
-
-    @contextmanager
-    def in_flight(self, principal: Principal, name: str) -> Iterator[None]:
-        """Count a call of `name` among `principal`'s calls in flight, as the gate counts a direct tool_call's."""
-        if self.limiter is None or principal.local:
-            yield
-            return
-        with self.limiter.running([(principal.token_id, self.limit_key(name, principal) or UNKNOWN_KEY)]):
-            yield
 
     def ensure_callable(self, entry: ToolEntry) -> None:
         if not entry.callable:
@@ -277,23 +270,32 @@ class Discovery:
             return route[1].to_mcp()
         return types.Tool(name=entry.name, description=entry.description, input_schema=entry.input_schema)
 
-    async def call(
-        self, entry: ToolEntry, arguments: dict[str, Any] | None, principal: Principal
-    ) -> types.CallToolResult:
-        """Call a catalogued tool for `principal`, as its own surface would (scopes, errors, usage)."""
-        self.ensure_callable(entry)
-        assert self.binding is not None, "the surface's server binds itself before serving"
+    def route(self, entry: ToolEntry, arguments: dict[str, Any] | None, principal: Principal) -> Route:
+        """What a call of `entry` reaches: a Jarvis tool as its own surface runs it (a gateway's sub-tool as that
+        gateway's call), or a downstream server, shared or the caller's own."""
         route = self.catalog.route(entry.name)
         if route is not None:
             surface, tool = route
             if entry.gateway:
-                # A gateway's sub-tool: exactly the gateway call its `call` shows.
-                arguments = {"tool": entry.tool, "arguments": arguments or {}}
-            return await self.binding.run(tool, arguments, principal, surface)
+                return JarvisToolRoute(
+                    tool, surface, {"tool": entry.tool, "arguments": arguments or {}}, backend="subtool"
+                )
+            return JarvisToolRoute(tool, surface, dict(arguments or {}))
         if entry.kind == "server" and self.ctx.downstream is not None:
-            # Visibility already checked the caller's `servers` scopes for this tool.
-            return await call_downstream(self.ctx.downstream, entry, arguments, self.binding, principal)
+            return route_to(self.ctx.downstream, entry, principal)
         raise FailedPrecondition(f"'{entry.name}' cannot be called: {entry.install_hint or 'no route to it'}")
+
+    async def call(
+        self, entry: ToolEntry, arguments: dict[str, Any] | None, principal: Principal, *, gated: bool = False
+    ) -> types.CallToolResult:
+        """Call a catalogued tool for `principal` through the call pipeline, as its own surface would (`gated`: the
+        HTTP gate took the call's rate already, as it does for `tool_call` and a loaded tool called by name)."""
+        self.ensure_callable(entry)
+        route = self.route(entry, arguments, principal)
+        args = route.arguments if isinstance(route, JarvisToolRoute) else dict(arguments or {})
+        result = await self.calls.run(ToolCall(principal, SURFACE, entry.name, args, gated=gated), route)
+        assert isinstance(result, types.CallToolResult), "discovery's routes answer CallToolResults"
+        return result
 
 
 @dataclass(frozen=True)

@@ -285,8 +285,10 @@ class DiscoveryTools:
         return ActiveAnswer([ActiveTool(e.name, e.description) for e in entries], len(entries), message)
 
     async def call(self, p: Call, principal: Principal) -> types.CallToolResult:
-        entry = self.d.resolve(_name(p.name, "tool_call"), principal)
-        return await self.d.call(entry, p.arguments, principal)
+        entry = self.d.resolve(_name(p.name, "tool_call"), principal, to_call=True)
+        # Over HTTP the gate took this call from the bucket of the tool it names (over stdio: the local user, never
+        # limited), so the pipeline does not take it again.
+        return await self.d.call(entry, p.arguments, principal, gated=True)
 
 
 def build_tools(d: Discovery) -> list[Tool]:

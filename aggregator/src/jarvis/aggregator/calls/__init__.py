@@ -1,0 +1,1 @@
+"""The call pipeline: every door's tool call, routed, run through one chain of policies, then its backend."""

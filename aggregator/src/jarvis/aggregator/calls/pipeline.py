@@ -1,0 +1,152 @@
+"""The call pipeline (decision 0065): route → policies → backend, the same for every door.
+
+Each door (the SDK's handler, the direct path, `tool_call`, `code_run`, a profile or share) builds a `ToolCall`,
+resolves its name to a `Route`, and runs both through `CallPipeline.run`. The policies are small steps run once, in
+one order: scope, rate and concurrency, withheld tools (quarantine, SEP-2243), a person's consent. Around them the
+pipeline writes the call's one record (audit, usage, metrics) and turns every refusal or failure into the same tool
+error, whatever the door.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+from mcp.shared.exceptions import MCPError
+from prometheus_client import CollectorRegistry
+
+from jarvis.aggregator.calls.call import Refused, Result, ToolCall, is_error
+from jarvis.aggregator.calls.record import CallRecorder
+from jarvis.aggregator.calls.routes import Proceed, Route
+from jarvis.aggregator.metrics import AggregatorMetrics
+from jarvis.aggregator.ratelimit import RateLimiter
+from jarvis.aggregator.tooling.request import text_result
+from jarvis.aggregator.usage import UsageRecorder
+from jarvis.common.errors import JarvisError, PermissionDenied
+
+log = logging.getLogger(__name__)
+
+
+class Step(Protocol):
+    async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result: ...
+
+
+class Scope:
+    """The caller's scopes allow this call."""
+
+    async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
+        denial = route.denial(call.principal)
+        if denial is not None:
+            raise Refused("denied", denial)
+        return await proceed(call)
+
+
+class RateLimit:
+    """No call over its token's rate for the tool, nor over its cap of calls in flight (the local user is not
+    limited). One bucket per token and tool, whichever door reached it; a call the gate already took is not taken
+    again (the gate counts it in flight for the whole request)."""
+
+    def __init__(self, limiter: RateLimiter | None) -> None:
+        self.limiter = limiter
+
+    async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
+        limiter, principal = self.limiter, call.principal
+        if limiter is None or call.gated or principal.local:
+            return await proceed(call)
+        limited = limiter.check(principal.token_id, call.surface, route.limit_key)
+        if limited is not None:
+            raise Refused("rate_limited", limited.message)
+        with limiter.running([(principal.token_id, route.limit_key)]):
+            return await proceed(call)
+
+
+class Withheld:
+    """No call of a tool nobody may call now: quarantined until an admin approves it, or one whose declared
+    headers a client must not send (SEP-2243)."""
+
+    async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
+        why = route.withheld()
+        if why is not None:
+            raise Refused("withheld", why)
+        return await proceed(call)
+
+
+class Consent:
+    """A server on each person's own account runs the call on theirs: where they have not authorized it yet, the
+    caller is asked (a URL elicitation, or an input-required round) and the call goes on once they have; a caller
+    that cannot be asked gets the link. The route's backend knows how (downstream/auth/ask.py)."""
+
+    async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
+        asker = route.consent()
+        if asker is None:
+            return await proceed(call)
+        return await asker.ask(call, proceed)
+
+
+def default_steps(limiter: RateLimiter | None) -> tuple[Step, ...]:
+    """The policies, in their one order: who may (scope), how often (rate), what nobody may (withheld), and the
+    person's own authorization last, since asking for it is the only step that makes the caller wait."""
+    return (Scope(), RateLimit(limiter), Withheld(), Consent())
+
+
+class CallPipeline:
+    """Runs a routed call through `steps` to its backend, and records it once."""
+
+    def __init__(self, recorder: CallRecorder, steps: Sequence[Step]) -> None:
+        self.recorder = recorder
+        self.steps = tuple(steps)
+
+    async def run(self, call: ToolCall, route: Route) -> Result:
+        started, outcome = time.perf_counter(), "internal"
+        try:
+            result = await self._through(call, route)
+            outcome = "error" if is_error(result) else "ok"
+            return result
+        except Refused as refused:
+            outcome = refused.outcome
+            return text_result(str(refused), is_error=True)
+        except PermissionDenied as exc:
+            outcome = "denied"
+            return text_result(str(exc), is_error=True)
+        except MCPError:  # a server's JSON-RPC error: the door passes it on as such (a profile is transparent)
+            outcome = "error"
+            raise
+        except JarvisError as exc:
+            outcome = "error"
+            return text_result(str(exc), is_error=True)
+        except Exception:
+            log.exception("tool call failed", extra={"surface": call.surface, "tool": route.tool})
+            return text_result(f"internal error in {route.tool}; the aggregator log has the details", is_error=True)
+        finally:
+            self.recorder.record(
+                call.principal,
+                call.surface,
+                route.tool,
+                action=route.action,
+                server=route.server,
+                arguments=call.arguments,
+                schema=route.schema,
+                outcome=outcome,
+                elapsed=time.perf_counter() - started,
+            )
+
+    async def _through(self, call: ToolCall, route: Route) -> Result:
+        proceed: Proceed = route.send
+        for step in reversed(self.steps):
+            proceed = _bound(step, route, proceed)
+        return await proceed(call)
+
+
+def _bound(step: Step, route: Route, proceed: Proceed) -> Proceed:
+    async def run(call: ToolCall) -> Result:
+        return await step(call, route, proceed)
+
+    return run
+
+
+def unlimited(usage: UsageRecorder) -> CallPipeline:
+    """A pipeline without rate limits, counting into a metrics registry of its own: for a context built without the
+    aggregator's (a test, a tool)."""
+    return CallPipeline(CallRecorder(usage, AggregatorMetrics(CollectorRegistry())), default_steps(None))
