@@ -10,10 +10,12 @@ A client that speaks HTTP gets the surface's URL; a stdio-only one spawns `jarvi
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Literal
-from urllib.parse import quote
+from typing import Any, Literal
+from urllib.parse import quote, urlsplit
 
+from jarvis.common.client_sign_in import signs_in
 from jarvis.common.errors import InvalidArgument
 from jarvis.common.surfaces import PROFILE_PATH_PREFIX, SURFACE_PATHS
 
@@ -22,6 +24,7 @@ from .models import ServerLaunch, validate_name
 
 EntryOf = Literal["server", "profile", "surface"]
 SURFACES = tuple(SURFACE_PATHS)
+PROFILE_NAME_PREFIX = "profile:"  # how `jarvis client edit --add` names a profile (the tool's client_edits.py)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,11 @@ class JarvisEntry:
         """How the caller named it, for messages."""
         named = f"{self.kind} {self.ref!r}"
         return named if self.entry_name == self.ref else f"{named} (entry {self.entry_name!r})"
+
+    @property
+    def added_as(self) -> str:
+        """The name `jarvis client edit --add` (and `jarvis_client action=edit add=[…]`) takes for it."""
+        return PROFILE_NAME_PREFIX + self.ref if self.kind == "profile" else self.ref
 
     def validate(self) -> None:
         validate_name(self.ref, self.kind)
@@ -74,3 +82,21 @@ def jarvis_launch(client: ClientFormat, entry: JarvisEntry, access: Access) -> S
         return ServerLaunch(entry.entry_name, "stdio", command=access.jarvis_command, args=args, env=env)
     headers = {"Authorization": access.authorization} if access.authorization else {}
     return ServerLaunch(entry.entry_name, "streamable-http", url=access.aggregator_url + entry.path(), headers=headers)
+
+
+def needs_credential(client: ClientFormat, entry: JarvisEntry, raw: Any, sign_in: bool) -> bool:
+    """Whether `raw`, the entry written for `entry`, reaches this Jarvis with no credential where one is required.
+
+    With `sign_in` (Jarvis serves it) an HTTP entry of a client that signs in needs none: its person signs in. An
+    entry that no longer points at Jarvis for `entry` (edited by hand) is not Jarvis's to judge.
+    """
+    if not isinstance(raw, dict) or client.carries_credential(raw):
+        return False
+    url = client.entry_url(raw)
+    if url is not None:
+        return urlsplit(url).path.rstrip("/") == entry.path() and not (sign_in and signs_in(client.name))
+    command = raw.get(client.shape.command_key, raw.get("command"))
+    args = command[1:] if isinstance(command, list) else raw.get(client.shape.args_key or "args")
+    if not isinstance(args, list):
+        return False
+    return any(flag == "--surface" and value == entry.surface() for flag, value in itertools.pairwise(args))

@@ -107,6 +107,21 @@ class ClientFormat:
                 return str(raw[key])
         return None
 
+    def carries_credential(self, raw: dict[str, Any]) -> bool:
+        """Whether an entry sends Jarvis a credential: an Authorization header (or Codex's bearer_token_env_var) for
+        an HTTP entry, JARVIS_TOKEN for a spawned `jarvis mcp` (the bearer its relay sends)."""
+        if self.shape.command_key in raw or "command" in raw:
+            env = raw.get(self.shape.env_key, raw.get("env"))
+            return isinstance(env, dict) and bool(env.get("JARVIS_TOKEN"))
+        if isinstance(raw.get("bearer_token_env_var"), str) and raw["bearer_token_env_var"]:
+            return True
+        for headers in (_get_path(raw, self.shape.headers_key), raw.get("headers")):
+            if isinstance(headers, dict) and any(
+                isinstance(k, str) and k.lower() == "authorization" and v for k, v in headers.items()
+            ):
+                return True
+        return False
+
     def decode(self, name: str, raw: object) -> ServerLaunch | str:
         """The launch config of an existing entry, or why it cannot be imported."""
         if not isinstance(raw, dict):

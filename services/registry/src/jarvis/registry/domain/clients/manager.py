@@ -16,7 +16,7 @@ from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgum
 
 from .config import ConfigUnreadable, LoadedConfig, load_config, render
 from .detect import detected
-from .entries import JarvisEntry, jarvis_launch
+from .entries import JarvisEntry, jarvis_launch, needs_credential
 from .files import atomic_write, backup
 from .formats import CLIENTS, CLIENTS_BY_NAME, Access, ClientFormat
 from .models import (
@@ -25,6 +25,7 @@ from .models import (
     EditResult,
     ImportResult,
     PathInfo,
+    Refresh,
     ServerLaunch,
     SkippedEntry,
     name_problem,
@@ -199,6 +200,32 @@ class ClientManager:
             custom=target.custom,
             exists=target.path.exists(),
         )
+
+    def refreshes(self, sign_in: bool) -> builtins.list[Refresh]:
+        """The entries Jarvis wrote that reach it with no credential, by client and file: what a Jarvis requiring one
+        refuses (they were written while it ran open). With `sign_in` (Jarvis serves it) an HTTP entry of a client
+        that signs in is not among them. A file gone or unreadable is left out (`jarvis client list` says why)."""
+        with self._locked():
+            states = self._state.load()
+        found: builtins.list[Refresh] = []
+        for client in CLIENTS:
+            state = states.get(client.name)
+            if state is None:
+                continue
+            current = self._target(client, state).path
+            for file, managed in sorted(state.managed.items()):
+                try:
+                    servers = load_config(client, Path(file)).servers
+                except ConfigUnreadable:
+                    continue
+                adds = [
+                    JarvisEntry(record.kind, record.ref).added_as
+                    for entry, record in managed.items()
+                    if needs_credential(client, JarvisEntry(record.kind, record.ref), servers.get(entry), sign_in)
+                ]
+                if adds:
+                    found.append(Refresh(client.name, file, adds, None if Path(file) == current else file))
+        return found
 
     def remove_server_everywhere(self, server_name: str) -> builtins.list[str]:
         """Remove Jarvis's entries for an uninstalled server; returns the clients changed."""

@@ -86,6 +86,18 @@ class ImportResult:
 
 
 @dataclass(frozen=True)
+class Refresh:
+    """Entries Jarvis wrote into one client's file that reach Jarvis with no credential, which a Jarvis requiring one
+    refuses: `adds` are their names as `jarvis client edit --add` takes them (writing them again gives them one);
+    `path` is set when the file is not the one the client's edits go to by default."""
+
+    client: str
+    config_path: str
+    adds: list[str]
+    path: str | None = None
+
+
+@dataclass(frozen=True)
 class PathInfo:
     client: str
     path: str
