@@ -135,6 +135,11 @@ def up(
         command = invocation(ctx.obj["data_dir"])
         data_dir = str(settings.resolved_data_dir)
         lines = banner_lines(data_dir, base, surfaces, served.auth_required, served.oidc_issuer, command)
+        if served.auth_required:  # entries written while this Jarvis ran open: say which to write again, and how
+            from jarvis.cli.client_refresh import client_refreshes, refresh_line
+
+            hint = refresh_line(client_refreshes(settings, bool(served.oidc_issuer)), command)
+            lines[-1:-1] = [hint] if hint else []
         click.echo("\n".join(lines), err=False)
         sys.stdout.flush()
 
