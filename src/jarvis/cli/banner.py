@@ -61,6 +61,7 @@ def banner(
             f"People sign in at {sign_in}: a client that follows the MCP authorization spec needs no token",
             f"  Claude Code:  claude mcp add --transport http jarvis {url}   (then /mcp in Claude Code to log in)",
         ]
+    written = "a token of its own where the client cannot sign in" if sign_in else "writes a token of its own"
     return [
         *lines,
         "Connect a client (every request needs a token):" if not sign_in else "Or with a token (machines, scripts):",
@@ -69,6 +70,6 @@ def banner(
         f'  Claude Code:  claude mcp add --transport http jarvis {url} --header "Authorization: Bearer $JARVIS_TOKEN"',
         f'  Cursor:       in ~/.cursor/mcp.json, "mcpServers": {{"jarvis": {{"url": "{url}", '
         '"headers": {"Authorization": "Bearer <the secret>"}}}',
-        edit + "   (writes a token of its own)",
+        edit + f"   ({written})",
         "Stop with Ctrl-C.",
     ]

@@ -50,6 +50,19 @@ def _requires_token(url: str) -> bool:
         return False
 
 
+def _serves_sign_in(url: str) -> bool:
+    """Whether the `jarvis up` at `url` serves sign-in: its protected resource names an authorization server (Jarvis
+    itself), where a client that follows the MCP authorization spec registers and its person signs in."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/.well-known/oauth-protected-resource", timeout=3) as answer:  # noqa: S310
+            return bool(json.loads(answer.read()).get("authorization_servers"))
+    except (OSError, ValueError, AttributeError):  # 404 (open, or tokens only), unreachable, not a JSON object
+        return False
+
+
 @click.group()
 def client() -> None:
     """MCP client applications: what they are configured with, and entries that connect them to Jarvis."""
@@ -86,7 +99,10 @@ def client_list(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--token/--no-token",
     default=None,
-    help="Give the new entries a token scoped to them [when the `jarvis up` on this data dir requires one].",
+    help=(
+        "Give the new entries a token scoped to them [when the `jarvis up` on this data dir requires one, except for "
+        "a client that signs in where that Jarvis serves sign-in]."
+    ),
 )
 @click.pass_context
 def client_edit_command(
@@ -97,6 +113,7 @@ def client_edit_command(
         raise click.UsageError(f"give --add or --remove: {ENTRY_NAMES_HELP}")
     served = _served(ctx)
     tokens = token if token is not None else bool(served) and _requires_token(served)
+    sign_in = token is None and tokens and _serves_sign_in(served)  # --token: a token whatever the client does
     # The tool's own edit; its package builds the whole `jarvis` surface, which only this command needs.
     from jarvis.aggregator.surfaces.jarvis.client_edits import client_edit, write_client_edit
     from jarvis.aggregator.tooling.principal import LOCAL_ADMIN
@@ -104,7 +121,7 @@ def client_edit_command(
     edit, added = client_edit(name, list(add), list(remove), path)
     with open_registry(ctx, **_address(served)) as registry:
         registry.run(RegistryGateway.bootstrap)  # what `jarvis up` does first: the default servers and profile
-        done = registry.run(write_client_edit, edit, added, LOCAL_ADMIN, tokens_required=tokens)
+        done = registry.run(write_client_edit, edit, added, LOCAL_ADMIN, tokens_required=tokens, sign_in=sign_in)
     where = done.client.config_path if done.client is not None else name
     for entry in done.added:
         click.echo(f"added {entry} to {where}")

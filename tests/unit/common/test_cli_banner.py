@@ -36,6 +36,8 @@ def test_with_sign_in_the_banner_says_where_people_log_in() -> None:
     assert "claude mcp add --transport http jarvis http://127.0.0.1:8765/mcp   (then /mcp" in text
     assert "Or with a token (machines, scripts):" in text
     assert "jarvis token create" in text
+    # `jarvis client edit` writes entries without a token for a client that signs in (issue 48 item 4).
+    assert "windsurf, …)   (a token of its own where the client cannot sign in)" in text
 
 
 def test_the_hints_name_the_command_that_runs_this_jarvis() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jarvis.aggregator.surfaces.jarvis import clients
-from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, principal_from_token
+from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal, principal_from_token
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from tests.unit.surfaces.fakes import FakeRegistry, context
 
@@ -68,3 +68,25 @@ async def test_a_name_that_is_no_server_is_told_what_names_an_entry_takes(regist
     edit = {"action": "edit", "name": "cursor", "add": ["core"]}
     with pytest.raises(NotFound, match=r"server 'core' is not installed; .*; a client entry names .*profile:<name>"):
         await clients.build(context(registry)).call(edit, LOCAL_ADMIN, SURFACE)
+
+
+async def test_a_signed_in_caller_gets_entries_without_a_token_for_a_client_that_signs_in(
+    registry: FakeRegistry,
+) -> None:
+    """Issue 48 item 4: a caller who signed in shows Jarvis serves sign-in; Claude Code then signs in itself, while
+    Gemini CLI (which shows an entry without a token Disconnected) still gets a token of its own."""
+    person = Principal(token_id="user:alice", name="alice", scopes=("jarvis", "discovery"), user="alice")
+    tool = clients.build(context(registry, auth_mode="token required"))
+    add = {"action": "edit", "add": ["jarvis", "discovery"]}
+    done = await tool.call({**add, "name": "claude-code"}, person, SURFACE)
+    assert registry.client_edits[0].authorization == ""
+    assert registry.tokens == {}
+    assert done.notes == [
+        "these entries carry no token: claude-code signs in to Jarvis (run /mcp in Claude Code and choose "
+        "Authenticate for each entry)"
+    ]
+    await tool.call({**add, "name": "gemini"}, person, SURFACE)
+    assert registry.client_edits[1].authorization == "Bearer jv_1_secret"
+    # A `jv_` token says nothing of sign-in: its entries carry a token, whatever the client.
+    await tool.call({**add, "name": "claude-code"}, principal_from_token("t1", "ci", ["jarvis", "discovery"]), SURFACE)
+    assert registry.client_edits[2].authorization == "Bearer jv_2_secret"

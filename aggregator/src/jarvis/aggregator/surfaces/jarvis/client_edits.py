@@ -1,5 +1,6 @@
 """One client edit, as `jarvis_client action=edit` and `jarvis client edit` both make it: the names a caller gives
-sorted into servers, profiles and Jarvis's own surfaces, and the token the new entries carry where one is needed."""
+sorted into servers, profiles and Jarvis's own surfaces, and the token the new entries carry where one is needed: none
+for a client that signs in where Jarvis serves sign-in (jarvis.common.client_sign_in)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from jarvis.aggregator.surfaces.paths import SURFACE_PATHS
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.views.registry import ClientEdited
 from jarvis.common import scopes
+from jarvis.common.client_sign_in import SIGN_IN_CLIENTS
 from jarvis.common.errors import InvalidArgument, JarvisError, NotFound, PermissionDenied
 from jarvis.common.surfaces import ENTRY_NAMES_HELP
 
@@ -87,8 +89,10 @@ async def write_client_edit(
     principal: Principal,
     *,
     tokens_required: bool,
+    sign_in: bool = False,
 ) -> ClientEdited:
-    """Write the edit; where this instance requires tokens, the new entries carry one made for them.
+    """Write the edit; where this instance requires tokens, the new entries carry one made for them, unless it serves
+    sign-in (`sign_in`) and the client signs in: its entries then carry none, and a note says how to sign in.
 
     The token is scoped to exactly those entries and named after the client (`token list` shows where it lives,
     `token revoke` ends it); it is revoked again if the edit is refused.
@@ -96,6 +100,12 @@ async def write_client_edit(
     wanted = added.scopes()
     if not tokens_required or not wanted:
         return await _edit(registry, edit)
+    how = SIGN_IN_CLIENTS.get(edit.name) if sign_in else None
+    if how is not None:
+        done = await _edit(registry, edit)
+        client = done.client.display_name if done.client is not None else edit.name
+        note = f"these entries carry no token: {client} signs in to Jarvis ({how})"
+        return dataclasses.replace(done, notes=[*done.notes, note])
     missing = added.unreached(principal)
     if missing:
         raise PermissionDenied(

@@ -50,8 +50,14 @@ def build(ctx: ToolContext) -> Tool:
 
     async def edit(p: Edit, principal: Principal) -> ClientEdited:
         change, added = client_edit(p.name, p.add, p.remove, p.path)
+        # A caller who signed in shows that this Jarvis serves sign-in: a client that signs in then needs no token.
         return await write_client_edit(
-            registry, change, added, principal, tokens_required=ctx.auth_mode == "token required"
+            registry,
+            change,
+            added,
+            principal,
+            tokens_required=ctx.auth_mode == "token required",
+            sign_in=bool(principal.user),
         )
 
     async def import_(p: Named, _: Principal) -> Imported:
