@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
@@ -27,6 +28,7 @@ from jarvis.aggregator.auth.verifier import TokenVerifier
 from jarvis.aggregator.auth.wire import REALM
 from jarvis.aggregator.calls.pipeline import CallPipeline, default_steps
 from jarvis.aggregator.calls.record import CallRecorder
+from jarvis.aggregator.codemode.limits import CodePolicy
 from jarvis.aggregator.context import SystemControl, ToolContext
 from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
@@ -44,7 +46,7 @@ from jarvis.aggregator.mcp_server import Binding, ServesItself, build_mcp_server
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.oauth.agent_sessions import LiveAgentSessions
 from jarvis.aggregator.oauth.agents import AgentCredentials, RunCredentials
-from jarvis.aggregator.oauth.resource import WELL_KNOWN, build_protected_resource
+from jarvis.aggregator.oauth.resource import WELL_KNOWN, ProtectedResource, signing_keys
 from jarvis.aggregator.oauth.server.admin import PeopleAdmin
 from jarvis.aggregator.oauth.server.build import build_authorization_server
 from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
@@ -53,7 +55,7 @@ from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
 from jarvis.aggregator.surfaces.cards import CardAuth, ServerCards
 from jarvis.aggregator.surfaces.debug import build_debug_surface
-from jarvis.aggregator.surfaces.discovery import DiscoverySurface, build_discovery_surface
+from jarvis.aggregator.surfaces.discovery import build_discovery_surface
 from jarvis.aggregator.surfaces.discovery.code import code_policy
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
@@ -63,14 +65,15 @@ from jarvis.aggregator.usage import UsageRecorder
 from jarvis.aggregator.worker_metrics import WorkerMetrics
 from jarvis.common import scopes
 from jarvis.common.errors import JarvisError, Unauthenticated
+from jarvis.common.surfaces import SURFACE_PATHS
 
 VERSION = package_version("jarvis-aggregator")
 
 
-def build_surfaces(ctx: ToolContext) -> list[Surface]:
-    """Every surface this aggregator serves, one builder per line."""
+def build_surfaces(ctx: ToolContext, code: CodePolicy | None = None) -> list[Surface]:
+    """Every surface this aggregator serves, one builder per line (`code`: code_run's policy)."""
     return [
-        build_discovery_surface(ctx),
+        build_discovery_surface(ctx, code),
         build_jarvis_surface(ctx),
         build_debug_surface(ctx),
         build_orchestrator_surface(ctx),
@@ -154,9 +157,20 @@ class Aggregator:
         scheduler = SchedulerGateway(settings.scheduler_target, plane) if settings.scheduler_target else None
         # Closed with the registry's channel once serving has ended; the context sees them only as gateways/protocols.
         self.backends: list[ServiceClient] = [client for client in (debug, runtime, scheduler) if client is not None]
-        self.downstream, self.shares = create_host(registry, settings, self.usage, runtime)
+        # A share's tunnel serves its share through this app, gate included (`serve` answers once it is built).
+        self.downstream, self.shares = create_host(registry, settings, self.usage, runtime, self.serve)
         downstream_metrics.register(self.downstream, metrics_registry)
-        self.agents = AgentCredentials(self.shares.base_url, ttl_seconds=settings.agent_credential_seconds)
+        # Sign-in's signing keys (None without sign-in): what the authorization server and agents sign, the gate checks.
+        keys = signing_keys(settings)
+        # An agent a signed-in person spawns acts for them at every surface (oauth/agents.py, decision 0057), and at
+        # each profile served (the host replaces its dict on each read).
+        self.agents = AgentCredentials(
+            self.shares.base_url,
+            keys,
+            tuple(SURFACE_PATHS.values()),
+            lambda: tuple(self.downstream.profiles),
+            ttl_seconds=settings.agent_credential_seconds,
+        )
         # The registry's sign-in records and downstream vault: the people admin's, and the authorization server's.
         self.sign_in_records = OAuthStateGateway(registry.target, plane)
         vault = VaultGateway(registry.target, plane)
@@ -188,7 +202,7 @@ class Aggregator:
             people=PeopleAdmin(self.sign_in_records, vault),
             calls=self.calls,
         )
-        self.surfaces = build_surfaces(self.context)
+        self.surfaces = build_surfaces(self.context, code_policy(settings))
         self.context.events.served.publish(tuple(self.surfaces))
         self.aliases = build_alias_table(self.surfaces)
         self.binding = Binding(self.aliases, self.calls, self.metrics, VERSION)
@@ -207,34 +221,45 @@ class Aggregator:
             )
             for s in self.surfaces
         }
+        # Sign-in for people (issue 31): the authorization server, when an OpenID provider is configured.
+        self.authorization = build_authorization_server(
+            settings, self.sign_in_records, self.shares.base_url, keys, self.metrics.rate_limited
+        )
+        # A consent link opens only in the browser of the person it was made for (decision 0062).
+        browser = self.authorization.flow.browser if self.authorization is not None else None
         self.downstream_routes = build_downstream(
-            self.downstream, self.shares, self.calls, settings, VERSION, self.sessions
+            self.downstream, self.shares, self.calls, settings, VERSION, self.sessions, browser
         )
         self.worker_metrics = (
             WorkerMetrics(metrics_registry, Path(settings.metrics_dir), settings.worker_slot)
             if settings.metrics_dir
             else None
         )
-        self.resource = build_protected_resource(settings, self.shares.base_url)
-        self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
-        # An agent a signed-in person spawns acts for them at every surface (oauth/agents.py, decision 0057).
-        self.agents.keys, self.agents.paths = self.resource.keys, tuple(s.path for s in self.surfaces)
-        self.agents.profiles = lambda: tuple(self.downstream.profiles)  # the host replaces its dict on each read
-        if runtime is not None:
-            self.resource.agent_sessions = LiveAgentSessions(runtime, settings.token_cache_seconds)
-        self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
-        # Sign-in for people (issue 31): the authorization server, when an OpenID provider is configured.
-        self.authorization = build_authorization_server(
-            settings, self.sign_in_records, self.shares.base_url, self.resource.keys, self.metrics.rate_limited
-        )
-        if self.authorization is not None:
-            # A consent link opens only in the browser of the person it was made for (decision 0062).
-            self.downstream_routes.consent_routes.attach(self.authorization.flow.browser)
+        signed_in = keys is not None
+        self.resource = ProtectedResource(
+            self.shares.base_url,
+            keys,
+            publish=settings.auth_required or signed_in,
+            surface_at=self.surface_at,
             # Disabling a person reaches their tokens and sessions on every replica within this cache's life.
-            self.resource.standing = StandingCache(self.sign_in_records, settings.token_cache_seconds)
-            self.resource.runs = RunCredentials(self.sign_in_records)
+            standing=StandingCache(self.sign_in_records, settings.token_cache_seconds) if signed_in else None,
+            runs=RunCredentials(self.sign_in_records) if signed_in else None,
+            agent_sessions=LiveAgentSessions(runtime, settings.token_cache_seconds) if runtime is not None else None,
+        )
+        self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
+        self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
         self.app = self._build_app()
-        self.shares.tunnels.app = self.app  # a tunnel's listener serves its share through the same gate
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The aggregator's app, gate included: what a share's tunnel listener serves (tunnel/listener.py)."""
+        await self.app(scope, receive, send)
+
+    def surface_at(self, path: str) -> str | None:
+        """The name of the surface served at `path` (a fixed one, a profile or a share), as the gate finds it."""
+        path = path.rstrip("/")
+        fixed = next((s.name for s in self.surfaces if s.path == path), None)
+        guard = self.downstream_routes.guard(path) if fixed is None else None
+        return fixed if guard is None else guard.name
 
     def _build_app(self) -> Any:
         routes = [Route(s.path, endpoint=self._surface_app(s)) for s in self.surfaces]
@@ -267,10 +292,7 @@ class Aggregator:
         )
         # Stateless replicas hold no MCP sessions; discovery's loaded tools still need a session id.
         inner = StatelessSessionIds(app, {DISCOVERY_PATH}) if self.settings.stateless else app
-        for surface in self.surfaces:
-            if isinstance(surface, DiscoverySurface):
-                surface.discovery.code_policy = code_policy(self.settings)
-        guarded = McpGate(
+        return McpGate(
             inner,
             gate,
             self.verifier,
@@ -282,8 +304,6 @@ class Aggregator:
             recorder=self.recorder,
             resource=self.resource,
         )
-        self.resource.surface_at = lambda path: getattr(guarded.target({"type": "http", "path": path}), "name", None)
-        return guarded
 
     def _sweep_disabled(self) -> asyncio.Task[None] | None:
         """With sign-in, a task ending the MCP sessions of people disabled meanwhile (decision 0057)."""

@@ -43,18 +43,23 @@ class ProtectedResource:
         base_url: Callable[[], Awaitable[str]],
         keys: SigningKeys | None,
         publish: bool,
+        *,
+        surface_at: Callable[[str], str | None] = lambda _: None,
+        standing: StandingCache | None = None,
+        runs: RunCredentials | None = None,
+        agent_sessions: LiveAgentSessions | None = None,
     ) -> None:
         self.base_url = base_url
         self.keys = keys  # None: sign-in not configured, only `jv_` tokens exist
         self.publish = publish
-        # The surface name a path serves, or None (set once the gate, which knows fixed and pattern paths, exists).
-        self.surface_at: Callable[[str], str | None] = lambda _: None
-        # Each person's standing (disabled, not before), shared through the registry; set with sign-in's store.
-        self.standing: StandingCache | None = None
-        # Scheduled runs' credentials for their schedule's owner (oauth/agents.py); set with sign-in's store.
-        self.runs: RunCredentials | None = None
-        # Whether an agent credential's session still runs (oauth/agent_sessions.py); set where there is a runtime.
-        self.agent_sessions: LiveAgentSessions | None = None
+        # The surface name a path serves (fixed, a profile or a share), or None.
+        self.surface_at = surface_at
+        # Each person's standing (disabled, not before), shared through the registry; with sign-in.
+        self.standing = standing
+        # Scheduled runs' credentials for their schedule's owner (oauth/agents.py); with sign-in.
+        self.runs = runs
+        # Whether an agent credential's session still runs (oauth/agent_sessions.py); where there is a runtime.
+        self.agent_sessions = agent_sessions
 
     async def issuer(self) -> str:
         return (await self.base_url()).rstrip("/")
@@ -122,7 +127,6 @@ class ProtectedResource:
         return JSONResponse(body, headers={"Cache-Control": "max-age=300"})
 
 
-def build_protected_resource(settings: AggregatorSettings, base_url: Callable[[], Awaitable[str]]) -> ProtectedResource:
-    """Sign-in settings decide whether JWTs are accepted (their keys) and, with auth_required, what is published."""
-    keys = SigningKeys.load(settings.signing_keys_dir) if settings.oidc_issuer else None
-    return ProtectedResource(base_url, keys, publish=settings.auth_required or keys is not None)
+def signing_keys(settings: AggregatorSettings) -> SigningKeys | None:
+    """The keys JWTs are signed and checked with, where sign-in is configured (JARVIS_OIDC_ISSUER)."""
+    return SigningKeys.load(settings.signing_keys_dir) if settings.oidc_issuer else None

@@ -31,9 +31,9 @@ class _Open:
 
 
 class Tunnels:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, app: ASGIApp | None = None) -> None:
         self.keys = TunnelKeys(directory)
-        self.app: ASGIApp | None = None  # the aggregator's ASGI app, set once it is built
+        self.app = app  # what a tunnel's listener serves: the aggregator's app, gate included
         self._open: dict[str, _Open] = {}
 
     async def check_trust(self, target: SshTarget, host_key: str | None) -> None:

@@ -26,6 +26,7 @@ from jarvis.aggregator.calls.routes import Proceed
 from jarvis.aggregator.downstream.auth.consent import Consents, Flow, NeedsConsent
 from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
 from jarvis.aggregator.downstream.auth.person import person_of
+from jarvis.aggregator.downstream.auth.relay import ConsentRelay
 from jarvis.aggregator.downstream.transport.relay import Caller
 
 log = logging.getLogger(__name__)
@@ -129,10 +130,12 @@ async def consent_then_retry(
 
 
 class Personal(Protocol):
-    """What asking needs of the host's per-person servers: their consents and how long a call may wait for one."""
+    """What asking needs of the host's per-person servers: their consents, how long a call may wait for one, and
+    the relay to the processes holding consents begun there (None with one process)."""
 
     consents: Consents | None
     settings: OAuthClientSettings
+    relay: ConsentRelay | None
 
 
 @dataclass(frozen=True)
@@ -175,8 +178,8 @@ class ConsentAsking:
         flow = consents.flow(flow_id, self.person, self.server)
         if flow is not None:
             await wait_for_consent(flow, wait)
-        elif consents.elsewhere is not None:
-            await consents.elsewhere(flow_id, self.person, self.server, wait)
+        elif self.personal.relay is not None:  # a 2026-07-28 retry may reach a process that does not hold its consent
+            await self.personal.relay.wait_for(flow_id, self.person, self.server, wait)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -163,9 +163,6 @@ class Consents:
         self._by_id: dict[str, Flow] = {}
         self._by_state: dict[str, Flow] = {}
         self._live: dict[tuple[str, str], Flow] = {}
-        # Waits (up to its seconds) for a consent another process holds, by (flow id, person, server); whether the
-        # person ended connected. Set by the relay (relay.py) where there is one.
-        self.elsewhere: Callable[[str, str, str, float], Awaitable[bool]] | None = None
 
     @staticmethod
     def redirect_uri(base_url: str) -> str:

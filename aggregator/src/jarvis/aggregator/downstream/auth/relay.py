@@ -67,7 +67,6 @@ class ConsentRelay:
         self._redis = aioredis.Redis.from_url(redis_url, socket_connect_timeout=2.0)
         self.consents = consents
         self._background = Background()
-        consents.elsewhere = self.wait_for  # a 2026-07-28 retry may reach a process that does not hold its consent
 
     # ------------------------------------------------------------ asking
 

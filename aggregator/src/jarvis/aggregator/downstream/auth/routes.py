@@ -81,16 +81,16 @@ class ConsentRoutes:
         consents: Consents | None,
         relay: ConsentRelay | None,
         base_url: Callable[[], Awaitable[str]],
+        sign_in: SignsInBrowsers | None = None,
     ) -> None:
         self.consents = consents
         self.relay = relay
         self.base_url = base_url
-        self.sign_in: SignsInBrowsers | None = None  # the team's provider, where Jarvis has sign-in
-
-    def attach(self, sign_in: SignsInBrowsers) -> None:
-        """Prove signed-in people's browsers through `sign_in`, whose returns for a consent come back here."""
+        # Signed-in people's browsers are proven through `sign_in` (the team's provider, where Jarvis has sign-in),
+        # whose returns for a consent come back here.
         self.sign_in = sign_in
-        sign_in.handlers[SIGN_IN_PURPOSE] = self.identified
+        if sign_in is not None:
+            sign_in.handlers[SIGN_IN_PURPOSE] = self.identified
 
     def routes(self) -> list[Route]:
         return [

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from jarvis.aggregator.downstream.hosting.personal import PER_PERSON, PersonalSe
 from jarvis.aggregator.downstream.hosting.reread import RereadOnMiss
 from jarvis.aggregator.downstream.hosting.result_cache import ResultCache
 from jarvis.aggregator.downstream.hosting.supervisor import RUNNING, STARTING, HostOptions, ServerHost
-from jarvis.aggregator.downstream.hosting.tools import ServedTools, check_pins, known_from_pins
+from jarvis.aggregator.downstream.hosting.tools import ServedTools, check_pins, known_from_pins, names_of
 from jarvis.aggregator.downstream.transport.connection import Connection
 from jarvis.aggregator.downstream.transport.handshake import known_2026_only
 from jarvis.aggregator.downstream.transport.relay import Caller
@@ -59,6 +59,8 @@ class DownstreamHost:
         watch_seconds: float = 2.0,
         runtime: RuntimeGateway | None = None,
         vault: GrantStore | None = None,
+        public_url: Callable[[], Awaitable[str]] | None = None,  # where browsers come back after a consent
+        redis_url: str = "",  # where consents are relayed between processes (several workers, replicas)
     ) -> None:
         self.registry = registry
         self.options = options
@@ -83,7 +85,14 @@ class DownstreamHost:
         self._background = Background()  # idle servers being stopped
         # Servers each person authorizes at with their own account (`servers.oauth`): a connection per person.
         # Their tools are pinned, then known to everyone; each person's own connection lists them to that person.
-        self.personal = PersonalServers(vault, options, self._load_tools, lists_changed=self._lists_changed)
+        self.personal = PersonalServers(
+            vault,
+            options,
+            self._load_tools,
+            lists_changed=self._lists_changed,
+            base_url=public_url,
+            redis_url=redis_url,
+        )
 
     # ------------------------------------------------------------ lifecycle
 
@@ -153,9 +162,9 @@ class DownstreamHost:
             for server in servers:
                 if await self._apply_server(server):
                     relaunched.add(server.name)
-            self.personal.clients, oauth, keyed = self.config.oauth_clients, self.config.oauth, self.config.per_person
+            oauth, keyed = self.config.oauth, self.config.per_person
             planned = {s.name: self._planner.plan(s) for s in servers if s.name in oauth or s.name in keyed}
-            await self.personal.set_plans(planned, oauth, keyed)
+            await self.personal.set_plans(planned, oauth, keyed, self.config.oauth_clients)
             for name in set(self.hosts) - {s.name for s in servers}:
                 await self.hosts.pop(name).stop("uninstalled")
                 self._specs.pop(name, None)
@@ -169,7 +178,7 @@ class DownstreamHost:
             regrouped |= renamed  # `servers.unprefixed_profiles` changed: every tool on it has a new name
             known = self._known_tools(pins)
             retooled = {  # servers whose tools' names changed (pins): only their tools
-                s for s in set(known) | set(self._known) if _names(known.get(s)) != _names(self._known.get(s))
+                s for s in set(known) | set(self._known) if names_of(known.get(s)) != names_of(self._known.get(s))
             } - relaunched
             self._known = known
             approved = {
@@ -389,7 +398,3 @@ class DownstreamHost:
             waiting.cancel()
         # Failures are each server's state, which status and the calls report; gathered so none goes unretrieved.
         await asyncio.gather(*starting, return_exceptions=True)
-
-
-def _names(tools: ServedTools | None) -> set[str]:
-    return set(tools.tools) if tools is not None else set()

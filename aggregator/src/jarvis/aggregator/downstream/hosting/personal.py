@@ -26,6 +26,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from jarvis.aggregator.downstream.auth.consent import ConsentFailed, Consents, NeedsConsent
 from jarvis.aggregator.downstream.auth.guard import OAuthClientSettings
 from jarvis.aggregator.downstream.auth.provider import PersonalOAuth
+from jarvis.aggregator.downstream.auth.relay import ConsentRelay
 from jarvis.aggregator.downstream.auth.storage import GrantStore, VaultStorage
 from jarvis.aggregator.downstream.hosting.keyed import KeyedServers
 from jarvis.aggregator.downstream.hosting.lists import Lists
@@ -65,10 +66,12 @@ class PersonalServers:
         load_tools: ToolsLoader,
         settings: OAuthClientSettings | None = None,
         lists_changed: ListsChanged = lambda server, lists: None,
+        base_url: Callable[[], Awaitable[str]] | None = None,
+        redis_url: str = "",
     ) -> None:
         self.store = store
         # Jarvis's public URL, where browsers come back after consent (the shares' base URL, set by the composer).
-        self.base_url: Callable[[], Awaitable[str]] = _loopback
+        self.base_url: Callable[[], Awaitable[str]] = base_url or _loopback
         self.options = options
         self.settings = settings or OAuthClientSettings()
         self._load_tools = load_tools
@@ -90,6 +93,8 @@ class PersonalServers:
             if store is not None
             else None
         )
+        # Where Jarvis has Redis (several workers, replicas), a consent's link or return may reach another process.
+        self.relay = ConsentRelay(redis_url, self.consents) if redis_url and self.consents is not None else None
 
     def _url_of(self, server: str) -> str | None:
         plan = self.plans.get(server)
@@ -113,10 +118,15 @@ class PersonalServers:
         }
 
     async def set_plans(
-        self, planned: dict[str, LaunchPlan | str], oauth: tuple[str, ...], keyed: dict[str, list[str]]
+        self,
+        planned: dict[str, LaunchPlan | str],
+        oauth: tuple[str, ...],
+        keyed: dict[str, list[str]],
+        clients: dict[str, dict[str, str]] | None = None,
     ) -> None:
-        """The servers people authorize at (`oauth`) or give their keys to (`keyed`), and how to reach them;
-        connections of changed ones are stopped."""
+        """The servers people authorize at (`oauth`) or give their keys to (`keyed`), how to reach them, and the clients
+        registered ahead at them (`clients`); connections of changed ones are stopped."""
+        self.clients = clients or {}
         await self.keyed.set_plans(planned, keyed)
         plans = self.plans_of({name: plan for name, plan in planned.items() if name in oauth})
         for (server, person), host in list(self.hosts.items()):

@@ -131,3 +131,8 @@ def refused_message(server: str, tool: str, broken: str) -> str:
         f"tool '{tool}' of server '{server}' is not served: its x-mcp-header declarations are invalid ({broken}), "
         "and a client must not call such a tool (SEP-2243)"
     )
+
+
+def names_of(tools: ServedTools | None) -> set[str]:
+    """The names of the tools in `tools` (none when they are not known)."""
+    return set(tools.tools) if tools is not None else set()

@@ -13,12 +13,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis.aggregator.calls.pipeline import CallPipeline
 from jarvis.aggregator.direct_calls import DirectToolCalls
-from jarvis.aggregator.downstream.auth.relay import ConsentRelay
-from jarvis.aggregator.downstream.auth.routes import ConsentRoutes
+from jarvis.aggregator.downstream.auth.routes import ConsentRoutes, SignsInBrowsers
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.supervisor import HostOptions
 from jarvis.aggregator.downstream.proxy.answer_mode import PerRequestAnswers, answer_as_json, answer_mode
@@ -134,15 +133,13 @@ class DownstreamRoutes:
         stateless: bool,
         max_body_bytes: int,
         direct: bool = True,
-        redis_url: str = "",
+        browser: SignsInBrowsers | None = None,
     ) -> None:
         self.surfaces = {PROFILE: profiles, SHARE: shares}
         self.stateless, self.direct = stateless, direct
-        consents = profiles.host.personal.consents
-        # Where Jarvis has Redis (several workers, replicas), a consent's link or return may reach another process.
-        self.consent_relay = ConsentRelay(redis_url, consents) if redis_url and consents is not None else None
         personal = profiles.host.personal
-        self.consent_routes = ConsentRoutes(consents, self.consent_relay, lambda: personal.base_url())
+        consents, self.consent_relay = personal.consents, personal.relay
+        self.consent_routes = ConsentRoutes(consents, self.consent_relay, lambda: personal.base_url(), browser)
         self.managers = {
             kind: TrackedSessionManager(
                 sessions,
@@ -207,6 +204,7 @@ def build_downstream(
     settings: AggregatorSettings,
     version: str,
     sessions: SessionLedger,
+    browser: SignsInBrowsers | None = None,
 ) -> DownstreamRoutes:
     """The profile and share surfaces of one aggregator; `sessions` tracks who owns their MCP sessions."""
     # One key for both kinds: a handle is sealed to its surface kind and target anyway.
@@ -220,20 +218,30 @@ def build_downstream(
         stateless=settings.stateless,
         max_body_bytes=settings.max_body_bytes,
         direct=settings.direct_tool_calls,
-        redis_url=settings.redis_url,
+        browser=browser,
     )
 
 
 def create_host(
-    registry: RegistryGateway, settings: AggregatorSettings, usage: UsageRecorder, runtime: RuntimeGateway | None = None
+    registry: RegistryGateway,
+    settings: AggregatorSettings,
+    usage: UsageRecorder,
+    runtime: RuntimeGateway | None = None,
+    serve: ASGIApp | None = None,
 ) -> tuple[DownstreamHost, Shares]:
-    """The downstream host; container-image servers need `runtime` (the runtime service runs them)."""
+    """The downstream host; container-image servers need `runtime` (the runtime service runs them); a share's tunnel
+    serves `serve` (the aggregator's app)."""
     options = HostOptions(
         init_timeout=settings.downstream_init_timeout,
         call_timeout=settings.downstream_call_timeout,
         list_timeout=settings.downstream_init_timeout,
         list_wait=settings.downstream_list_wait,
         own_requests=settings.direct_tool_calls,
+    )
+    bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
+    shown = f"[{bind}]" if ":" in bind else bind
+    shares = Shares(
+        registry, usage, f"http://{shown}:{settings.port}", Tunnels(settings.tunnel_dir.expanduser(), serve)
     )
     host = DownstreamHost(
         registry,
@@ -243,9 +251,7 @@ def create_host(
         watch_seconds=settings.downstream_watch_seconds,
         runtime=runtime,
         vault=VaultGateway(settings.registry_target, registry.plane) if settings.registry_target else None,
+        public_url=shares.base_url,  # where people's browsers come back after consent (auth/consent.py)
+        redis_url=settings.redis_url,
     )
-    bind = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104 - comparing
-    shown = f"[{bind}]" if ":" in bind else bind
-    shares = Shares(registry, usage, f"http://{shown}:{settings.port}", Tunnels(settings.tunnel_dir.expanduser()))
-    host.personal.base_url = shares.base_url  # where people's browsers come back after consent (auth/consent.py)
     return host, shares

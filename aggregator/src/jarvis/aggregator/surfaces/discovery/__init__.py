@@ -7,6 +7,7 @@ from typing import Any
 
 from mcp.server import Server
 
+from jarvis.aggregator.codemode.limits import CodePolicy
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.surfaces.discovery.server import build_server
@@ -25,8 +26,8 @@ INSTRUCTIONS = (
 class DiscoverySurface(Surface):
     """The discovery surface: five fixed tools in front of the whole catalog."""
 
-    def __init__(self, ctx: ToolContext) -> None:
-        self.discovery = Discovery(ctx)
+    def __init__(self, ctx: ToolContext, code: CodePolicy | None = None) -> None:
+        self.discovery = Discovery(ctx, code)
         super().__init__(
             name=SURFACE, path=DISCOVERY_PATH, tools=build_tools(self.discovery), instructions=INSTRUCTIONS
         )
@@ -48,5 +49,5 @@ class DiscoverySurface(Surface):
         return build_server(self, self.discovery, binding)
 
 
-def build_discovery_surface(ctx: ToolContext) -> DiscoverySurface:
-    return DiscoverySurface(ctx)
+def build_discovery_surface(ctx: ToolContext, code: CodePolicy | None = None) -> DiscoverySurface:
+    return DiscoverySurface(ctx, code)

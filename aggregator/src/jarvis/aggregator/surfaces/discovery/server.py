@@ -116,7 +116,6 @@ async def through_door(
 
 
 def build_server(surface: Surface, d: Discovery, binding: Binding) -> Server[Any]:
-    d.binding = binding
     own = [always_loaded(tool) for tool in surface.list_mcp()]
 
     @asynccontextmanager

@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp_types as types
 
+from jarvis.aggregator.aliases import Rename, build_alias_table
 from jarvis.aggregator.calls.call import ToolCall
 from jarvis.aggregator.calls.pipeline import unlimited
 from jarvis.aggregator.calls.routes import JarvisToolRoute, Route
@@ -25,9 +26,9 @@ from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.naming import SEPARATOR
 from jarvis.aggregator.downstream.hosting.personal import NEEDS_CONSENT
 from jarvis.aggregator.downstream.hosting.tools import quarantine_message
-from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.surfaces.discovery.downstream import route_to
 from jarvis.aggregator.tooling.principal import Principal
+from jarvis.aggregator.tooling.tool import Surface
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
@@ -79,21 +80,29 @@ def current_caller() -> Caller:
 class Discovery:
     """The discovery surface's state; one per aggregator process."""
 
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, code: CodePolicy | None = None) -> None:
         self.ctx = ctx
         dense = DenseIndex(ctx.discovery_cache) if ctx.discovery_dense else None
         self.catalog = Catalog(ctx.registry, host=ctx.downstream, debug=ctx.debug, dense=dense)
         ctx.events.discovery_status.publish(self.status)
         self.active: ActiveSets = open_active_sets("")
-        self.binding: Binding | None = None
+        # Old tool names and what replaced them: derived from the served surfaces once they are published.
+        self._aliases: tuple[tuple[Surface, ...], dict[str, Rename]] | None = None
         # stdio serves exactly one session per process.
         self.stdio_session = f"stdio-{uuid.uuid4().hex}"
         self._visibility: dict[tuple[str, ...], Callable[[ToolEntry], bool]] = {}
         self._visibility_version = -1
         # Every call a discovery door makes runs through it: the same policies as on the tool's own surface.
         self.calls = ctx.calls or unlimited(ctx.usage)
-        self.code_policy = CodePolicy()  # the app's settings replace it
+        self.code_policy = code or CodePolicy()
         self._stops: list[Callable[[], Awaitable[None]]] = []
+
+    def aliases(self) -> dict[str, Rename]:
+        """The renamed tools of every served surface (none before they are published)."""
+        served = self.ctx.events.served.value
+        if self._aliases is None or self._aliases[0] is not served:
+            self._aliases = (served, build_alias_table(served))
+        return self._aliases[1]
 
     def on_stop(self, stop: Callable[[], Awaitable[None]]) -> None:
         self._stops.append(stop)
@@ -200,7 +209,7 @@ class Discovery:
         entry = self.catalog.index.lookup(name)
         if entry is not None and (to_call or self.visible(principal)(entry)):
             return self.live(entry)
-        rename = self.binding.aliases.get(name) if self.binding else None
+        rename = self.aliases().get(name)
         if rename is not None:
             raise NotFound(f"{rename.message()}; from this surface: tool_call name={rename.tool}")
         withheld = self._quarantined(name)
