@@ -63,7 +63,7 @@ from jarvis.aggregator.surfaces.paths import DISCOVERY_PATH
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.aggregator.worker_metrics import WorkerMetrics
-from jarvis.common import scopes
+from jarvis.common import scopes, tracing
 from jarvis.common.errors import JarvisError, Unauthenticated
 from jarvis.common.surfaces import SURFACE_PATHS
 
@@ -146,6 +146,8 @@ class Aggregator:
         system: SystemControl,
         metrics_registry: CollectorRegistry,
     ) -> None:
+        # Traces where OTEL_EXPORTER_OTLP_ENDPOINT is set; before any MCP server is built, as they keep the SDK's spans.
+        tracing.configure("jarvis")
         self.settings = settings
         self.registry = registry
         self.metrics_registry = metrics_registry

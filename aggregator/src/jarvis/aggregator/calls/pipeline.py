@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, StatusCode
 from prometheus_client import CollectorRegistry
 
 from jarvis.aggregator.calls.call import Refused, Result, ToolCall, is_error
@@ -24,17 +26,22 @@ from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.ratelimit import RateLimiter
 from jarvis.aggregator.tooling.request import text_result
 from jarvis.aggregator.usage import UsageRecorder
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError, PermissionDenied
 
 log = logging.getLogger(__name__)
 
 
 class Step(Protocol):
+    name: str  # what its span is called
+
     async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result: ...
 
 
 class Scope:
     """The caller's scopes allow this call."""
+
+    name = "scope"
 
     async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
         denial = route.denial(call.principal)
@@ -47,6 +54,8 @@ class RateLimit:
     """No call over its token's rate for the tool, nor over its cap of calls in flight (the local user is not
     limited). One bucket per token and tool, whichever door reached it; a call the gate already took is not taken
     again (the gate counts it in flight for the whole request)."""
+
+    name = "rate limit"
 
     def __init__(self, limiter: RateLimiter | None) -> None:
         self.limiter = limiter
@@ -66,6 +75,8 @@ class Withheld:
     """No call of a tool nobody may call now: quarantined until an admin approves it, or one whose declared
     headers a client must not send (SEP-2243)."""
 
+    name = "withheld"
+
     async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
         why = route.withheld()
         if why is not None:
@@ -77,6 +88,8 @@ class Consent:
     """A server on each person's own account runs the call on theirs: where they have not authorized it yet, the
     caller is asked (a URL elicitation, or an input-required round) and the call goes on once they have; a caller
     that cannot be asked gets the link. The route's backend knows how (downstream/auth/ask.py)."""
+
+    name = "consent"
 
     async def __call__(self, call: ToolCall, route: Route, proceed: Proceed) -> Result:
         asker = route.consent()
@@ -92,13 +105,20 @@ def default_steps(limiter: RateLimiter | None) -> tuple[Step, ...]:
 
 
 class CallPipeline:
-    """Runs a routed call through `steps` to its backend, and records it once."""
+    """Runs a routed call through `steps` to its backend, and records it once. Where traces are on, the call is a
+    span with a child per step and one for the backend (its arguments only by name, never their values)."""
 
     def __init__(self, recorder: CallRecorder, steps: Sequence[Step]) -> None:
         self.recorder = recorder
         self.steps = tuple(steps)
 
     async def run(self, call: ToolCall, route: Route) -> Result:
+        if not tracing.enabled():  # off: not even an empty span's cost on every call
+            return await self._run(call, route, trace.INVALID_SPAN)
+        with tracing.span(f"call {route.tool}", attributes=_attributes(call, route)) as span:
+            return await self._run(call, route, span)
+
+    async def _run(self, call: ToolCall, route: Route, span: trace.Span) -> Result:
         started, outcome = time.perf_counter(), "internal"
         try:
             result = await self._through(call, route)
@@ -131,15 +151,47 @@ class CallPipeline:
                 outcome=outcome,
                 elapsed=time.perf_counter() - started,
             )
+            span.set_attribute("jarvis.outcome", outcome)
+            if outcome != "ok":  # the outcome is the reason: a refusal's text may carry a consent link
+                span.set_status(StatusCode.ERROR, outcome)
 
     async def _through(self, call: ToolCall, route: Route) -> Result:
-        proceed: Proceed = route.send
+        proceed: Proceed = _backend(route) if tracing.enabled() else route.send
         for step in reversed(self.steps):
             proceed = _bound(step, route, proceed)
         return await proceed(call)
 
 
+def _attributes(call: ToolCall, route: Route) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "gen_ai.tool.name": call.name,
+        "jarvis.surface": call.surface,
+        "jarvis.backend": route.backend,
+        "jarvis.arguments": sorted(call.arguments),  # their names only
+    }
+    if route.server:
+        attributes["jarvis.downstream.server"] = route.server
+    return attributes
+
+
+def _backend(route: Route) -> Proceed:
+    async def send(call: ToolCall) -> Result:
+        name = f"backend {route.server or route.backend}"
+        with tracing.span(name, SpanKind.CLIENT if route.server else SpanKind.INTERNAL):
+            return await route.send(call)
+
+    return send
+
+
 def _bound(step: Step, route: Route, proceed: Proceed) -> Proceed:
+    if tracing.enabled():
+
+        async def traced(call: ToolCall) -> Result:
+            with tracing.span(step.name):
+                return await step(call, route, proceed)
+
+        return traced
+
     async def run(call: ToolCall) -> Result:
         return await step(call, route, proceed)
 

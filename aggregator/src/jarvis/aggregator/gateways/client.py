@@ -11,6 +11,7 @@ import grpc.aio
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from jarvis.common import tracing
 from jarvis.common.grpc_client import aio_channel
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import InternalPlane
@@ -52,10 +53,11 @@ class ServiceClient:
         self, method: Callable[..., Awaitable[ResponseT]], request: Message, timeout: float | None = None
     ) -> ResponseT:
         deadline = timeout if timeout is not None else self.deadline_for(method)
-        try:
-            return await method(request, timeout=deadline)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, self.service, self.target, deadline) from None
+        with tracing.client_span(self.service, method_name(method)) as metadata:  # the call's context, where traced
+            try:
+                return await method(request, timeout=deadline, metadata=metadata or None)
+            except grpc.aio.AioRpcError as exc:
+                raise error_from_rpc(exc, self.service, self.target, deadline) from None
 
     async def check_health(self, full_name: str, timeout: float) -> dict[str, Any]:
         """The standard gRPC health check of `full_name` on this channel (open to callers without a credential):

@@ -15,6 +15,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_errors import status_code_for
 from jarvis.common.internal_plane import AUTH_HEADER, REFUSED_MARKER, TOKEN, InternalPlane
@@ -116,7 +117,8 @@ class _ErrorsAndMetrics(grpc.ServerInterceptor):  # type: ignore[misc]
         started = time.perf_counter()
         code = grpc.StatusCode.OK
         try:
-            yield
+            with tracing.server_span(service, method, context.invocation_metadata()):
+                yield
         except GeneratorExit:
             code = grpc.StatusCode.CANCELLED  # the caller left a streaming call
             raise

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 from jarvis.common.grpc_server import RunningServer, ServiceBinding, create_server
 from jarvis.common.internal_plane import InternalPlane
@@ -122,6 +123,7 @@ def serve(name: str, settings_type: Callable[[], T], build: Factory[T]) -> None:
     /metrics, the server, and a graceful stop on SIGTERM or SIGINT."""
     settings = settings_type()
     configure_logging(settings.log_level, settings.log_json)
+    tracing.configure(f"jarvis-{name}")  # where OTEL_EXPORTER_OTLP_ENDPOINT is set
     if settings.metrics_port:
         start_http_server(settings.metrics_port)
     try:

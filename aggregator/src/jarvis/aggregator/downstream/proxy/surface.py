@@ -56,6 +56,7 @@ from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.aggregator.mcp_server import untraced
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import principal_of, text_result
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 from jarvis.common.internal_plane import InternalPlane
 
@@ -328,6 +329,7 @@ class ProxySurface:
             level = self.server_logs.level_for(call.session_id, exposed.server)
             if level is not None and self.host.asks_in_rounds((exposed.server,)):  # else the session's lines carry it
                 meta[types.LOG_LEVEL_META_KEY] = level
+        tracing.inject(meta)  # where traced, the server is the child of Jarvis's span (SEP-414), not of the caller's
         if meta:
             request["_meta"] = meta
         schema = exposed.definition.get("inputSchema")

@@ -19,6 +19,7 @@ from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.routing import downstream_route
 from jarvis.aggregator.tooling.principal import Principal
+from jarvis.common import tracing
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, JarvisError
 
 
@@ -58,10 +59,13 @@ def sender(host: DownstreamHost, entry: ToolEntry) -> Send:
     async def send(call: ToolCall) -> Result:
         args = call.arguments
         check_arguments(entry, args)
+        params: dict[str, Any] = {"name": entry.tool, "arguments": args}
+        meta: dict[str, Any] = {}
+        tracing.inject(meta)  # where traced, the server is the child of this call's span (SEP-414)
+        if meta:
+            params["_meta"] = meta
         try:
-            raw = await host.call_tool(
-                entry.source, {"name": entry.tool, "arguments": args}, person=person_of(call.principal)
-            )
+            raw = await host.call_tool(entry.source, params, person=person_of(call.principal))
         except MCPError as exc:
             raise FailedPrecondition(f"server '{entry.source}' refused {entry.tool}: {exc.error.message}") from None
         if is_input_required(raw):

@@ -1,0 +1,122 @@
+"""Traces (issue 50): OpenTelemetry, configured by the standard variables, off unless an endpoint is set.
+
+`OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) turns tracing on, exported over OTLP/HTTP
+with protobuf (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`, the default and the exporter Jarvis ships). The SDK reads
+the rest itself: `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and `_ARG`, the batch
+processor's `OTEL_BSP_*`. Off, no provider is installed: every tracer is the API's no-op, and the helpers here return
+before doing anything, so tracing costs nothing measurable.
+
+Context travels as W3C `traceparent`/`tracestate`: over gRPC in the call's metadata (`client_span`, `server_span`),
+and to downstream MCP servers in the request's `_meta` (SEP-414) and, over HTTP, its headers (`inject`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+from opentelemetry import propagate, trace
+from opentelemetry.trace import Span, SpanKind
+
+log = logging.getLogger(__name__)
+
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+PROTOCOL = "http/protobuf"
+TRACER = "jarvis"
+
+_on = False  # set once, by `configure`, where an endpoint is set
+
+
+def enabled() -> bool:
+    """Whether this process exports traces."""
+    return _on
+
+
+def configure(service_name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Install the SDK's tracer provider and OTLP exporter where the environment names an endpoint; once per process
+    (the embedded stack's services and its aggregator share one). Whether tracing is on."""
+    global _on
+    env = os.environ if environ is None else environ
+    if _on or not any(env.get(name) for name in ENDPOINT_VARIABLES):
+        return _on
+    protocol = next((env[name] for name in PROTOCOL_VARIABLES if env.get(name)), PROTOCOL)
+    if protocol != PROTOCOL:
+        log.warning(
+            "traces are off: %s=%s is not supported; Jarvis exports OTLP over HTTP with protobuf (%s)",
+            PROTOCOL_VARIABLES[1],
+            protocol,
+            PROTOCOL,
+        )
+        return False
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    named = env.get("OTEL_SERVICE_NAME") or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    provider = TracerProvider(resource=Resource.create({} if named else {SERVICE_NAME: service_name}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    _on = True
+    log.info("traces are exported over OTLP/HTTP", extra={"service": service_name})
+    return True
+
+
+def flush(timeout_seconds: float = 5.0) -> None:
+    """Send the spans still batched (at shutdown, so the last calls' spans are not lost)."""
+    provider = trace.get_tracer_provider()
+    force_flush = getattr(provider, "force_flush", None)
+    if _on and callable(force_flush):
+        force_flush(int(timeout_seconds * 1000))
+
+
+def tracer() -> trace.Tracer:
+    return trace.get_tracer(TRACER)
+
+
+def inject(carrier: MutableMapping[str, Any]) -> None:
+    """Put the current span's context into `carrier` (a request's `_meta`, or HTTP headers), replacing any there: a
+    server downstream is the child of Jarvis's span, not of the caller's."""
+    if _on:
+        propagate.inject(carrier)
+
+
+@contextlib.contextmanager
+def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
+    """A span under the current one (nothing when tracing is off)."""
+    if not _on:
+        yield trace.INVALID_SPAN
+        return
+    with tracer().start_as_current_span(name, kind=kind, attributes=dict(attributes or {})) as current:
+        yield current
+
+
+@contextlib.contextmanager
+def client_span(service: str, method: str) -> Iterator[list[tuple[str, str]]]:
+    """A gRPC call's client span; yields the metadata that carries its context to the server (none when off)."""
+    if not _on:
+        yield []
+        return
+    attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
+    with tracer().start_as_current_span(f"{service}/{method}", kind=SpanKind.CLIENT, attributes=attributes):
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        yield list(carrier.items())
+
+
+@contextlib.contextmanager
+def server_span(service: str, method: str, metadata: Iterable[tuple[str, Any]] | None) -> Iterator[None]:
+    """A gRPC call's server span, the child of the caller's span its metadata carries."""
+    if not _on:
+        yield
+        return
+    parent = propagate.extract({key: value for key, value in metadata or () if isinstance(value, str)})
+    attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
+    with tracer().start_as_current_span(
+        f"{service}/{method}", context=parent, kind=SpanKind.SERVER, attributes=attributes
+    ):
+        yield

@@ -1,0 +1,151 @@
+"""Traces (issue 50): one call followed from the client, through Jarvis, its pipeline and its services, to the
+downstream server, received as real OTLP/HTTP by a receiver started here (tests/support/otlp_receiver.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+
+from tests.support.downstream import FAST_ENV, create_profile, create_toy
+from tests.support.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
+from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+CLIENT_SPAN = "00f067aa0ba902b7"  # the client's own span, the parent it sends
+SERVER_KIND, CLIENT_KIND = 2, 3  # OTLP's SpanKind numbers
+_ids = itertools.count(1)
+_traces = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningJarvis, Receiver, str]]:
+    with otlp_receiver() as receiver:
+        home = tmp_path_factory.mktemp("home")
+        env = {
+            **FAST_ENV,
+            "HOME": str(home),
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+        }
+        running = start_jarvis(tmp_path_factory.mktemp("traced"), "--require-auth", env=env)
+        admin = running.create_token("admin", name="admin")
+
+        async def setup() -> None:
+            async with mcp_client(running.url(), admin) as client:
+                await create_toy(client, "tr", mode="modern")
+                await create_profile(client, "tr", "tr")
+
+        asyncio.run(setup())
+        try:
+            yield running, receiver, admin
+        finally:
+            running.stop()
+
+
+def new_trace() -> str:
+    return f"{next(_traces):032x}"
+
+
+def call(jarvis: RunningJarvis, token: str, path: str, tool: str, arguments: dict[str, Any], trace_id: str) -> Any:
+    """A 2026-07-28 tools/call whose `_meta` carries the client's trace context (SEP-414)."""
+    meta = {
+        PROTOCOL_VERSION_META_KEY: MODERN,
+        CLIENT_CAPABILITIES_META_KEY: {},
+        CLIENT_INFO_META_KEY: {"name": "traced", "version": "1"},
+        "traceparent": f"00-{trace_id}-{CLIENT_SPAN}-01",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(_ids),
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": meta},
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": tool,
+        "authorization": f"Bearer {token}",
+    }
+    answer = httpx2.post(jarvis.url(path), content=json.dumps(body), headers=headers, timeout=30).json()
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def named(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, (name, [s.name for s in spans])
+    return found[0]
+
+
+def test_a_profile_call_is_one_trace_from_the_client_to_the_stdio_server(
+    traced: tuple[RunningJarvis, Receiver, str],
+) -> None:
+    jarvis, receiver, admin = traced
+    trace_id = new_trace()
+    result = call(jarvis, admin, "/mcp/profile/tr", "tr__whoami", {}, trace_id)
+    # The server got the same trace, as the child of Jarvis's span for its call, not of the client's.
+    sent = result["structuredContent"]["meta"]["traceparent"]
+    _, sent_trace, sent_parent, _ = sent.split("-")
+    assert sent_trace == trace_id
+    spans = receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    request = named(spans, "tools/call tr__whoami")
+    assert (request.parent_id, request.kind) == (CLIENT_SPAN, SERVER_KIND)
+    pipeline = named(spans, "call tr__whoami")
+    assert pipeline.parent_id == request.span_id
+    assert pipeline.attributes["jarvis.backend"] == "shared"
+    assert pipeline.attributes["jarvis.downstream.server"] == "tr"
+    assert pipeline.attributes["jarvis.outcome"] == "ok"
+    steps = [named(spans, step) for step in ("scope", "rate limit", "withheld", "consent")]
+    assert steps[0].parent_id == pipeline.span_id
+    assert [s.parent_id for s in steps[1:]] == [s.span_id for s in steps[:-1]]  # each step runs the next
+    backend = named(spans, "backend tr")
+    assert (backend.parent_id, backend.kind) == (steps[-1].span_id, CLIENT_KIND)
+    assert sent_parent == backend.span_id
+    assert {s.service for s in spans} == {"jarvis"}
+
+
+def test_arguments_appear_by_name_only_and_a_refusal_sets_the_status(
+    traced: tuple[RunningJarvis, Receiver, str],
+) -> None:
+    jarvis, receiver, _ = traced
+    narrow = jarvis.create_token("servers:other", name="narrow")
+    trace_id = new_trace()
+    secret = "hunter2-do-not-trace"
+    result = call(jarvis, narrow, "/mcp", "tool_call", {"name": "tr__echo", "arguments": {"text": secret}}, trace_id)
+    assert result["isError"] is True
+    spans = receiver.wait_for(lambda s: any(x.name == "call tr__echo" for x in s), trace_id)
+    refused = named(spans, "call tr__echo")
+    assert refused.attributes["jarvis.outcome"] == "denied"
+    assert (refused.status_code, refused.status_message) == (2, "denied")  # STATUS_CODE_ERROR
+    assert refused.attributes["jarvis.arguments"] == ["text"]
+    assert not any(secret in json.dumps(s.attributes) for s in spans)
+    assert not any(s.name == "backend tr" for s in spans)  # refused before the server
+
+
+def test_a_registry_write_carries_the_trace_over_grpc(traced: tuple[RunningJarvis, Receiver, str]) -> None:
+    jarvis, receiver, admin = traced
+    trace_id = new_trace()
+    arguments = {"action": "create", "name": f"p{trace_id[-6:]}", "servers": ["tr"]}
+    call(jarvis, admin, "/mcp/jarvis", "jarvis_profile", arguments, trace_id)
+
+    def grpc_pair(spans: list[ReceivedSpan]) -> bool:
+        return any(s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc" for s in spans)
+
+    spans = receiver.wait_for(grpc_pair, trace_id)
+    clients = {s.span_id: s for s in spans if s.kind == CLIENT_KIND and s.attributes.get("rpc.system") == "grpc"}
+    servers = [s for s in spans if s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc"]
+    assert clients, [s.name for s in spans]
+    # The registry's own span is the child of the aggregator's client span: the context crossed gRPC.
+    assert any(server.parent_id in clients for server in servers), [(s.name, s.parent_id) for s in servers]
+    assert any(s.name.startswith("registry/") for s in clients.values())

@@ -1,0 +1,67 @@
+"""Tracing is configured by the standard OTEL_* variables and is off without an endpoint (issue 50).
+
+Each case runs in a process of its own: a tracer provider is set once per process, and the other tests here must
+keep running untraced."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, logging, sys
+from opentelemetry import trace
+from jarvis.common import tracing
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+on = tracing.configure("jarvis-probe", json.loads(sys.argv[1]))
+provider = trace.get_tracer_provider()
+resource = getattr(provider, "resource", None)
+print(json.dumps({
+    "on": on,
+    "enabled": tracing.enabled(),
+    "provider": type(provider).__module__,
+    "service": resource.attributes.get("service.name") if resource is not None else None,
+}))
+"""
+
+
+def probe(env: dict[str, str]) -> tuple[dict[str, object], str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(env)], capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(done.stdout), done.stderr
+
+
+def test_without_an_endpoint_nothing_is_installed() -> None:
+    seen, _ = probe({})
+    assert seen["on"] is False
+    assert seen["enabled"] is False
+    assert "sdk" not in str(seen["provider"])
+
+
+def test_an_endpoint_turns_it_on_under_the_services_name() -> None:
+    seen, _ = probe({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})
+    assert (seen["on"], seen["enabled"]) == (True, True)
+    assert str(seen["provider"]).startswith("opentelemetry.sdk.trace")
+    assert seen["service"] == "jarvis-probe"
+
+
+def test_otel_service_name_wins() -> None:
+    env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces", "OTEL_SERVICE_NAME": "team-jarvis"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(env)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "OTEL_SERVICE_NAME": "team-jarvis"},
+    )
+    assert json.loads(done.stdout)["service"] == "team-jarvis"
+
+
+def test_a_protocol_jarvis_does_not_ship_leaves_it_off_and_says_why() -> None:
+    seen, logged = probe({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert seen["on"] is False
+    assert "http/protobuf" in logged
+    assert "grpc" in logged
