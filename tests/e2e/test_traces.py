@@ -55,14 +55,25 @@ def new_trace() -> str:
     return f"{next(_traces):032x}"
 
 
-def call(jarvis: RunningJarvis, token: str, path: str, tool: str, arguments: dict[str, Any], trace_id: str) -> Any:
-    """A 2026-07-28 tools/call whose `_meta` carries the client's trace context (SEP-414)."""
+def call(
+    jarvis: RunningJarvis,
+    token: str,
+    path: str,
+    tool: str,
+    arguments: dict[str, Any],
+    trace_id: str,
+    *,
+    in_header: bool = False,
+) -> Any:
+    """A 2026-07-28 tools/call whose `_meta` (SEP-414), or else its HTTP headers, carry the client's trace context."""
+    parent = f"00-{trace_id}-{CLIENT_SPAN}-01"
     meta = {
         PROTOCOL_VERSION_META_KEY: MODERN,
         CLIENT_CAPABILITIES_META_KEY: {},
         CLIENT_INFO_META_KEY: {"name": "traced", "version": "1"},
-        "traceparent": f"00-{trace_id}-{CLIENT_SPAN}-01",
     }
+    if not in_header:
+        meta["traceparent"] = parent
     body = {
         "jsonrpc": "2.0",
         "id": next(_ids),
@@ -77,6 +88,8 @@ def call(jarvis: RunningJarvis, token: str, path: str, tool: str, arguments: dic
         "mcp-name": tool,
         "authorization": f"Bearer {token}",
     }
+    if in_header:
+        headers["traceparent"] = parent
     answer = httpx2.post(jarvis.url(path), content=json.dumps(body), headers=headers, timeout=30).json()
     assert "result" in answer, answer
     return answer["result"]
@@ -149,3 +162,30 @@ def test_a_registry_write_carries_the_trace_over_grpc(traced: tuple[RunningJarvi
     # The registry's own span is the child of the aggregator's client span: the context crossed gRPC.
     assert any(server.parent_id in clients for server in servers), [(s.name, s.parent_id) for s in servers]
     assert any(s.name.startswith("registry/") for s in clients.values())
+
+
+def test_a_traceparent_header_is_the_parent_where_meta_has_none(traced: tuple[RunningJarvis, Receiver, str]) -> None:
+    jarvis, receiver, admin = traced
+    trace_id = new_trace()
+    call(jarvis, admin, "/mcp/profile/tr", "tr__echo", {"text": "hi"}, trace_id, in_header=True)
+    spans = receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    assert named(spans, "tools/call tr__echo").parent_id == CLIENT_SPAN
+
+
+def test_a_slow_calls_latency_bucket_names_its_trace(traced: tuple[RunningJarvis, Receiver, str]) -> None:
+    jarvis, receiver, admin = traced
+    trace_id = new_trace()
+    call(jarvis, admin, "/mcp/profile/tr", "tr__slow", {"seconds": 0.6}, trace_id)
+    receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    headers = {"authorization": f"Bearer {admin}", "accept": "application/openmetrics-text; version=1.0.0"}
+    answer = httpx2.get(jarvis.url("/metrics"), headers=headers, timeout=30)
+    assert answer.headers["content-type"].startswith("application/openmetrics-text")
+    buckets = [
+        line
+        for line in answer.text.splitlines()
+        if line.startswith('jarvis_downstream_call_seconds_bucket{server="tr"') and f'trace_id="{trace_id}"' in line
+    ]
+    assert buckets, [line for line in answer.text.splitlines() if "downstream_call_seconds_bucket" in line]
+    # The exemplar sits in the bucket its call's latency fell in: at least the 0.6 s the server slept.
+    value = float(buckets[0].split(" # ")[1].split()[1])
+    assert value >= 0.6

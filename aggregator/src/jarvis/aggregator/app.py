@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,8 +24,8 @@ from jarvis.aggregator import health
 from jarvis.aggregator.aliases import build_alias_table
 from jarvis.aggregator.auth.checks import GateSettings
 from jarvis.aggregator.auth.gate import McpGate
+from jarvis.aggregator.auth.metrics_access import MetricsAccess, exposition
 from jarvis.aggregator.auth.verifier import TokenVerifier
-from jarvis.aggregator.auth.wire import REALM
 from jarvis.aggregator.calls.pipeline import CallPipeline, default_steps
 from jarvis.aggregator.calls.record import CallRecorder
 from jarvis.aggregator.codemode.limits import CodePolicy
@@ -63,8 +63,7 @@ from jarvis.aggregator.surfaces.paths import DISCOVERY_PATH
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.aggregator.usage import UsageRecorder
 from jarvis.aggregator.worker_metrics import WorkerMetrics
-from jarvis.common import scopes, tracing
-from jarvis.common.errors import JarvisError, Unauthenticated
+from jarvis.common import tracing
 from jarvis.common.surfaces import SURFACE_PATHS
 
 VERSION = package_version("jarvis-aggregator")
@@ -78,62 +77,6 @@ def build_surfaces(ctx: ToolContext, code: CodePolicy | None = None) -> list[Sur
         build_debug_surface(ctx),
         build_orchestrator_surface(ctx),
     ]
-
-
-class MetricsAccess:
-    """Who may read /metrics where it needs a token (`metrics_require_token`, by default whenever tokens are required).
-
-    The metrics name installed servers, their tools and failure counts, so beyond an open loopback Jarvis they are
-    not for everyone. Least privilege: a token with the `metrics` scope (which allows nothing else), or `admin`/`*`.
-    No token: 401 with `WWW-Authenticate`; a token without the scope: 403. Prometheus sends its token from a file
-    (`authorization: {credentials_file: ...}` in its scrape config).
-    """
-
-    def __init__(self, verifier: TokenVerifier, metrics: AggregatorMetrics) -> None:
-        self.verifier = verifier
-        self.metrics = metrics
-
-    async def refusal(self, request: Request) -> Response | None:
-        """The answer refusing `request`, or None when its token may read the metrics."""
-        header = request.headers.get("authorization", "")
-        kind, _, secret = header.partition(" ")
-        if not header:
-            return self._unauthorized(
-                "missing",
-                REALM,
-                f"/metrics needs a token: send 'Authorization: Bearer <token>' with a token of scope "
-                f"'{scopes.METRICS}' (`jarvis token create --name prometheus --scope {scopes.METRICS}`)",
-            )
-        if kind.lower() != "bearer" or not secret.strip():
-            return self._unauthorized("malformed", f'{REALM}, error="invalid_token"', "malformed Authorization header")
-        try:
-            principal = await self.verifier.verify(secret.strip())
-        except Unauthenticated:
-            return self._unauthorized("invalid", f'{REALM}, error="invalid_token"', "invalid, expired or revoked token")
-        except JarvisError:
-            self.metrics.auth_failures.labels("token_unverifiable").inc()
-            return JSONResponse(
-                {"error": "unavailable", "message": "cannot verify the token: the registry is unreachable"},
-                status_code=503,
-            )
-        if not scopes.reads_metrics(principal.scopes):
-            self.metrics.auth_failures.labels("insufficient_scope").inc()
-            return JSONResponse(
-                {
-                    "error": "insufficient_scope",
-                    "message": f"your token's scopes ({', '.join(principal.scopes)}) do not include "
-                    f"'{scopes.METRICS}', the scope that reads /metrics (or admin)",
-                },
-                status_code=403,
-                headers={"WWW-Authenticate": f'{REALM}, error="insufficient_scope", scope="{scopes.METRICS}"'},
-            )
-        return None
-
-    def _unauthorized(self, problem: str, challenge: str, message: str) -> Response:
-        self.metrics.auth_failures.labels(f"token_{problem}").inc()
-        return JSONResponse(
-            {"error": "unauthorized", "message": message}, status_code=401, headers={"WWW-Authenticate": challenge}
-        )
 
 
 class Aggregator:
@@ -390,8 +333,6 @@ class Aggregator:
         scope `metrics` or admin (MetricsAccess)."""
         if self.metrics_access is not None and (refusal := await self.metrics_access.refusal(request)):
             return refusal
-        if self.worker_metrics is not None:
-            body = await asyncio.to_thread(self.worker_metrics.render)
-        else:
-            body = generate_latest(self.metrics_registry)
-        return Response(body, media_type=CONTENT_TYPE_LATEST)
+        if self.worker_metrics is not None:  # merged from the workers' text files: no exemplars
+            return Response(await asyncio.to_thread(self.worker_metrics.render), media_type=CONTENT_TYPE_LATEST)
+        return exposition(self.metrics_registry, request.headers.get("accept", ""))

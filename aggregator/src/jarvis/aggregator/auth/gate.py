@@ -36,6 +36,7 @@ from jarvis.aggregator.tooling.request import (
     PRINCIPAL_SCOPE_KEY,
 )
 from jarvis.aggregator.tooling.tool import Surface
+from jarvis.common import tracing
 
 
 class McpGate:
@@ -109,12 +110,13 @@ class McpGate:
         if len(req.calls) == 1 and req.calls[0].decision is not None:
             scope[DECISION_SCOPE_KEY] = req.calls[0].decision
         replayed, sending = replay(req.body, receive), self._remember_session(send, principal)
-        if self.limiter is not None and req.calls and not principal.local:
-            # One pool of calls in flight per token and tool, whichever route reached the tool.
-            with self.limiter.running([(principal.token_id, c.limit_key) for c in req.calls]):
+        with tracing.incoming(scope["headers"]):  # a client's traceparent header, where it sent one
+            if self.limiter is not None and req.calls and not principal.local:
+                # One pool of calls in flight per token and tool, whichever route reached the tool.
+                with self.limiter.running([(principal.token_id, c.limit_key) for c in req.calls]):
+                    await self.app(scope, replayed, sending)
+            else:
                 await self.app(scope, replayed, sending)
-        else:
-            await self.app(scope, replayed, sending)
 
     def _remember_session(self, send: Send, principal: Principal) -> Send:
         if self.sessions is None:

@@ -14,6 +14,7 @@ from jarvis.aggregator import audit
 from jarvis.aggregator.metrics import AggregatorMetrics
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.usage import UsageRecorder
+from jarvis.common import tracing
 
 OTHER_SERVER = "other"  # the metric label of any server that is not installed (DownstreamHost.server_label)
 DOWNSTREAM_TOOL = "downstream"  # every downstream tool counts under this one tool label: the label set stays bounded
@@ -49,16 +50,17 @@ class CallRecorder:
     ) -> None:
         """One call's record. `server` is set for a downstream server's tool, whose metrics count under
         `downstream` and its bounded server label; a Jarvis tool counts under its own name and action."""
+        traced = tracing.exemplar()  # where traced, a slow bucket names a trace that landed in it
         if server:
             self.metrics.tool_calls.labels(surface, DOWNSTREAM_TOOL, "", outcome).inc()
-            self.metrics.tool_latency.labels(surface, DOWNSTREAM_TOOL).observe(elapsed)
+            self.metrics.tool_latency.labels(surface, DOWNSTREAM_TOOL).observe(elapsed, traced)
             if outcome in FORWARDED:
                 label = self.server_label(server)
                 self.metrics.downstream_calls.labels(label, outcome).inc()
-                self.metrics.downstream_latency.labels(label).observe(elapsed)
+                self.metrics.downstream_latency.labels(label).observe(elapsed, traced)
         else:
             self.metrics.tool_calls.labels(surface, tool, action, outcome).inc()
-            self.metrics.tool_latency.labels(surface, tool).observe(elapsed)
+            self.metrics.tool_latency.labels(surface, tool).observe(elapsed, traced)
         self.usage.record(
             tool,
             action,

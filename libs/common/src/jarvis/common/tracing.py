@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import context, propagate, trace
 from opentelemetry.trace import Span, SpanKind
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_
 PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 PROTOCOL = "http/protobuf"
 TRACER = "jarvis"
+_TRACE_HEADERS = (b"traceparent", b"tracestate")
 
 _on = False  # set once, by `configure`, where an endpoint is set
 
@@ -78,6 +79,15 @@ def tracer() -> trace.Tracer:
     return trace.get_tracer(TRACER)
 
 
+def exemplar() -> dict[str, str] | None:
+    """The current sampled span's trace id, as a latency histogram's exemplar (OpenMetrics): a dashboard's slow bucket
+    then links to its trace. None when tracing is off or the span is not sampled."""
+    if not _on:
+        return None
+    current = trace.get_current_span().get_span_context()
+    return {"trace_id": f"{current.trace_id:032x}"} if current.is_valid and current.trace_flags.sampled else None
+
+
 def inject(carrier: MutableMapping[str, Any]) -> None:
     """Put the current span's context into `carrier` (a request's `_meta`, or HTTP headers), replacing any there: a
     server downstream is the child of Jarvis's span, not of the caller's."""
@@ -93,6 +103,24 @@ def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str,
         return
     with tracer().start_as_current_span(name, kind=kind, attributes=dict(attributes or {})) as current:
         yield current
+
+
+@contextlib.contextmanager
+def incoming(headers: Iterable[tuple[bytes, bytes]]) -> Iterator[None]:
+    """Serve an HTTP request under the trace its `traceparent`/`tracestate` headers name, where it sent them; the
+    trace context of an MCP request's `_meta` (SEP-414) is read by the SDK's span and wins for that request."""
+    if not _on:
+        yield
+        return
+    carrier = {key.decode("latin-1"): value.decode("latin-1") for key, value in headers if key in _TRACE_HEADERS}
+    if not carrier:
+        yield
+        return
+    token = context.attach(propagate.extract(carrier))
+    try:
+        yield
+    finally:
+        context.detach(token)
 
 
 @contextlib.contextmanager
