@@ -183,7 +183,9 @@ def test_a_slow_calls_latency_bucket_names_its_trace(traced: tuple[RunningJarvis
     buckets = [
         line
         for line in answer.text.splitlines()
-        if line.startswith('jarvis_downstream_call_seconds_bucket{server="tr"') and f'trace_id="{trace_id}"' in line
+        if line.startswith("jarvis_downstream_call_seconds_bucket{")
+        and 'server="tr"' in line
+        and f'trace_id="{trace_id}"' in line
     ]
     assert buckets, [line for line in answer.text.splitlines() if "downstream_call_seconds_bucket" in line]
     # The exemplar sits in the bucket its call's latency fell in: at least the 0.6 s the server slept.
