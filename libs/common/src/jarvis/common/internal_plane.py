@@ -13,11 +13,13 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-
-import grpc
+from typing import TYPE_CHECKING
 
 from jarvis.common import addresses
 from jarvis.common.errors import FailedPrecondition
+
+if TYPE_CHECKING:  # grpc is imported by the methods that make credentials: settings alone do not load it
+    import grpc
 
 # Names of settings, not secrets.
 TOKEN = "JARVIS_INTERNAL_TOKEN"  # noqa: S105
@@ -62,6 +64,8 @@ class InternalPlane:
     def server_credentials(self) -> grpc.ServerCredentials | None:
         if self.tls_key is None or self.tls_cert is None:
             return None
+        import grpc
+
         return grpc.ssl_server_credentials(
             [(self.tls_key, self.tls_cert)], root_certificates=self.tls_ca, require_client_auth=self.tls_ca is not None
         )
@@ -70,6 +74,8 @@ class InternalPlane:
         """TLS toward servers signed by the CA (presenting this process's certificate when it has one)."""
         if self.tls_ca is None:
             return None
+        import grpc
+
         return grpc.ssl_channel_credentials(
             root_certificates=self.tls_ca, private_key=self.tls_key, certificate_chain=self.tls_cert
         )

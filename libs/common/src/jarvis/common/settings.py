@@ -6,8 +6,6 @@ from pathlib import Path
 
 from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from jarvis.common import internal_plane as plane
 from jarvis.common.internal_plane import InternalPlane
@@ -42,6 +40,11 @@ class ProcessSettings(BaseSettings):
         """`url` with the password read from `database_password_file` (if set); a clear error when it cannot be."""
         if self.database_password_file is None or not url or url.startswith("sqlite"):
             return url  # SQLite has no password
+        # Imported here: every process reads these settings, and a command that opens no database should not pay
+        # for SQLAlchemy.
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
         try:
             parsed = make_url(url)
         except ArgumentError:

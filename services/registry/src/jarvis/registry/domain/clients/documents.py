@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
-
-import tomlkit
-import tomlkit.exceptions
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
+from typing import TYPE_CHECKING, Any
 
 from .formats import ClientFormat
+
+if TYPE_CHECKING:  # imported where a TOML or YAML file is read: listing clients whose files are JSON loads neither
+    from ruamel.yaml import YAML
 
 
 class DocumentError(ValueError):
@@ -30,6 +27,8 @@ def parse(client: ClientFormat, text: str) -> Any:
 
 def edit(client: ClientFormat, text: str, remove: Sequence[str], put: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """`text` with the `remove` entries deleted and the `put` entries added or replaced, comments kept."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     doc = _load(client, text)
     if doc is None:  # an empty YAML file
         doc = CommentedMap()
@@ -63,6 +62,8 @@ def edit(client: ClientFormat, text: str, remove: Sequence[str], put: Sequence[t
 
 
 def _edit_toml(client: ClientFormat, doc: Any, remove: Sequence[str], put: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    import tomlkit
+
     servers = doc.get(client.servers_key)
     if servers is None:
         # A super table renders its entries as [mcp_servers.NAME] without an empty [mcp_servers].
@@ -85,11 +86,16 @@ def _edit_toml(client: ClientFormat, doc: Any, remove: Sequence[str], put: Seque
 
 def _load(client: ClientFormat, text: str) -> Any:
     if client.syntax == "toml":
+        import tomlkit
+        import tomlkit.exceptions
+
         try:
             return tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as exc:
             raise DocumentError(str(exc)) from exc
     if client.syntax == "yaml":
+        from ruamel.yaml.error import YAMLError
+
         try:
             return _yaml().load(text)
         except YAMLError as exc:
@@ -98,6 +104,8 @@ def _load(client: ClientFormat, text: str) -> Any:
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
