@@ -14,7 +14,8 @@ from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.tooling.results import jsonable
 from jarvis.cli.datadir import DataDirLock
 from jarvis.cli.output import table
-from jarvis.cli.registry import open_registry, settings_for
+from jarvis.cli.registry import open_registry
+from jarvis.cli.settings import settings_for
 from jarvis.common.surfaces import ENTRY_NAMES_HELP
 
 COLUMNS = (("name", "client"), ("detected", "detected"), ("entries", "entries"), ("config_path", "config file"))

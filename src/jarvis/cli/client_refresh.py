@@ -9,7 +9,7 @@ import logging
 import shlex
 from collections.abc import Sequence
 
-from jarvis.cli.embedded import EmbeddedSettings
+from jarvis.cli.settings import EmbeddedSettings
 from jarvis.common.errors import JarvisError
 from jarvis.registry.domain.clients import ClientManager, Refresh
 

@@ -4,7 +4,8 @@
 or a `jarvis mcp` that found nobody serving it); the kernel releases it when that process dies, however
 it dies. The file says who holds it (pid, command) and, for `jarvis up`, the URL it serves, so a
 `jarvis mcp` can bridge to it instead of starting a second runtime that would take over the first's
-containers and sessions.
+containers and sessions. It also names the loopback address of that `jarvis up`'s registry, so an admin command
+(`jarvis token list`, `status`…) asks it instead of opening the data dir's database a second time.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Holder:
     pid: int
     command: str
     url: str = ""  # the HTTP base URL it serves; "" while starting, or for a stdio-only `jarvis mcp`
+    registry: str = ""  # host:port of its registry (the internal plane: the data dir's internal token) once serving
 
     def describe(self) -> str:
         return f"`{self.command}` (pid {self.pid}{', serving ' + self.url if self.url else ''})"
@@ -43,36 +45,47 @@ class DataDirLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            return self.holder() or Holder(pid=0, command="another Jarvis process")
+            return self.holder(held=True) or Holder(pid=0, command="another Jarvis process")
         self._fd = fd
         self._write(Holder(os.getpid(), command))
         return None
 
-    def publish(self, url: str) -> None:
-        """Say where this process serves (once it listens)."""
+    def publish(self, url: str, registry: str = "") -> None:
+        """Say where this process serves (once it listens), and where its registry does."""
         assert self._fd is not None, "publish after acquire"
         current = self.holder()
-        self._write(Holder(os.getpid(), current.command if current else "jarvis", url))
+        self._write(Holder(os.getpid(), current.command if current else "jarvis", url, registry))
 
     def _write(self, holder: Holder) -> None:
         assert self._fd is not None
         data = json.dumps(asdict(holder)).encode()
-        # One write of the whole record after truncating: a reader sees it whole or retries.
-        os.ftruncate(self._fd, 0)
+        # The whole record in one write, then the end cut: a reader sees it whole, or a longer record's tail after
+        # it (not JSON: it retries), never an empty file, which means nobody holds the lock.
         os.pwrite(self._fd, data, 0)
+        os.ftruncate(self._fd, len(data))
 
-    def holder(self, wait: float = 2.0) -> Holder | None:
-        """Who the file says holds the lock (waiting out a write in progress), or None when unreadable."""
+    def holder(self, wait: float = 2.0, held: bool = False) -> Holder | None:
+        """Who the file says holds the lock (waiting out a write in progress), or None when unreadable.
+
+        Unless the lock is known to be `held` (an empty file then means its holder has not written yet), None at once
+        when there is no file or an empty one: nobody has held the lock, or its holder let it go."""
         deadline = time.monotonic() + wait
         while True:
             try:
-                value = json.loads(self.path.read_text() or "null")
+                text = self.path.read_text()
+                if not text and not held:
+                    return None
+                value = json.loads(text or "null")
                 if isinstance(value, dict):
                     return Holder(
                         pid=int(value.get("pid", 0)),
                         command=str(value.get("command", "")),
                         url=str(value.get("url", "")),
+                        registry=str(value.get("registry", "")),
                     )
+            except FileNotFoundError:
+                if not held:
+                    return None
             except (OSError, ValueError):
                 pass
             if time.monotonic() >= deadline:

@@ -1,39 +1,70 @@
-"""The `jarvis` command line: start Jarvis, serve one service, and administer the registry."""
+"""The `jarvis` command line: start Jarvis, serve one service, and administer the registry.
+
+Fast to start (issue 46 item 2): this module imports click and little else. Each command imports what it uses when it
+runs, and the commands of the other modules are imported only when one of them runs (LAZY, jarvis/cli/lazy.py), so
+`jarvis --help` or `jarvis token list` never load the services, the MCP SDK or a model they do not use.
+"""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import click.shell_completion
-from pydantic import ValidationError
 
-from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.surfaces.paths import PROFILE_PATH_PREFIX, SURFACE_PATHS
-from jarvis.aggregator.tooling.results import jsonable
-from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS, ToolPinView
-from jarvis.cli.banner import banner as banner_lines
-from jarvis.cli.banner import invocation
-from jarvis.cli.client import client
-from jarvis.cli.datadir import DataDirLock, Holder
-from jarvis.cli.image import image
-from jarvis.cli.migrate import migrate
-from jarvis.cli.oauth_clients import oauth_client
-from jarvis.cli.oauth_keys import oauth_keys
-from jarvis.cli.output import BATCH, catalog_batches, table
-from jarvis.cli.probe import probe
-from jarvis.cli.registry import open_registry as _registry
-from jarvis.cli.registry import settings_for as _settings
-from jarvis.cli.roles import role, user
-from jarvis.common.errors import JarvisError
-from jarvis.common.logging import configure_logging
+from jarvis.cli.lazy import LazyCommand, LazyGroup
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.aggregator.views.registry import ToolPinView
+    from jarvis.cli.datadir import DataDirLock, Holder
+
+# The commands of other modules, imported when one runs; their summaries are what `jarvis --help` lists
+# (tests/unit/common/test_cli_lazy.py checks them against each command's own help).
+LAZY = {
+    "client": LazyCommand(
+        "jarvis.cli.client",
+        "client",
+        "MCP client applications: what they are configured with, and entries that connect them to Jarvis.",
+    ),
+    "image": LazyCommand("jarvis.cli.image", "image", "Images of project containers."),
+    "migrate": LazyCommand(
+        "jarvis.cli.migrate",
+        "migrate",
+        "Upgrade the registry's, runtime's and scheduler's schemas (DATABASE_URL) to their newest revisions.",
+    ),
+    "oauth-client": LazyCommand(
+        "jarvis.cli.oauth_clients",
+        "oauth_client",
+        "MCP clients allowed to ask people to sign in, registered by an admin.",
+    ),
+    "oauth-keys": LazyCommand(
+        "jarvis.cli.oauth_keys",
+        "oauth_keys",
+        "Signing keys of sign-in access tokens (rotate, then prune once the old key's tokens have expired).",
+    ),
+    "probe": LazyCommand(
+        "jarvis.cli.probe", "probe", "Check that a local service answers healthy (for container healthchecks)."
+    ),
+    "role": LazyCommand(
+        "jarvis.cli.roles",
+        "role",
+        "Roles: identity-provider groups and users mapped to Jarvis scopes, for people who sign in.",
+    ),
+    "user": LazyCommand(
+        "jarvis.cli.roles",
+        "user",
+        "People who signed in through the team's identity provider (recorded at their first sign-in).",
+    ),
+}
 
 SURFACES = tuple(SURFACE_PATHS)
 PROFILE_SURFACE = "profile/"
@@ -70,15 +101,13 @@ class SurfaceType(click.ParamType[str]):
             )
         return text
 
-    def shell_complete(
-        self, ctx: click.Context, param: click.Parameter, incomplete: str
-    ) -> list[click.shell_completion.CompletionItem]:
-        return [
-            click.shell_completion.CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE) if s.startswith(incomplete)
-        ]
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(s) for s in (*SURFACES, PROFILE_SURFACE) if s.startswith(incomplete)]
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy=LAZY)
 @click.option("--data-dir", envvar="JARVIS_DATA_DIR", help="Where embedded Jarvis keeps its data [~/.jarvis].")
 @click.option(
     "--registry",
@@ -108,9 +137,15 @@ def up(
     workers: int | None,
 ) -> None:
     """Start Jarvis embedded: every service in one process, SQLite under the data dir."""
+    from jarvis.cli.banner import banner as banner_lines
+    from jarvis.cli.banner import invocation
+    from jarvis.cli.datadir import DataDirLock
     from jarvis.cli.runner import run_embedded
+    from jarvis.cli.settings import settings_for
+    from jarvis.common.errors import JarvisError
+    from jarvis.common.logging import configure_logging
 
-    settings = _settings(
+    settings = settings_for(
         ctx.obj["data_dir"], host=host, port=port, stateless=stateless, require_auth=require_auth, workers=workers
     )
     configure_logging(settings.log_level, settings.log_json)
@@ -129,7 +164,7 @@ def up(
 
     def banner(aggregator: Any) -> None:
         base = f"http://{_display_host(settings.host)}:{settings.port}"
-        lock.publish(base)
+        lock.publish(base, aggregator.settings.registry_target)  # admin commands ask this registry
         surfaces = [(s.name, s.path) for s in aggregator.surfaces]
         served = aggregator.settings
         command = invocation(ctx.obj["data_dir"])
@@ -167,6 +202,10 @@ def serve(service: str, workers: int | None) -> None:
     """Serve one service (for containers); configured by environment variables."""
     if workers is not None and service != "aggregator":
         raise click.UsageError("--workers applies to the aggregator only")
+    from pydantic import ValidationError
+
+    from jarvis.common.errors import JarvisError
+
     try:
         _serve(service, workers)
     except ValidationError as exc:  # a bad setting: say which one, without a traceback or the value given
@@ -178,6 +217,8 @@ def serve(service: str, workers: int | None) -> None:
 
 
 def _serve(service: str, workers: int | None = None) -> None:
+    import importlib
+
     if service in ("registry", "debug", "runtime", "scheduler"):
         # Imported here, one service's modules only: what `python -m jarvis.<service>` runs.
         importlib.import_module(f"jarvis.{service}.__main__").main()
@@ -189,6 +230,7 @@ def _serve(service: str, workers: int | None = None) -> None:
         return
     from jarvis.aggregator.settings import AggregatorSettings
     from jarvis.cli.runner import run_distributed
+    from jarvis.common.logging import configure_logging
 
     settings = AggregatorSettings() if workers is None else AggregatorSettings(workers=workers)
     configure_logging(settings.log_level, settings.log_json)
@@ -210,7 +252,11 @@ def mcp(ctx: click.Context, surface: str) -> None:
     When a `jarvis up` serves the same data dir, relay to it over HTTP instead of starting a second Jarvis
     (give its token in JARVIS_TOKEN if it requires one).
     """
-    settings = _settings(ctx.obj["data_dir"])
+    from jarvis.cli.datadir import DataDirLock
+    from jarvis.cli.settings import settings_for
+    from jarvis.common.logging import configure_logging
+
+    settings = settings_for(ctx.obj["data_dir"])
     configure_logging(settings.log_level, True)  # stderr only: stdout carries the protocol
     lock = DataDirLock(settings.resolved_data_dir)
     holder = lock.acquire("jarvis mcp")
@@ -267,12 +313,16 @@ def catalog() -> None:
 @click.pass_context
 def catalog_import(ctx: click.Context, file: Path, fmt: str) -> None:
     """Import servers from an MCP registry server.json or a LiveMCPBench tools.json file."""
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.cli.output import BATCH, catalog_batches
+    from jarvis.cli.registry import open_registry
+
     content = file.read_bytes()
     click.echo(f"reading {file} ({len(content):,} bytes)", err=True)
     batches = catalog_batches(content)
     imported = updated = 0
     skipped: list[str] = []
-    with _registry(ctx) as registry:
+    with open_registry(ctx) as registry:
         if batches is None:
             click.echo("importing into the registry…", err=True)
             resp = registry.run(RegistryGateway.import_catalog, content, file.name, fmt)
@@ -313,7 +363,10 @@ def token() -> None:
 @click.pass_context
 def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires_in: int) -> None:
     """Create a token and print its secret once."""
-    with _registry(ctx) as registry:
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.cli.registry import open_registry
+
+    with open_registry(ctx) as registry:
         resp = registry.run(RegistryGateway.create_token, name, list(scopes), expires_in)
     click.echo(resp.secret)
     click.echo(
@@ -328,13 +381,23 @@ def token_create(ctx: click.Context, name: str, scopes: tuple[str, ...], expires
 @click.pass_context
 def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
-    with _registry(ctx) as registry:
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.aggregator.tooling.results import jsonable
+    from jarvis.cli.output import table
+    from jarvis.cli.registry import open_registry
+
+    with open_registry(ctx) as registry:
         listed = registry.run(RegistryGateway.list_tokens, include_revoked)
     tokens = [jsonable(t) for t in listed]
     if as_json:
         _echo_json(tokens)
     elif not tokens:
-        click.echo("no tokens; create one with: jarvis token create --name NAME --scope SCOPE", err=True)
+        from jarvis.cli.banner import invocation  # the command as it runs here: `jarvis` may not be on PATH
+
+        click.echo(
+            f"no tokens; create one with: {invocation(ctx.obj['data_dir'])} token create --name NAME --scope SCOPE",
+            err=True,
+        )
     else:
         click.echo(table(tokens, TOKEN_COLUMNS))
 
@@ -344,7 +407,10 @@ def token_list(ctx: click.Context, include_revoked: bool, as_json: bool) -> None
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str) -> None:
     """Revoke a token by id; aggregators stop accepting it within their cache bound (5 s)."""
-    with _registry(ctx) as registry:
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.cli.registry import open_registry
+
+    with open_registry(ctx) as registry:
         revoked = registry.run(RegistryGateway.revoke_token, token_id)
     click.echo(f"revoked {revoked.id} ({revoked.name})")
 
@@ -369,8 +435,12 @@ def audit() -> None:
 @click.pass_context
 def audit_export(ctx: click.Context, since: datetime | None, tool: str, token: str) -> None:
     """Print the audit log as JSON lines, newest first (retention: the `audit.retention_days` setting)."""
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.aggregator.tooling.results import jsonable
+    from jarvis.cli.registry import open_registry
+
     page = 1000
-    with _registry(ctx) as registry:
+    with open_registry(ctx) as registry:
         before = 0
         while True:
             entries = registry.run(RegistryGateway.audit, tool, token, page, before_id=before, since=since)
@@ -392,7 +462,9 @@ def server() -> None:
 @click.pass_context
 def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> None:
     """Accept the changed definitions of NAME's quarantined tools; aggregators serve them again."""
-    with _registry(ctx) as registry:
+    from jarvis.cli.registry import open_registry
+
+    with open_registry(ctx) as registry:
 
         async def approve(r: RegistryGateway) -> tuple[list[ToolPinView], list[ToolPinView]]:
             return await r.list_tool_pins(name), await r.approve_tool_pins(name, list(tools))
@@ -411,7 +483,11 @@ def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> Non
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """Doctor report of the registry (config, database, migrations, catalog)."""
-    with _registry(ctx) as registry:
+    from jarvis.aggregator.gateways.registry import RegistryGateway
+    from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS
+    from jarvis.cli.registry import open_registry
+
+    with open_registry(ctx) as registry:
         checks = registry.run(RegistryGateway.doctor)
     ok = all(c.ok or c.name in ADVISORY_DOCTOR_CHECKS for c in checks)
     for check in checks:
@@ -444,15 +520,6 @@ def scaffold_project_server(directory: Path, force: bool) -> None:
         "(with mcp-server/src on PYTHONPATH, or after pip install -e mcp-server)."
     )
 
-
-cli.add_command(probe)
-cli.add_command(migrate)
-cli.add_command(image)
-cli.add_command(client)
-cli.add_command(role)
-cli.add_command(user)
-cli.add_command(oauth_client)
-cli.add_command(oauth_keys)
 
 if __name__ == "__main__":
     cli()

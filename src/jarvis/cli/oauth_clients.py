@@ -135,5 +135,8 @@ def oauth_client_list(ctx: click.Context) -> None:
 def oauth_client_delete(ctx: click.Context, client_id: str) -> None:
     """Delete a registered client (a metadata URL too): it can no longer start a sign-in or redeem a code."""
     if not run_with_store(ctx, lambda store: store.delete("client", client_id)):
-        raise click.ClickException(f"no client '{client_id}'; `jarvis oauth-client list` shows them")
+        from jarvis.cli.banner import invocation  # the command as it runs here: `jarvis` may not be on PATH
+
+        listing = f"{invocation(ctx.obj['data_dir'])} oauth-client list"
+        raise click.ClickException(f"no client '{client_id}'; `{listing}` shows them")
     click.echo(f"deleted {client_id}")

@@ -11,7 +11,7 @@ import click
 
 from jarvis.aggregator.oauth.keys import SigningKeys
 from jarvis.aggregator.settings import AggregatorSettings
-from jarvis.cli.registry import settings_for
+from jarvis.cli.settings import settings_for
 
 
 def _keys() -> tuple[SigningKeys, AggregatorSettings]:

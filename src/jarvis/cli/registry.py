@@ -5,31 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
 from jarvis.aggregator.gateways.registry import RegistryGateway
+from jarvis.cli.datadir import DataDirLock
+from jarvis.cli.settings import settings_for
 from jarvis.common.errors import JarvisError
 from jarvis.common.internal_plane import TOKEN_FILE_NAME, InternalPlane
 
-if TYPE_CHECKING:  # the embedded stack imports every service: only the commands that run one load it
-    from jarvis.cli.embedded import EmbeddedSettings
-
 T = TypeVar("T")
 P = ParamSpec("P")
-
-
-def settings_for(data_dir: str | None, **overrides: Any) -> EmbeddedSettings:
-    from jarvis.cli.embedded import EmbeddedSettings
-
-    values = {k: v for k, v in overrides.items() if v is not None}
-    if data_dir:
-        values["data_dir"] = Path(data_dir)
-    return EmbeddedSettings(**values)
 
 
 class Registry:
@@ -53,17 +44,40 @@ class Registry:
         return asyncio.run(run())
 
 
+def serving_registry(data_dir: Path) -> str:
+    """The registry of the `jarvis up` serving `data_dir` ("" when none serves it yet).
+
+    Asking it spares a command opening the database, migrations and catalog a second time (most of its start,
+    issue 46 item 2), and the data dir then has one writer."""
+    lock = DataDirLock(data_dir)
+    holder = lock.holder(wait=0.5)
+    if holder is None or holder.command != "jarvis up" or not holder.registry or not _alive(holder.pid):
+        return ""  # the file of a `jarvis up` killed before it could empty it names a registry no longer there
+    return holder.registry
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: not this user's `jarvis up`
+        return False
+    return pid > 0
+
+
 @contextlib.contextmanager
 def open_registry(ctx: click.Context, **overrides: Any) -> Iterator[Registry]:
-    """The registry: the running one named by --registry, or the data dir opened in-process.
+    """The registry: the running one named by --registry, else the one of a `jarvis up` serving the data dir, else
+    the data dir opened in-process.
 
     A running registry is called with the internal plane's credential: the configured one, else the one
     a local `jarvis up` made in the data dir. `overrides` are settings of the data dir's own (the host and port a
     running `jarvis up` serves, which the entries a registry opened here writes point at).
     """
-    target = ctx.obj["registry"]
     server = None
     settings = settings_for(ctx.obj["data_dir"], **overrides)
+    target = ctx.obj["registry"] or serving_registry(settings.resolved_data_dir)
     try:
         plane = settings.internal_plane()
     except JarvisError as exc:
