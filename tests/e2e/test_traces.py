@@ -95,6 +95,14 @@ def call(
     return answer["result"]
 
 
+def direct_calls(jarvis: RunningJarvis, token: str, surface: str) -> float:
+    """How many tool calls of `surface` skipped the SDK's per-request machinery (direct_calls.py)."""
+    text = httpx2.get(jarvis.url("/metrics"), headers={"authorization": f"Bearer {token}"}, timeout=30).text
+    series = f'jarvis_direct_tool_calls_total{{surface="{surface}"}}'
+    line = next((x for x in text.splitlines() if x.startswith(series)), "")
+    return float(line.split()[-1]) if line else 0.0
+
+
 def named(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
     found = [s for s in spans if s.name == name]
     assert len(found) == 1, (name, [s.name for s in spans])
@@ -150,12 +158,17 @@ def test_a_registry_write_carries_the_trace_over_grpc(traced: tuple[RunningJarvi
     jarvis, receiver, admin = traced
     trace_id = new_trace()
     arguments = {"action": "create", "name": f"p{trace_id[-6:]}", "servers": ["tr"]}
+    before = direct_calls(jarvis, admin, "jarvis")
     call(jarvis, admin, "/mcp/jarvis", "jarvis_profile", arguments, trace_id)
+    assert direct_calls(jarvis, admin, "jarvis") == before + 1  # traced, it still skips the SDK's machinery
 
     def grpc_pair(spans: list[ReceivedSpan]) -> bool:
         return any(s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc" for s in spans)
 
     spans = receiver.wait_for(grpc_pair, trace_id)
+    request = named(spans, "tools/call jarvis_profile")  # the direct path's span, as the SDK's would be
+    assert (request.parent_id, request.kind) == (CLIENT_SPAN, SERVER_KIND)
+    assert request.attributes["gen_ai.tool.name"] == "jarvis_profile"
     clients = {s.span_id: s for s in spans if s.kind == CLIENT_KIND and s.attributes.get("rpc.system") == "grpc"}
     servers = [s for s in spans if s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc"]
     assert clients, [s.name for s in spans]

@@ -117,3 +117,18 @@ def otlp_receiver() -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def main() -> None:
+    """`python -m tests.support.otlp_receiver`: serve until stdin closes, printing the URL first and the number of
+    spans received last (a benchmark runs it apart, so decoding spans costs its own process, not the callers')."""
+    import sys
+
+    with otlp_receiver() as receiver:
+        print(receiver.url, flush=True)
+        sys.stdin.read()
+        print(len(receiver.spans), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -24,11 +24,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcp.server import Server
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.streamable_http import check_accept_headers
+from mcp.shared._otel import extract_trace_context, otel_span
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_PROTOCOL_VERSION_HEADER,
@@ -52,6 +55,8 @@ from mcp_types import (
 )
 from mcp_types import methods as spec_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
 from prometheus_client import Counter
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
@@ -125,6 +130,38 @@ class SurfaceCalls:
         )
 
 
+def request_span(call: DirectCall) -> AbstractContextManager[trace.Span]:
+    """The span the SDK's OpenTelemetry middleware gives a tools/call (mcp.server._otel), for one taken here: named by
+    method and tool, the child of the trace context in the request's `_meta` (SEP-414) or else of the ambient one."""
+    attributes = {
+        "mcp.method.name": METHOD,
+        "mcp.protocol.version": call.version,
+        "jsonrpc.request.id": str(call.request_id),
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+    }
+    meta = call.params.get("_meta")
+    return otel_span(
+        name=f"{METHOD} {call.name}",
+        kind=trace.SpanKind.SERVER,
+        attributes=attributes,
+        context=extract_trace_context(meta if isinstance(meta, dict) else None),
+        record_exception=False,
+        set_status_on_exception=False,
+    )
+
+
+def spanned(span: trace.Span, reply: JSONRPCResponse | JSONRPCError) -> None:
+    """The request span's status, as the SDK's middleware sets it: a JSON-RPC error, or a tool's error result."""
+    if isinstance(reply, JSONRPCError):
+        code = str(reply.error.code)
+        span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+        span.set_status(StatusCode.ERROR, reply.error.message)
+    elif reply.result.get("isError") is True:
+        span.set_attribute("error.type", "tool_error")
+        span.set_status(StatusCode.ERROR)
+
+
 class _RequestHeaders:
     """A 2026-07-28 request's header lines decoded once, for the routing checks that read them all.
 
@@ -157,7 +194,10 @@ class DirectToolCalls:
         self.taken = taken  # counts the calls answered here
         self.stateless = stateless
         # With SSE answers, or a server whose middleware or cache hints shape calls, the SDK answers.
-        self.enabled = json and not server.middleware and METHOD not in server.cache_hints
+        # The SDK's OpenTelemetry middleware (kept where traces are on) is the one this path stands in for itself.
+        shaping = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+        self.enabled = json and not shaping and METHOD not in server.cache_hints
+        self.traced = len(shaping) < len(server.middleware)
         # Per tool name: the schema last seen (held, so its identity stays meaningful) and whether it declares headers.
         self._declares_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}
         # The server's identity stamp, taken once: the SDK's property deep-copies it per access so that no caller
@@ -170,15 +210,23 @@ class DirectToolCalls:
             await self.sdk(scope, receive, send)
             return
         self.taken.inc()
+        if self.traced:
+            with request_span(call) as span:
+                reply = await self._replied(scope, call)
+                spanned(span, reply)
+        else:
+            reply = await self._replied(scope, call)
+        await self._answer(call, reply)(scope, receive, send)
+
+    async def _replied(self, scope: Scope, call: DirectCall) -> JSONRPCResponse | JSONRPCError:
         try:
-            reply = self._reply(call, await self.callee.call(scope, call))
+            return self._reply(call, await self.callee.call(scope, call))
         except Exception as exc:  # as the SDK's dispatcher words a handler's exception
             error = handler_exception_to_error_data(exc)
             if error is None:
                 log.exception("tool %r raised", call.name)
                 error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
-            reply = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
-        await self._answer(call, reply)(scope, receive, send)
+            return JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
 
     def _taken(self, scope: Scope) -> DirectCall | None:
         """The call, when this request is one to answer here; None hands it to the SDK."""

@@ -1,0 +1,105 @@
+"""What traces cost (issue 50): a proxied tool call and `jarvis_server action=list` through three `jarvis up`s
+at once, tracing off, on at 10 % sampling and on at 100 %, beside the same server called directly.
+
+Same run, same server (`mcp-server-time`), rounds interleaved so drift in the machine's load hits every Jarvis alike.
+The traced ones export to a real OTLP/HTTP receiver (tests/support/otlp_receiver.py) in a process of its own, so
+decoding spans does not slow the callers measured here; it counts what it received. Targets: off within noise of a
+Jarvis without this code; 100 % adds at most 10 % to the p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from proxy import ARGS, TIME_SERVER, direct, percentile, timed_calls
+
+from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
+
+MODES = {
+    "off": {},
+    "on, 10 %": {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+    "on, 100 %": {"OTEL_TRACES_SAMPLER": "always_on"},
+}
+
+
+async def prepare(jarvis: RunningJarvis) -> None:
+    async with mcp_client(jarvis.url()) as admin:
+        await admin.call_tool(
+            "jarvis_server", {"action": "create", "name": "clock", "type": "stdio", "command": TIME_SERVER}
+        )
+        await admin.call_tool("jarvis_profile", {"action": "create", "name": "bench", "servers": ["clock"]})
+
+
+async def proxied(jarvis: RunningJarvis, calls: int) -> list[float]:
+    async with mcp_client(jarvis.url("/mcp/profile/bench")) as client:
+        await timed_calls([client], "clock__convert_time", 20)  # warm up
+        return await timed_calls([client], "clock__convert_time", calls, ARGS)
+
+
+async def lists_per_second(jarvis: RunningJarvis, clients: int, calls: int) -> float:
+    async def one() -> None:
+        async with mcp_client(jarvis.url()) as client:
+            for _ in range(calls):
+                result = await client.call_tool("jarvis_server", {"action": "list"})
+                assert not result.is_error, result
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(clients)))
+    return clients * calls / (time.perf_counter() - started)
+
+
+async def main(receiver_url: str, calls: int, rounds: int, clients: int) -> None:
+    with ExitStack() as stack:
+        jarvises: dict[str, RunningJarvis] = {}
+        for mode, sampling in MODES.items():
+            home = stack.enter_context(tempfile.TemporaryDirectory())
+            env: dict[str, Any] = {"HOME": home, **sampling}
+            if sampling:
+                env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver_url
+            jarvises[mode] = start_jarvis(Path(home) / "data", env=env, timeout=180)
+            stack.callback(jarvises[mode].stop)
+            await prepare(jarvises[mode])
+        latencies: dict[str, list[float]] = {mode: [] for mode in [*MODES, "direct"]}
+        rates: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for _ in range(rounds):
+            latencies["direct"] += await direct(1, calls)
+            for mode, jarvis in jarvises.items():
+                latencies[mode] += await proxied(jarvis, calls)
+                rates[mode].append(await lists_per_second(jarvis, clients, calls // 4))
+        print(f"convert_time of mcp-server-time, 1 caller, {calls} calls in each of {rounds} rounds;")
+        print(f"jarvis_server action=list, {clients} callers")
+        print(f"  {'':<10} {'p50':>9} {'p99':>9} {'p50 vs off':>11} {'list/s':>8}")
+        base = percentile(latencies["off"], 0.5)
+        for mode in ["direct", *MODES]:
+            p50, p99 = percentile(latencies[mode], 0.5), percentile(latencies[mode], 0.99)
+            rate = f"{sorted(rates[mode])[len(rates[mode]) // 2]:8.1f}" if mode in rates else f"{'':>8}"
+            print(f"  {mode:<10} {p50:6.2f} ms {p99:6.2f} ms {100 * (p50 / base - 1):+10.1f}% {rate}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=8)
+    options = parser.parse_args()
+    receiving = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.otlp_receiver"],
+        cwd=Path(__file__).resolve().parents[1],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert receiving.stdout is not None
+    url = receiving.stdout.readline().strip()
+    asyncio.run(main(url, options.calls, options.rounds, options.clients))
+    print(f"spans the receiver got: {receiving.communicate('')[0].strip()}")
