@@ -140,6 +140,46 @@ def test_status_and_tokens_from_the_command_line(tmp_path: Path) -> None:
     assert "nope" in unknown.stderr
 
 
+# Runs the command line in this process's interpreter and says which modules it imported (on stderr's last line).
+MODULES_AFTER = """
+import json, sys
+from jarvis.cli.main import cli
+try:
+    cli.main(sys.argv[1:], prog_name="jarvis", standalone_mode=False)
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_admin_commands_ask_the_jarvis_up_serving_the_data_dir(tmp_path: Path) -> None:
+    """Beside a `jarvis up`, a command asks its registry (named in the data dir's lock file) and opens no database of
+    its own (issue 46 item 2); once it stops, the command opens the data dir itself and finds the same records."""
+    data = tmp_path / "data"
+    env = {"HOME": str(tmp_path)}
+    running = start_jarvis(data, env=env)
+    try:
+        assert json.loads((data / "jarvis.lock").read_text())["registry"].startswith("127.0.0.1:")
+        secret = running.cli("token", "create", "--name", "ci", "--scope", "read").stdout.strip()
+        assert secret.startswith("jv_")
+        asked = subprocess.run(
+            [sys.executable, "-c", MODULES_AFTER, "--data-dir", str(data), "token", "list", "--json"],
+            env={**os.environ, "JARVIS_LOG_LEVEL": "WARNING", **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert [t["name"] for t in json.loads(asked.stdout)] == ["ci"], asked.stderr
+        modules = set(json.loads(asked.stderr.strip().splitlines()[-1]))
+        assert not {"jarvis.registry.app", "sqlalchemy"} & modules  # no registry of its own, no database
+        assert "FAIL" not in running.cli("status").stdout
+        assert "cursor" in running.cli("client", "list").stdout
+    finally:
+        running.stop()
+    listed = json.loads(jarvis_cli("token", "list", "--json", data_dir=data, env=env).stdout)
+    assert [t["name"] for t in listed] == ["ci"]
+
+
 async def test_config_migrate_upgrades_an_old_file_with_backup(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
