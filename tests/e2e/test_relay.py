@@ -1,11 +1,12 @@
 """`jarvis mcp` relaying to a running `jarvis up` (issue 37 item 6): a script that writes its requests and closes
 stdin gets every answer and the relay exits at once; without the token the running Jarvis requires, every request
-is answered with an error that names JARVIS_TOKEN and `jarvis token create`, and stderr says so too."""
+is answered with an error that names JARVIS_TOKEN and `jarvis token create` as it runs here, and stderr says so too."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -81,9 +82,17 @@ def test_without_the_token_every_request_names_what_to_do(secured: RunningJarvis
     assert sorted(errors) == [1, 2, 3], answers
     for error in errors.values():
         assert "JARVIS_TOKEN" in error["message"]
-        assert "jarvis token create" in error["message"]
+        assert "token create --name NAME --scope SCOPE" in error["message"]
     assert "JARVIS_TOKEN" in stderr
     assert took < 15
+    # The command named works as printed (issue 46): this Jarvis's CLI, with its data dir.
+    printed = re.search(r"`([^`]*token create --name NAME --scope SCOPE)`", errors[1]["message"])
+    assert printed is not None, errors[1]["message"]
+    command = printed.group(1).replace("NAME", "relay-hint").replace("SCOPE", "jarvis")
+    env = {**os.environ, **secured.extra_env, "JARVIS_LOG_LEVEL": "WARNING"}
+    created = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.startswith("jv_")
 
 
 def test_a_refused_token_is_told_apart_from_a_missing_one(secured: RunningJarvis) -> None:

@@ -29,13 +29,13 @@ NOT_AUTHORIZED = -32003
 CLOSE_SECONDS = 1.0  # how long ending the HTTP session may take once the client has gone
 
 
-async def bridge_stdio(url: str, token: str = "") -> None:
+async def bridge_stdio(url: str, token: str = "", command: str = "jarvis") -> None:
     """Relay stdin/stdout to the MCP endpoint `url` until stdin closes (and what was asked is answered) or the
-    server goes away."""
+    server goes away. `command` runs this Jarvis's CLI as a person types it (banner.invocation), for hints."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     # Reads wait long: a tool call's answer may stream for minutes.
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600)) as http:
-        refusal = await _refusal(http, url, bool(token))
+        refusal = await _refusal(http, url, bool(token), command)
         if refusal is not None:
             print(f"jarvis mcp: {refusal}", file=sys.stderr, flush=True)
             await _refuse_every_request(refusal)
@@ -43,7 +43,7 @@ async def bridge_stdio(url: str, token: str = "") -> None:
         await _relay(http, url)
 
 
-async def _refusal(http: httpx2.AsyncClient, url: str, has_token: bool) -> str | None:
+async def _refusal(http: httpx2.AsyncClient, url: str, has_token: bool, command: str = "jarvis") -> str | None:
     """Why the running Jarvis will not let this relay in, asked with a ping before anything is relayed."""
     try:
         answer = await http.post(
@@ -53,7 +53,7 @@ async def _refusal(http: httpx2.AsyncClient, url: str, has_token: bool) -> str |
         )
     except httpx2.HTTPError:
         return None  # unreachable: the relay's own connection says so
-    create = "an admin creates one with `jarvis token create --name NAME --scope SCOPE`"
+    create = f"an admin creates one with `{command} token create --name NAME --scope SCOPE`"
     if answer.status_code == 401 and not has_token:
         return f"the Jarvis at {url} requires a token: set JARVIS_TOKEN in this server's environment ({create})"
     if answer.status_code == 401:

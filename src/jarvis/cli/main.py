@@ -277,10 +277,11 @@ def mcp(ctx: click.Context, surface: str) -> None:
         )
     import anyio
 
+    from jarvis.cli.banner import invocation
     from jarvis.cli.bridge import bridge_stdio
 
     path = SURFACE_PATHS.get(surface) or PROFILE_PATH_PREFIX + surface.removeprefix(PROFILE_SURFACE)
-    anyio.run(bridge_stdio, url + path, os.environ.get("JARVIS_TOKEN", ""))
+    anyio.run(bridge_stdio, url + path, os.environ.get("JARVIS_TOKEN", ""), invocation(ctx.obj["data_dir"]))
 
 
 def _serving_url(lock: DataDirLock, holder: Holder, wait: float = 30.0) -> str:
