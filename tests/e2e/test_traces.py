@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -16,12 +18,14 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from tests.support.downstream import FAST_ENV, create_profile, create_toy
 from tests.support.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
 from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
+from tests.support.waterfall import waterfall_svg
 
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 CLIENT_SPAN = "00f067aa0ba902b7"  # the client's own span, the parent it sends
 SERVER_KIND, CLIENT_KIND = 2, 3  # OTLP's SpanKind numbers
+WATERFALL = Path(__file__).resolve().parents[2] / "docs" / "images" / "trace-waterfall.svg"
 _ids = itertools.count(1)
 _traces = itertools.count(1)
 
@@ -122,8 +126,11 @@ def test_a_profile_call_is_one_trace_from_the_client_to_the_stdio_server(
     spans = receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
     request = named(spans, "tools/call tr__whoami")
     assert (request.parent_id, request.kind) == (CLIENT_SPAN, SERVER_KIND)
+    route = named(spans, "route")  # the profile resolving the name (starting a server it never saw)
+    assert route.parent_id == request.span_id
     pipeline = named(spans, "call tr__whoami")
     assert pipeline.parent_id == request.span_id
+    assert route.end_ns <= pipeline.start_ns
     assert pipeline.attributes["jarvis.backend"] == "shared"
     assert pipeline.attributes["jarvis.downstream.server"] == "tr"
     assert pipeline.attributes["jarvis.outcome"] == "ok"
@@ -134,6 +141,10 @@ def test_a_profile_call_is_one_trace_from_the_client_to_the_stdio_server(
     assert (backend.parent_id, backend.kind) == (steps[-1].span_id, CLIENT_KIND)
     assert sent_parent == backend.span_id
     assert {s.service for s in spans} == {"jarvis"}
+    drawn = waterfall_svg(spans, "one proxied call: tools/call tr__whoami on /mcp/profile/tr")
+    assert drawn.count("<rect") == len(spans)
+    if os.environ.get("JARVIS_DRAW_DOCS"):  # `JARVIS_DRAW_DOCS=1 pytest tests/e2e/test_traces.py` redraws the docs' one
+        WATERFALL.write_text(drawn)
 
 
 def test_arguments_appear_by_name_only_and_a_refusal_sets_the_status(

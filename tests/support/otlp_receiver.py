@@ -31,6 +31,8 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     status_code: int
     status_message: str
+    start_ns: int = 0
+    end_ns: int = 0
 
 
 def _value(value: AnyValue) -> Any:
@@ -61,6 +63,8 @@ class Receiver:
                         {a.key: _value(a.value) for a in span.attributes},
                         span.status.code,
                         span.status.message,
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
                     )
                     with self.lock:
                         self.spans.append(received)

@@ -229,7 +229,8 @@ class ProxySurface:
         of the target's servers' tools, and the call pipeline decides and records it (scopes, limits, quarantine, the
         person's consent) before `_forward` sends it."""
         target, person = call.target, person_of(call.principal)
-        exposed = await self._resolve(target, call.name, person)
+        with tracing.span("route"):  # where traced: a server never seen is started here, to learn its tools
+            exposed = await self._resolve(target, call.name, person)
         if exposed is None and (down := self._not_serving(target, call.name)) is not None:
             return text_result(down, is_error=True)
         if exposed is None:
