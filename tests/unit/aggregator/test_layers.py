@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("codemode",),  # the Deno sandbox that runs an agent's program, and its pipe to Jarvis
     ("surfaces",),  # the MCP endpoints and their tools
     ("oauth",),  # sign-in: the authorization server and the access tokens the gate accepts
+    ("console",),  # the web pages: a door, whose actions are tool calls through the pipeline
     ("auth",),  # the HTTP gate in front of everything
     ("app",),  # the composition root
 )

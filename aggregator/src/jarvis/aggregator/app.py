@@ -29,6 +29,7 @@ from jarvis.aggregator.auth.verifier import TokenVerifier
 from jarvis.aggregator.calls.pipeline import CallPipeline, default_steps
 from jarvis.aggregator.calls.record import CallRecorder
 from jarvis.aggregator.codemode.limits import CodePolicy
+from jarvis.aggregator.console.build import build_console
 from jarvis.aggregator.context import SystemControl, ToolContext
 from jarvis.aggregator.direct_calls import DirectToolCalls, SurfaceCalls
 from jarvis.aggregator.discovery.session_ids import StatelessSessionIds
@@ -175,6 +176,17 @@ class Aggregator:
         self.downstream_routes = build_downstream(
             self.downstream, self.shares, self.calls, settings, VERSION, self.sessions, browser
         )
+        # The console (issue 49): web pages whose actions are tool calls through the same pipeline.
+        self.console = build_console(
+            settings,
+            self.sign_in_records,
+            self.binding,
+            self.surfaces,
+            self.shares.base_url,
+            browser,
+            self.downstream,
+            self.surface_at,
+        )
         self.worker_metrics = (
             WorkerMetrics(metrics_registry, Path(settings.metrics_dir), settings.worker_slot)
             if settings.metrics_dir
@@ -218,6 +230,7 @@ class Aggregator:
         ]
         routes += self.authorization.routes() if self.authorization is not None else []
         routes += self.resource.routes()
+        routes += self.console.routes()
         # Each surface's, profile's and share's server card, public like the metadata above (decision 0064).
         published = WELL_KNOWN if self.resource.publish else None
         cards = ServerCards(
@@ -294,6 +307,7 @@ class Aggregator:
             await stack.enter_async_context(self.downstream_routes.run())
             self.usage.start()
             await self.downstream.start()
+            await self.console.announce()
             publishing = asyncio.create_task(self.worker_metrics.run()) if self.worker_metrics else None
             sweeping, pausing = self._sweep_disabled(), self._pause_disabled_owners()
             try:

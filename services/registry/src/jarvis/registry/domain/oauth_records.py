@@ -21,7 +21,8 @@ from jarvis.registry.storage.models import OAuthRecordRow
 from jarvis.registry.storage.types import utcnow
 
 # `agent`: a scheduled run's credential for the schedule's owner (decision 0057), kept until the run's time is up.
-KINDS = frozenset({"client", "pending", "consent", "code", "refresh", "user", "role", "agent"})
+# `console`: the console's browser sessions and its one-time sign-in links, by their SHA-256 (aggregator/console).
+KINDS = frozenset({"client", "pending", "consent", "code", "refresh", "user", "role", "agent", "console"})
 _MAX_BODY = 64 * 1024
 # Expired records (abandoned sign-ins, old codes, refresh tokens past their life) are deleted at most this often, by
 # whichever write comes next: nothing else would, and a revoked refresh token is needed only until it expires.
