@@ -103,7 +103,8 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
 
 def test_bob_is_refused_an_admin_page_by_the_server(jarvis: RunningJarvis, tmp_path: Path) -> None:
     """bob's role gives him no admin scope: the page is refused with 403 by the server, whatever he types in the
-    address bar; his token page offers no creation, and a post of the form is refused by the pipeline's scope step."""
+    address bar; his token page offers no creation, and a post of the form is refused by the pipeline's scope step.
+    Once an admin disables him, his session opens nothing."""
     with chromium(tmp_path) as (driver, shot):
         sign_in_at_provider(driver, jarvis, "bob")
         shot("bob-signed-in")
@@ -128,3 +129,11 @@ def test_bob_is_refused_an_admin_page_by_the_server(jarvis: RunningJarvis, tmp_p
             assert "admin" in posted.text
         tokens = jarvis.cli("token", "list").stdout
         assert "bob-admin" not in tokens
+
+        # Disabled, his session opens nothing more, on the next page he opens.
+        jarvis.cli("user", "disable", "bob@example.test")
+        driver.get(jarvis.url("/console/"))
+        shot("bob-disabled")
+        assert driver.find_element(By.TAG_NAME, "h1").text == "Sign in to Jarvis"
+        with as_browser(jarvis, driver) as client:
+            assert client.get("/console/").status_code == 401
