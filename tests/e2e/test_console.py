@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.server
 import json
+import shlex
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from tests.support.agent_clients import client_env, mcp_list
 from tests.support.console import Shots, as_browser, chromium, printed_link, session_cookie, wait_for
 from tests.support.stack import RunningJarvis, free_port, mcp_client, start_jarvis
 
@@ -113,6 +116,28 @@ def test_the_one_time_link_signs_the_local_admin_in_once(
         other.get(jarvis.url("/console/tokens"))
         assert other.find_element(By.TAG_NAME, "h1").text == "Sign in to Jarvis"
     assert httpx2.get(browser.link).status_code == 403
+
+
+def test_the_claude_code_config_copied_from_the_page_connects(
+    jarvis: RunningJarvis, browser: Browser, tmp_path: Path
+) -> None:
+    """The Claude Code command the page shows for the jarvis surface, run as shown by a fresh user: `claude mcp
+    list` then finds Jarvis there and connected."""
+    driver, shot = browser.driver, browser.shots(tmp_path)
+    driver.get(jarvis.url("/console/"))
+    section = driver.find_element(By.ID, "surface-jarvis")
+    section.find_element(By.TAG_NAME, "summary").click()
+    shot("claude-code-config")
+    command = section.find_element(By.CSS_SELECTOR, "pre.config").text
+    assert command.startswith("claude mcp add")
+    home = tmp_path / "home"
+    home.mkdir()
+    added = subprocess.run(
+        shlex.split(command), cwd=home, env=client_env(home), capture_output=True, text=True, timeout=120, check=False
+    )
+    assert added.returncode == 0, added.stdout + added.stderr
+    listed = mcp_list("claude", home, home)
+    assert f"jarvis: {jarvis.url('/mcp/jarvis')} (HTTP) - ✔ Connected" in listed, listed
 
 
 async def test_a_token_is_created_with_its_secret_shown_once(
