@@ -130,6 +130,9 @@ def test_the_claude_code_config_copied_from_the_page_connects(
     shot("claude-code-config")
     command = section.find_element(By.CSS_SELECTOR, "pre.config").text
     assert command.startswith("claude mcp add")
+    links = {a.text: a.get_attribute("href") for a in section.find_elements(By.CSS_SELECTOR, ".install a")}
+    assert set(links) == {"Visual Studio Code", "Cursor"}
+    assert str(links["Visual Studio Code"]).startswith("vscode:mcp/install?")
     home = tmp_path / "home"
     home.mkdir()
     added = subprocess.run(

@@ -3,9 +3,11 @@ aggregator cannot import the registry service, so this test holds the two tables
 
 from __future__ import annotations
 
+import base64
 import json
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from jarvis.aggregator.console.clients import SHAPES, entry, snippets
+from jarvis.aggregator.console.clients import SHAPES, entry, install_links, snippets
 from jarvis.registry.domain.clients.formats import CLIENTS_BY_NAME
 
 
@@ -40,3 +42,19 @@ def test_a_snippet_is_a_whole_config_document() -> None:
     assert codex in by_client["Codex CLI"].text
     assert entry(SHAPES[1], "u", None) == {"url": "u"}  # Cursor: no type, no headers without a token
     assert CLIENTS_BY_NAME["codex"].shape.headers_key == ("http_headers",)
+
+
+def test_install_links_are_the_clients_deep_links() -> None:
+    """VS Code's `vscode:mcp/install?<URL-encoded JSON with the name>`, Cursor's `cursor://anysphere.cursor-deeplink/
+    mcp/install?name=…&config=<base64 JSON of the entry>`, as each documents them."""
+    vscode, cursor = install_links("jarvis", "http://127.0.0.1:8000/mcp/jarvis")
+    assert vscode.href.startswith("vscode:mcp/install?")
+    assert json.loads(unquote(vscode.href.removeprefix("vscode:mcp/install?"))) == {
+        "name": "jarvis",
+        "type": "http",
+        "url": "http://127.0.0.1:8000/mcp/jarvis",
+    }
+    query = parse_qs(urlsplit(cursor.href).query)
+    assert cursor.href.startswith("cursor://anysphere.cursor-deeplink/mcp/install?")
+    assert query["name"] == ["jarvis"]
+    assert json.loads(base64.b64decode(query["config"][0])) == {"url": "http://127.0.0.1:8000/mcp/jarvis"}

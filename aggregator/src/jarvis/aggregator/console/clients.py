@@ -6,8 +6,10 @@ The registry's table is its own service's; tests/unit/aggregator/test_console_cl
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,25 @@ def snippets(name: str, url: str, token: str | None = None) -> list[Snippet]:
     codex_headers = f'\nhttp_headers = {{ Authorization = "Bearer {token}" }}' if token else ""
     answer.append(Snippet("Codex CLI", "~/.codex/config.toml", f'[mcp_servers.{name}]\nurl = "{url}"{codex_headers}'))
     return answer
+
+
+@dataclass(frozen=True)
+class InstallLink:
+    client: str
+    href: str
+
+
+def install_links(name: str, url: str) -> list[InstallLink]:
+    """One-click installs, where a client has them (its documented deep links): VS Code takes the entry with its
+    name, URL-encoded JSON; Cursor the entry as base64 JSON. Only for a surface that needs no token pasted in."""
+    vscode = json.dumps({"name": name, **entry(_SHAPE["vscode"], url, None)}, separators=(",", ":"))
+    cursor = base64.b64encode(json.dumps(entry(_SHAPE["cursor"], url, None)).encode()).decode()
+    return [
+        InstallLink("Visual Studio Code", "vscode:mcp/install?" + quote(vscode, safe="")),
+        InstallLink(
+            "Cursor", f"cursor://anysphere.cursor-deeplink/mcp/install?name={quote(name)}&config={quote(cursor)}"
+        ),
+    ]
+
+
+_SHAPE = {shape.name: shape for shape in SHAPES}

@@ -25,7 +25,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from jarvis.aggregator.console.calls import ToolCalls
-from jarvis.aggregator.console.clients import snippets
+from jarvis.aggregator.console.clients import install_links, snippets
 from jarvis.aggregator.console.sessions import LOCAL, SESSION_SECONDS, Session, Sessions
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.downstream.hosting.personal import PersonalServers
@@ -254,9 +254,9 @@ class Console:
             name = self.surface_at(path)
             if name is not None and principal.may_use_surface(name):
                 url = base + path
-                answer.append(
-                    {"name": name, "url": url, "snippets": snippets(_entry_name(path, name), url, placeholder)}
-                )
+                entry = _entry_name(path, name)
+                links = install_links(entry, url) if placeholder is None else []
+                answer.append({"name": name, "url": url, "snippets": snippets(entry, url, placeholder), "links": links})
         return answer
 
     # -- My accounts
