@@ -6,8 +6,10 @@ refused an admin page by the server (403), not only by a hidden link. Screenshot
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -31,6 +33,15 @@ def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
         running.cli("role", "set", "developers", "--group", "dev", *developers)
         running.cli("role", "set", "admins", "--user", "alice@example.test", "--scope", "admin")
         yield running
+
+
+def denied_token_calls(jarvis: RunningJarvis, who: str) -> list[dict[str, Any]]:
+    exported = jarvis.cli("audit", "export", "--token", who, "--tool", "token").stdout.splitlines()
+    entries = [json.loads(line) for line in exported]
+    # Each entry is bob's, via the console; the page views asked nothing they may not (no `list` refused).
+    assert all(e["token_name"] == f"{who} via console" for e in entries), entries
+    assert all(e["action"] == "create" for e in entries), entries
+    return [e for e in entries if e.get("outcome") == "denied"]
 
 
 def test_no_console_page_opens_without_signing_in(jarvis: RunningJarvis, tmp_path: Path) -> None:
@@ -129,6 +140,8 @@ def test_bob_is_refused_an_admin_page_by_the_server(jarvis: RunningJarvis, tmp_p
             assert "admin" in posted.text
         tokens = jarvis.cli("token", "list").stdout
         assert "bob-admin" not in tokens
+        # The refusal was the call pipeline's, recorded as bob's call like any MCP client's.
+        wait_for(lambda: denied_token_calls(jarvis, "bob@example.test"), "bob's refused call in the audit log")
 
         # Disabled, his session opens nothing more, on the next page he opens.
         jarvis.cli("user", "disable", "bob@example.test")

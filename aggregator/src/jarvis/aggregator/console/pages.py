@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from jarvis.aggregator.console.calls import ToolCalls
+from jarvis.aggregator.console.calls import Answer, ToolCalls
 from jarvis.aggregator.console.clients import install_links, snippets
 from jarvis.aggregator.console.sessions import LOCAL, SESSION_SECONDS, Session, Sessions
 from jarvis.aggregator.downstream.auth.person import person_of
@@ -268,6 +268,8 @@ class Console:
         return self._page(request, "accounts.html", await self._accounts(who[1]), who=who)
 
     async def _accounts(self, principal: Principal, **extra: Any) -> dict[str, Any]:
+        if not self.calls.may(principal, "jarvis_server", "list"):
+            return {"error": "Your scopes do not allow the jarvis surface's servers.", "accounts": [], **extra}
         listed = await self.calls.call(principal, "jarvis_server", {"action": "list"})
         if not listed.ok:
             return {"error": listed.error, "accounts": [], **extra}
@@ -311,7 +313,11 @@ class Console:
         return self._page(request, "tokens.html", await self._tokens(who[1]), who=who)
 
     async def _tokens(self, principal: Principal, **extra: Any) -> dict[str, Any]:
-        listed = await self.calls.call(principal, "token", {"action": "list"})
+        # A list the person may not see is not asked for: no refused call in the audit log for a page view.
+        if self.calls.may(principal, "token", "list"):
+            listed = await self.calls.call(principal, "token", {"action": "list"})
+        else:
+            listed = Answer(None, "Your scopes do not allow managing access tokens: that is an admin's.")
         return {
             "tokens": listed.payload.get("tokens", []) if listed.ok else [],
             "error": listed.error,
