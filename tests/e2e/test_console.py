@@ -21,7 +21,8 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.support.agent_clients import client_env, mcp_list
 from tests.support.console import Shots, as_browser, chromium, printed_link, session_cookie, wait_for
-from tests.support.stack import RunningJarvis, free_port, mcp_client, start_jarvis
+from tests.support.downstream import create_profile, create_toy
+from tests.support.stack import RunningJarvis, free_port, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
 
@@ -213,6 +214,46 @@ def test_a_form_from_another_origin_changes_nothing(jarvis: RunningJarvis, brows
         own = client.post("/console/tokens", data=form, headers={"origin": jarvis.base_url})
         assert own.status_code == 200, own.text
         assert token_names(client) == [*before, "stolen"]
+
+
+async def test_own_keys_are_set_and_never_shown_back(jarvis: RunningJarvis, browser: Browser, tmp_path: Path) -> None:
+    """A server whose TOY_NAME is each person's own (servers.per_person): My accounts names the key, the person types
+    a value, the server then runs with it, and no page shows it back; Forget my keys removes it."""
+    async with mcp_client(jarvis.url()) as client:
+        config = {"action": "set", "key": "servers.per_person", "value": {"keyed": ["TOY_NAME"]}}
+        result_json(await client.call_tool("jarvis_config", config))
+        await create_toy(client, "keyed")
+        await create_profile(client, "keyed", "keyed")
+    driver, shot = browser.driver, browser.shots(tmp_path)
+    driver.get(jarvis.url("/console/accounts"))
+
+    def listed() -> bool:
+        if driver.find_elements(By.ID, "keys-keyed"):
+            return True
+        driver.refresh()  # the server's plan reaches the host a moment after it is created
+        return False
+
+    wait_for(listed, "the keyed server listed")
+    shot("keys-needed")
+    section = driver.find_element(By.ID, "keys-keyed")
+    assert section.find_element(By.CLASS_NAME, "state").text == "needs keys"
+    section.find_element(By.ID, "key-keyed-TOY_NAME").send_keys("console-secret-name")
+    section.find_element(By.XPATH, ".//button[text()='Save my keys']").click()
+    wait_for(lambda: driver.find_elements(By.ID, "note"), "the keys saved")
+    shot("keys-saved")
+    assert driver.find_element(By.ID, "note").text == "Your keys for keyed are saved."
+    assert driver.find_element(By.CSS_SELECTOR, "#keys-keyed .state").text == "ready"
+    assert "console-secret-name" not in driver.page_source
+    async with mcp_client(jarvis.url("/mcp/profile/keyed")) as client:
+        result = await client.call_tool("keyed__whoami", {})
+    assert json.loads(str(getattr(result.content[0], "text", "")))["name"] == "console-secret-name"
+
+    driver.get(jarvis.url("/console/accounts"))
+    assert "console-secret-name" not in driver.page_source
+    driver.find_element(By.XPATH, "//section[@id='keys-keyed']//button[text()='Forget my keys']").click()
+    wait_for(lambda: driver.find_elements(By.ID, "note"), "the keys forgotten")
+    shot("keys-forgotten")
+    assert driver.find_element(By.CSS_SELECTOR, "#keys-keyed .state").text == "needs keys"
 
 
 def test_signing_out_ends_the_session(jarvis: RunningJarvis, browser: Browser, tmp_path: Path) -> None:

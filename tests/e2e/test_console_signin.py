@@ -90,7 +90,7 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
         driver.find_element(By.CSS_SELECTOR, "#account-notes button").click()
         wait_for(lambda: driver.find_elements(By.ID, "note"), "the disconnection's answer")
         shot("alice-disconnected")
-        assert driver.find_element(By.ID, "note").text == "Jarvis forgot your authorization at notes."
+        assert driver.find_element(By.ID, "note").text == "Jarvis forgot your authorization or keys at notes."
         assert driver.find_element(By.CSS_SELECTOR, "#account-notes .state").text == "needs consent"
 
         driver.get(jarvis.url("/console/tokens"))

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 PATH = "/console"
 COOKIE = "jarvis_console"
 SIGN_IN_PURPOSE = "console"
+KEY_FIELD = "key:"  # a form field holding the person's value for one of a server's keys
 HERE = Path(__file__).parent
 _HEADERS = {
     "cache-control": "no-store",
@@ -98,6 +99,7 @@ class Console:
             Route(f"{PATH}/accounts", self.accounts, methods=["GET"]),
             Route(f"{PATH}/accounts/connect", self.connect, methods=["POST"]),
             Route(f"{PATH}/accounts/disconnect", self.disconnect, methods=["POST"]),
+            Route(f"{PATH}/accounts/keys", self.set_keys, methods=["POST"]),
             Route(f"{PATH}/tokens", self.tokens, methods=["GET"]),
             Route(f"{PATH}/tokens", self.create_token, methods=["POST"]),
             Route(f"{PATH}/tokens/revoke", self.revoke_token, methods=["POST"]),
@@ -278,7 +280,44 @@ class Console:
         states = await self.personal.connections(person) if self.personal is not None and person else []
         accounts = [{"server": c.server, "state": c.state} for c in states if c.server in names]
         may_connect = self.calls.may(principal, "jarvis_server", "connect")
-        return {"accounts": accounts, "may_connect": may_connect, "error": "", **extra}
+        return {
+            "accounts": accounts,
+            "keys": await self._keys(names, person),
+            "may_connect": may_connect,
+            "error": "",
+            **extra,
+        }
+
+    async def _keys(self, names: set[str], person: str) -> list[dict[str, Any]]:
+        """The servers that take each person's own keys (servers.per_person): the names, which of them this person
+        has set (never the values: they are not shown back)."""
+        keyed = self.personal.keyed if self.personal is not None else None
+        if keyed is None:
+            return []
+        answer = []
+        for server in sorted(names):
+            if keyed.serves(server):
+                needed = list(keyed.plans[server][1])
+                have = set(await keyed.values(server, person)) if person else set()
+                state = "ready" if set(needed) <= have else "needs keys"
+                answer.append({"server": server, "state": state, "names": [(n, n in have) for n in needed]})
+        return answer
+
+    async def set_keys(self, request: Request) -> Response:
+        """The person's own values for a server's keys: jarvis_server connect with env, the MCP tool's call."""
+        checked = await self._form(request)
+        if isinstance(checked, Response):
+            return checked
+        session, principal, form = checked
+        server = str(form.get("server", ""))
+        env = {str(k).removeprefix(KEY_FIELD): str(v) for k, v in form.items() if str(k).startswith(KEY_FIELD) and v}
+        if not env:
+            values = await self._accounts(principal, note="Type a value for at least one key.")
+            return self._page(request, "accounts.html", values, status=400, who=(session, principal))
+        answer = await self.calls.call(principal, "jarvis_server", {"action": "connect", "name": server, "env": env})
+        note = answer.error or f"Your keys for {server} are saved."
+        values = await self._accounts(principal, note=note)
+        return self._page(request, "accounts.html", values, status=200 if answer.ok else 400, who=(session, principal))
 
     async def connect(self, request: Request) -> Response:
         checked = await self._form(request)
@@ -300,7 +339,7 @@ class Console:
         session, principal, form = checked
         server = str(form.get("server", ""))
         answer = await self.calls.call(principal, "jarvis_server", {"action": "disconnect", "name": server})
-        note = answer.error or f"Jarvis forgot your authorization at {server}."
+        note = answer.error or f"Jarvis forgot your authorization or keys at {server}."
         values = await self._accounts(principal, note=note)
         return self._page(request, "accounts.html", values, status=200 if answer.ok else 400, who=(session, principal))
 
