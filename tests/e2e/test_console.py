@@ -256,6 +256,52 @@ async def test_own_keys_are_set_and_never_shown_back(jarvis: RunningJarvis, brow
     assert driver.find_element(By.CSS_SELECTOR, "#keys-keyed .state").text == "needs keys"
 
 
+def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: Browser) -> None:
+    """Every console form and page, posted or opened with malformed, missing, oversized and mistyped fields, with
+    the session and CSRF token and without: answered, never a 5xx, nothing in the log's tracebacks."""
+    garbage: list[dict[str, str]] = [
+        {},
+        {"server": ""},
+        {"server": "x" * 5000},
+        {"server": "../../etc/passwd", "name": "\u0000"},
+        {"scope": "not a scope!", "name": "n", "expires_in": "-5"},
+        {"scope": "jarvis", "name": "n", "expires_in": "abc"},
+        {"scope": "admin@p1", "name": "y" * 300, "expires_in": "99999999999999999999"},
+        {"id": "nope"},
+        {"key:TOY_NAME": "line\nbreak", "server": "keyed"},
+        {"key:NOT_A_KEY": "v", "server": "keyed"},
+        {"key:TOY_NAME": "v" * 20000, "server": "keyed"},
+    ]
+    posts = (
+        "/console/tokens",
+        "/console/tokens/revoke",
+        "/console/accounts/connect",
+        "/console/accounts/disconnect",
+        "/console/accounts/keys",
+    )
+    answers: list[tuple[str, int]] = []
+    with as_browser(jarvis, driver := browser.driver) as client:
+        csrf = client.get("/console/tokens").text.split('name="csrf" value="')[1].split('"')[0]
+        for path in posts:
+            for fields in garbage:
+                for token in (csrf, "", "wrong"):
+                    answer = client.post(path, data={**fields, "csrf": token}, headers={"origin": jarvis.base_url})
+                    answers.append((path, answer.status_code))
+            raw = client.post(
+                path, content=b"\xff\xfe=%%%&&==", headers={"content-type": "application/x-www-form-urlencoded"}
+            )
+            answers.append((path, raw.status_code))
+            typed = client.post(path, content=b"{}", headers={"content-type": "application/json"})
+            answers.append((path, typed.status_code))
+        for query in ("?token=", "?token=" + "a" * 5000, "?token=%00", "?x=1"):
+            answers.append(("/console/" + query, client.get("/console/" + query).status_code))
+        for path in ("/console/signin", "/console/admin/people", "/console/static/console.css", "/console/nope"):
+            answers.append((path, client.get(path).status_code))
+    assert driver.find_elements(By.TAG_NAME, "h1") is not None
+    assert [a for a in answers if a[1] >= 500] == []
+    assert "Traceback" not in jarvis.log()
+
+
 def test_signing_out_ends_the_session(jarvis: RunningJarvis, browser: Browser, tmp_path: Path) -> None:
     """Sign out ends the session where it is kept (the registry, for every worker): its cookie, kept by someone,
     opens nothing any more. (Last: the module's browser is signed out after it.)"""

@@ -13,13 +13,15 @@ from jarvis.aggregator.views.registry import TokenView
 from jarvis.common.params import Arg
 
 SHOWN_ONCE = "the secret is shown once; Jarvis keeps only its hash"
+# A century: beyond it an expiry is "never" (0), and a larger number overflowed the registry's int64 request field.
+MAX_EXPIRES_IN = 100 * 365 * 24 * 3600
 
 
 @dataclass(frozen=True)
 class Create:
     scope: Annotated[str, Arg("space-separated, e.g. orchestrator:session@<project_id>")]
     name: str = ""
-    expires_in: Annotated[int, Arg("s", minimum=0)] = 0
+    expires_in: Annotated[int, Arg("s", minimum=0, maximum=MAX_EXPIRES_IN)] = 0
 
 
 @dataclass(frozen=True)
