@@ -6,6 +6,7 @@ refused an admin page by the server (403), not only by a hidden link. Screenshot
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +16,10 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from tests.support.console import as_browser, chromium, session_cookie, sign_in_at_provider, wait_for
-from tests.support.per_person_oauth import NOTES_ENV, notes, notes_profile
+from tests.support.downstream import eventually
+from tests.support.per_person_oauth import NOTES_ENV, notes, notes_profile, signed_in
 from tests.support.signin import signin_jarvis
-from tests.support.stack import RunningJarvis
+from tests.support.stack import RunningJarvis, mcp_client
 
 pytestmark = pytest.mark.anyio
 
@@ -87,6 +89,14 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
         assert driver.find_element(By.TAG_NAME, "h1").text == "Connected"
         driver.get(jarvis.url("/console/accounts"))
         assert driver.find_element(By.CSS_SELECTOR, "#account-notes .state").text == "connected"
+        # Her profile now lists the server's tools, as her own connection lists them.
+        token = await asyncio.to_thread(signed_in, jarvis, "alice", notes_profile)
+
+        async def whoami_listed() -> bool:
+            async with mcp_client(jarvis.url(notes_profile), token) as client:
+                return "notes__whoami" in {t.name for t in (await client.list_tools()).tools}
+
+        await eventually(whoami_listed, what="alice's notes tools listed")
         driver.find_element(By.CSS_SELECTOR, "#account-notes button").click()
         wait_for(lambda: driver.find_elements(By.ID, "note"), "the disconnection's answer")
         shot("alice-disconnected")
