@@ -59,6 +59,7 @@ class Variant:
     prm_scopes: tuple[str, ...] = (SCOPE,)
     registration: bool = True  # dynamic client registration offered
     cimd: bool = False  # client ID metadata documents accepted
+    cimd_fetch: bool = False  # a document is fetched from its URL (the client id), as an authorization server does
     auth_methods: tuple[str, ...] | None = ("client_secret_post", "client_secret_basic")
     offline_access: bool = False  # `offline_access` among the authorization server's scopes
     issuer: str = ""  # a wrong `issuer` in the metadata
@@ -80,6 +81,7 @@ class Accounts:
     cimd_redirect: str = ""  # the redirect URI a CIMD client (Jarvis's document) names
     requested_scopes: list[list[str]] = field(default_factory=list)  # per authorization request
     prm_requests: list[str] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)  # client ID metadata documents fetched (cimd_fetch)
     clients: dict[str, OAuthClientInformationFull] = field(default_factory=dict)
     pending: dict[str, tuple[str, AuthorizationParams]] = field(default_factory=dict)
     codes: dict[str, AuthorizationCode] = field(default_factory=dict)
@@ -88,6 +90,19 @@ class Accounts:
     grants: list[str] = field(default_factory=list)  # "authorization_code" / "refresh_token", as they came
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if self.variant.cimd_fetch and client_id.startswith(("http://", "https://")) and client_id not in self.clients:
+            async with httpx2.AsyncClient(timeout=10) as http:
+                answer = await http.get(client_id)
+            document = answer.json() if answer.status_code == 200 else {}
+            self.documents.append(document)
+            if document.get("client_id") != client_id:  # a document names its own URL, else it is no client's
+                return None
+            self.clients[client_id] = OAuthClientInformationFull(
+                client_id=client_id,
+                redirect_uris=[AnyUrl(uri) for uri in document.get("redirect_uris", [])],
+                token_endpoint_auth_method=document.get("token_endpoint_auth_method", "none"),
+                scope=" ".join([SCOPE, EXTRA, OFFLINE]),
+            )
         if self.variant.cimd and client_id.startswith("https://") and client_id not in self.clients:
             # Stands for fetching the document at `client_id`: Jarvis's is on an https URL the test cannot serve.
             self.clients[client_id] = OAuthClientInformationFull(

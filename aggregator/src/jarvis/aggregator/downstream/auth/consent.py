@@ -33,7 +33,7 @@ import httpx2
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull
 
 from jarvis.aggregator.downstream.auth.guard import AddressGuard, OAuthClientSettings
-from jarvis.aggregator.downstream.auth.provider import PersonalOAuth
+from jarvis.aggregator.downstream.auth.provider import CALLBACK_PATH, PersonalOAuth, client_id_url
 from jarvis.aggregator.downstream.auth.storage import GrantStore, VaultStorage
 from jarvis.common.errors import FailedPrecondition
 
@@ -54,7 +54,6 @@ class _QuietFlowErrors(logging.Filter):
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietFlowErrors())
 
 START_PATH = "/oauth/downstream/start"
-CALLBACK_PATH = "/oauth/downstream/callback"
 COOKIE = "jarvis_downstream_consent"
 EXCHANGE_SECONDS = 20.0
 _PROBE = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -168,6 +167,10 @@ class Consents:
     def redirect_uri(base_url: str) -> str:
         return base_url.rstrip("/") + CALLBACK_PATH
 
+    def client_id_url(self, base_url: str) -> str | None:
+        """Jarvis's URL-based client id for an authorization server that takes one (provider.client_id_url)."""
+        return client_id_url(self.settings.client_metadata_url, base_url, self.settings.allow_loopback)
+
     @staticmethod
     def link(flow: Flow) -> str:
         return f"{flow.base_url.rstrip('/')}{START_PATH}?flow={flow.id}"
@@ -236,7 +239,7 @@ class Consents:
             self.redirect_uri(flow.base_url),
             redirect_handler=publish,
             callback_handler=wait_for_browser,
-            client_metadata_url=self.settings.client_metadata_url or None,
+            client_metadata_url=self.client_id_url(flow.base_url),
             refresh_ahead=self.settings.refresh_ahead_seconds,
         )
         # A fresh consent starts from no tokens (an expired refresh token, a revoked grant): the probe must be

@@ -27,8 +27,9 @@ class OAuthClientSettings(BaseSettings):
     ready_seconds: float = 20.0
     # Access tokens are refreshed this long before they expire (at most half their life).
     refresh_ahead_seconds: float = 60.0
-    # A client id Jarvis publishes as a Client ID Metadata Document: `<public URL>/oauth/downstream/client.json`
-    # when the public URL is https; empty: none (pre-registered or dynamic registration instead).
+    # The client id Jarvis names itself by where an authorization server takes Client ID Metadata Documents, instead
+    # of registering. Empty: its own, `<public URL>/oauth/downstream/client.json`, when the public URL is https (or
+    # loopback with allow_loopback); `off`: none (a pre-registered client or dynamic registration instead).
     client_metadata_url: str = ""
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import ipaddress
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -31,6 +33,45 @@ from pydantic import ValidationError
 from jarvis.aggregator.downstream.auth.storage import VaultStorage
 
 CLIENT_NAME = "Jarvis"
+CLIENT_DOCUMENT_PATH = "/oauth/downstream/client.json"  # Jarvis's Client ID Metadata Document, under its public URL
+CALLBACK_PATH = "/oauth/downstream/callback"
+OFF = "off"
+
+
+def client_id_url(configured: str, base_url: str, loopback: bool = False) -> str | None:
+    """The URL Jarvis names itself by at an authorization server that takes Client ID Metadata Documents
+    (`client_id_metadata_document_supported`), instead of registering: `configured` when set (`off`: none), else its
+    own document under its configured public URL when that is https, or on loopback where tests allow it
+    (`loopback`). Never from a request's Host: `base_url` is the configured one
+    (docs/decisions/0067-discover-first-and-cimd.md)."""
+    if configured:
+        return None if configured == OFF else configured
+    parts = urlsplit(base_url)
+    if parts.scheme == "https" or (loopback and parts.scheme == "http" and _is_loopback(parts.hostname or "")):
+        return base_url.rstrip("/") + CLIENT_DOCUMENT_PATH
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def client_document(base_url: str) -> dict[str, Any]:
+    """The Client ID Metadata Document at `<base_url>/oauth/downstream/client.json`: its URL is its client id."""
+    base = base_url.rstrip("/")
+    return {
+        "client_id": base + CLIENT_DOCUMENT_PATH,
+        "client_name": CLIENT_NAME,
+        "redirect_uris": [base + CALLBACK_PATH],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
 
 
 class _AheadContext(OAuthContext):
@@ -91,15 +132,17 @@ class PersonalOAuth(OAuthClientProvider):
         client_metadata_url: str | None = None,
         refresh_ahead: float = 60.0,
     ) -> None:
+        https = client_metadata_url is not None and client_metadata_url.startswith("https://")
         super().__init__(
             server_url,
             client_metadata(redirect_uri),
             storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
-            client_metadata_url=client_metadata_url,
+            client_metadata_url=client_metadata_url if https else None,  # the SDK takes https ones only
         )
         fields = {f.name: getattr(self.context, f.name) for f in dataclasses.fields(self.context)}
+        fields["client_metadata_url"] = client_metadata_url  # a loopback one too, where tests allow it
         context = _AheadContext(**fields)
         context.ahead = refresh_ahead
         self.context = context

@@ -1,5 +1,5 @@
 """The browser's side of a person's consent: the link Jarvis hands out, the authorization server's return, and the
-Client ID Metadata Document Jarvis identifies itself with (where its public URL is https).
+Client ID Metadata Document Jarvis identifies itself with (where its public URL is https, or loopback in tests).
 
 A link can be forwarded, so opening one first establishes whose browser it is (decision 0062): a signed-in person's
 consent sends the browser through the team's provider (oauth/server/browser.py) and opens only for that person; a
@@ -19,7 +19,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from jarvis.aggregator.downstream.auth.consent import (
-    CALLBACK_PATH,
     COOKIE,
     START_PATH,
     ConsentFailed,
@@ -32,10 +31,9 @@ from jarvis.aggregator.downstream.auth.consent import (
     person_label,
     signed_in_person,
 )
-from jarvis.aggregator.downstream.auth.provider import CLIENT_NAME
+from jarvis.aggregator.downstream.auth.provider import CALLBACK_PATH, CLIENT_DOCUMENT_PATH, client_document
 from jarvis.aggregator.downstream.auth.relay import ConsentRelay, Opened, Returned
 
-CLIENT_DOCUMENT_PATH = "/oauth/downstream/client.json"
 SIGN_IN_PURPOSE = "downstream-consent"
 CONFIRM_COOKIE = "jarvis_downstream_confirm"
 LOCAL_PERSON = "local"
@@ -223,16 +221,6 @@ class ConsentRoutes:
         )
 
     async def client_document(self, _: Request) -> Response:
-        """The Client ID Metadata Document: its URL is the client id (served only at an https public URL). Built
-        from the configured public URL alone: a request's Host names nothing here."""
-        base = (await self.base_url()).rstrip("/")
-        return JSONResponse(
-            {
-                "client_id": base + CLIENT_DOCUMENT_PATH,
-                "client_name": CLIENT_NAME,
-                "redirect_uris": [base + CALLBACK_PATH],
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"],
-                "token_endpoint_auth_method": "none",
-            }
-        )
+        """The Client ID Metadata Document: its URL is the client id Jarvis names itself by (provider.client_id_url).
+        Built from the configured public URL alone: a request's Host names nothing here."""
+        return JSONResponse(client_document(await self.base_url()))

@@ -210,7 +210,7 @@ class PersonalServers:
             self.consents.redirect_uri(base_url),
             redirect_handler=no_browser,
             callback_handler=never,
-            client_metadata_url=self.settings.client_metadata_url or None,
+            client_metadata_url=self.consents.client_id_url(base_url),
             refresh_ahead=self.settings.refresh_ahead_seconds,
         )
 
