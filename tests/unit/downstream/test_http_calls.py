@@ -248,15 +248,38 @@ async def test_sequential_requests_share_one_connection_and_concurrent_ones_open
         calls.close()
 
 
+def _answered(headers: dict[str, str] | None = None, given: str = "", method: str = "") -> httpx2.Response:
+    """The SDK's client's request (with `headers`, and `Mcp-Method: method`) and the server's answer (its
+    `Mcp-Session-Id: given`), as its response hook sees them."""
+    request = httpx2.Request(
+        "POST", "http://x/", headers={**(headers or {}), **({"mcp-method": method} if method else {})}
+    )
+    return httpx2.Response(200, headers={"mcp-session-id": given} if given else {}, request=request)
+
+
 async def test_the_sessions_id_follows_the_sdk_clients_requests() -> None:
     async with serving(json_result({}), respond(404, "text/plain", b"gone")) as scripted:
         calls = calls_to(scripted)
-        await calls.follow_session(httpx2.Request("POST", "http://x/", headers={"mcp-session-id": "s-1"}))
+        await calls.follow_session(_answered(headers={"mcp-session-id": "s-1"}))
         await calls.request("ping", None, HEADERS, 5)
         assert scripted.seen[0].head["mcp-session-id"] == "s-1"
         with pytest.raises(MCPError) as refused:  # with a session a 404 means it ended, as the SDK's client reads it
             await calls.request("ping", None, HEADERS, 5)
         assert (refused.value.error.code, refused.value.error.message) == (types.INVALID_REQUEST, "Session terminated")
+        calls.close()
+
+
+async def test_the_sessions_id_is_known_from_the_handshakes_answer() -> None:
+    """The id the server gives in its answer to `initialize` is carried by Jarvis's first request, before the SDK's
+    `notifications/initialized` (which carries it too) has gone out; an id on a 2026-era answer is no session's."""
+    async with serving(json_result({}), json_result({})) as scripted:
+        calls = calls_to(scripted)
+        await calls.follow_session(_answered(given="s-0", method="server/discover"))
+        await calls.follow_session(_answered(given="s-2"))  # a plain `initialize`
+        await calls.request("ping", None, HEADERS, 5)
+        await calls.follow_session(_answered(given="s-3", method="initialize"))  # one in 2026 dress (handshake.py)
+        await calls.request("ping", None, HEADERS, 5)
+        assert [seen.head["mcp-session-id"] for seen in scripted.seen] == ["s-2", "s-3"]
         calls.close()
 
 
@@ -393,7 +416,7 @@ async def test_a_2025_request_given_up_is_also_cancelled_by_a_notice() -> None:
     """A 2025-era server does not read a closed connection as a cancellation: it is told, as the SDK tells it."""
     async with serving(hang(), respond(202, "application/json", b"")) as scripted:
         calls = calls_to(scripted)
-        await calls.follow_session(httpx2.Request("POST", "http://x/", headers={"mcp-session-id": "s-9"}))
+        await calls.follow_session(_answered(headers={"mcp-session-id": "s-9"}))
         legacy = {"MCP-Protocol-Version": "2025-11-25"}
         with pytest.raises(MCPError) as late:
             await calls.request("tools/call", {"name": "slow"}, legacy, 0.2, cancel_by_notice=True)

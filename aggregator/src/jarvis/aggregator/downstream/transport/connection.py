@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 Notice = Callable[[str, JsonObject], Awaitable[None]]  # (method, params)
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_NOTICES = ("notifications/tasks", "notifications/tasks/status")  # SEP-2663's, and the 2025-era tasks' own
-_DISCOVER_TIMEOUT = 5.0  # a 2025-only server that never answers server/discover delays its start this much at most
 LISTEN = "subscriptions/listen"
 _MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 _SERVER_NOTIFICATION: TypeAdapter[types.ServerNotification] = TypeAdapter(types.ServerNotification)
@@ -283,12 +282,12 @@ async def connect(
                     heard=heard,
                 )
                 stack.callback(http_calls.close)
-            hooks = [_standalone_stream(holder), *([http_calls.follow_session] if http_calls else [])]
+            answered = [http_calls.follow_session] if http_calls else []
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=plan.headers,
                     timeout=init_timeout,
-                    event_hooks={"request": hooks},
+                    event_hooks={"request": [_standalone_stream(holder)], "response": answered},
                     auth=plan.auth() if plan.auth is not None else None,
                 )
             )
@@ -308,23 +307,19 @@ async def connect(
         holder.append(connection)
         try:
             with anyio.fail_after(init_timeout):
+                # Over HTTP every request stands alone, so a 2026-07-28 request may follow the 2025 handshake: the
+                # first request asks `server/discover`. A stdio or container stream that made the handshake stays in
+                # that era (the server refuses 2026 envelopes on it), so for those Jarvis always bridges: the
+                # caller's request goes out in the session's version.
                 if child is None:
-                    await open_session(session, plan.server)
+                    versions = await open_session(session, plan.server, plan.url, dispatcher)
                 else:
-                    await initialize_or_exit(session, child, plan.server)
+                    versions = await initialize_or_exit(session, child, plan.server)
         except TimeoutError:
             raise ConnectionError(
                 f"did not answer initialize within {init_timeout:g} s{child.context() if child else ''}"
             ) from None
-        if (discovered := session.discover_result) is not None:
-            connection.modern_versions = tuple(
-                v for v in discovered.supported_versions if v in MODERN_PROTOCOL_VERSIONS
-            )
-        elif plan.transport == "streamable-http":
-            # Over HTTP every request stands alone, so a 2026-07-28 request may follow the 2025 handshake. A stdio or
-            # container stream that made the handshake stays in that era (the server refuses 2026 envelopes on it),
-            # so for those Jarvis always bridges: the caller's request goes out in the session's version.
-            connection.modern_versions = await _modern_versions(connection, init_timeout)
+        connection.modern_versions = versions
         yield connection
 
 
@@ -367,18 +362,3 @@ def _standalone_stream(holder: list[Connection]) -> Callable[[httpx2.Request], A
             request.headers[MCP_PROTOCOL_VERSION_HEADER] = holder[0].protocol_version
 
     return stamp
-
-
-async def _modern_versions(connection: Connection, timeout: float) -> tuple[str, ...]:
-    """The 2026-era versions the server answers, from `server/discover`; a 2025-only server answers an error."""
-    try:
-        result = await connection.request(
-            "server/discover",
-            {"_meta": client_envelope()},
-            min(timeout, _DISCOVER_TIMEOUT),
-            version=LATEST_MODERN_VERSION,
-        )
-    except (MCPError, TimeoutError):
-        return ()
-    versions = result.get("supportedVersions")
-    return tuple(v for v in versions if isinstance(v, str)) if isinstance(versions, list) else ()

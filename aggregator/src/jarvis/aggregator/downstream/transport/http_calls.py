@@ -162,10 +162,12 @@ class HttpCalls:
                 self._cancel(request_id, "caller cancelled", headers)
             raise
 
-    async def follow_session(self, request: httpx2.Request) -> None:
-        """An httpx2 request hook on the SDK's client: its requests carry the session's id once the server gave one."""
-        session_id = request.headers.get("mcp-session-id")
-        if session_id and self._fixed.get("mcp-session-id") != session_id:
+    async def follow_session(self, response: httpx2.Response) -> None:
+        """An httpx2 response hook on the SDK's client: Jarvis's requests carry the session's id as the SDK's do, from
+        the answer that gave it (the 2025 handshake's, before `notifications/initialized` may have gone out)."""
+        handshake = response.request.headers.get("mcp-method", "initialize") == "initialize"
+        given = response.headers.get("mcp-session-id") if handshake else None
+        if session_id := given or response.request.headers.get("mcp-session-id"):
             self._fixed["mcp-session-id"] = session_id
 
     def close(self) -> None:
