@@ -6,9 +6,11 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,7 @@ class Check:
     id: str
     status: str  # SUCCESS, FAILURE, WARNING, INFO or SKIPPED
     message: str
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def run_suite(url: str, requirements: str, workdir: Path) -> dict[str, list[Check]]:
@@ -54,3 +57,49 @@ def run_suite(url: str, requirements: str, workdir: Path) -> dict[str, list[Chec
 def counts(checks: list[Check]) -> tuple[int, int]:
     """(checks passed, checks failed), as the suite's summary counts them (warnings are neither)."""
     return sum(c.status == "SUCCESS" for c in checks), sum(c.status == "FAILURE" for c in checks)
+
+
+CLIENT = Path(__file__).with_name("conformance_client.py")
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """One client scenario's verdict as the suite gives it (any failed or warned check, a timeout or a client that
+    exited with an error fails it), with the checks that decided it."""
+
+    scenario: str
+    passed: bool
+    checks: list[Check]
+
+    def reasons(self) -> list[str]:
+        return [f"{c.status} {c.id}: {c.message}" for c in self.checks if c.status in ("FAILURE", "WARNING")]
+
+
+def run_client(
+    jarvis_url: str, scenario: str, workdir: Path, spec_version: str = "", timeout_ms: int = 60000
+) -> ClientRun:
+    """The suite's client `scenario` with Jarvis as the client under test: conformance_client.py puts the scenario's
+    server behind a one-server profile of the running Jarvis at `jarvis_url` and acts as an agent on it."""
+    if not CONFORMANCE.exists():
+        message = "@modelcontextprotocol/conformance is missing under tools/node: run scripts/bootstrap"
+        if os.environ.get("JARVIS_REQUIRE_ALL") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    output = Path(tempfile.mkdtemp(prefix="conformance-client-", dir=workdir))
+    command = f"{sys.executable} {CLIENT}"
+    args = [str(NODE), str(CONFORMANCE), "client", "--command", command, "--scenario", scenario, "-o", str(output)]
+    args += ["--timeout", str(timeout_ms), *(["--spec-version", spec_version] if spec_version else [])]
+    env = {**os.environ, "JARVIS_CONFORMANCE_URL": jarvis_url, "PYTHONPATH": str(Path(__file__).parents[2])}
+    try:
+        run = subprocess.run(
+            args, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout_ms / 1000 + 60, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return ClientRun(scenario, False, [Check(scenario, "FAILURE", "the suite did not end (its server waited)")])
+    found = sorted(output.rglob("checks.json"))
+    assert found, f"no results for {scenario}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    checks = [
+        Check(c["id"], c["status"], c.get("errorMessage") or "", c.get("details") or {})
+        for c in json.loads(found[0].read_text())
+    ]
+    return ClientRun(scenario, run.returncode == 0, checks)
