@@ -13,11 +13,14 @@ import anyio
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from jarvis.aggregator.console.build import build_console
 from jarvis.aggregator.console.calls import ToolCalls
 from jarvis.aggregator.console.pages import COOKIE, Console
 from jarvis.aggregator.console.sessions import Sessions
+from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.mcp_server import Binding
+from jarvis.aggregator.settings import AggregatorSettings
 
 PUBLIC = "https://jarvis.example.test"
 
@@ -121,3 +124,29 @@ def test_a_form_needs_the_sessions_token_and_jarvis_origin() -> None:
         answer = client.post("/console/logout", data={"csrf": csrf}, headers=headers, follow_redirects=False)
         assert answer.status_code == 303, origin
         assert client.get("/console/").status_code == 401, "signed out"
+
+
+def test_the_link_is_printed_only_on_loopback_and_by_one_worker() -> None:
+    """A log shipped elsewhere must not carry the local admin's way in: only a loopback Jarvis prints the link, and
+    of several workers only the first."""
+
+    def announces(**fields: Any) -> bool:
+        settings = AggregatorSettings(**fields)
+        downstream = cast(DownstreamHost, SimpleNamespace(personal=None, profiles={}))
+        built = build_console(
+            settings,
+            cast(OAuthStateGateway, Records()),
+            cast(Binding, None),
+            [],
+            public_url,
+            None,
+            downstream,
+            lambda _: None,
+        )
+        return built.announce_link
+
+    assert announces(host="127.0.0.1")
+    assert announces(host="::1")
+    assert not announces(host="127.0.0.1", worker_slot=1)
+    assert not announces(host="0.0.0.0")
+    assert not announces(host="10.0.0.5")

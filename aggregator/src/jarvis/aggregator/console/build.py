@@ -11,7 +11,7 @@ from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.mcp_server import Binding
 from jarvis.aggregator.oauth.server.browser import BrowserSignIn
-from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.settings import AggregatorSettings, is_loopback
 from jarvis.aggregator.tooling.tool import Surface
 from jarvis.common.surfaces import PROFILE_PATH_PREFIX
 
@@ -42,5 +42,7 @@ def build_console(
         paths,
         surface_at,
         tokens_required=settings.auth_required,
-        announce=settings.worker_slot == 0,  # one worker of several prints the local admin's link
+        # The local admin's link, only where Jarvis listens on loopback (a log shipped elsewhere must not carry an
+        # admin's way in), and from one worker of several.
+        announce=settings.worker_slot == 0 and is_loopback(settings.host),
     )
