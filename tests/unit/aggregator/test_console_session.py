@@ -15,8 +15,9 @@ from starlette.testclient import TestClient
 
 from jarvis.aggregator.console.build import build_console
 from jarvis.aggregator.console.calls import ToolCalls
-from jarvis.aggregator.console.pages import COOKIE, Console
+from jarvis.aggregator.console.pages import Console
 from jarvis.aggregator.console.sessions import Sessions
+from jarvis.aggregator.console.web import COOKIE
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.mcp_server import Binding
