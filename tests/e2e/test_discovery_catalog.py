@@ -40,10 +40,13 @@ async def test_a_scoped_token_sees_and_calls_only_what_it_may(secured: RunningJa
             "code_run",
             "jarvis_profile",
         ]
-    # A hidden tool is indistinguishable from one that does not exist.
+    # Described or loaded, a hidden tool is indistinguishable from one that does not exist.
     assert hidden.replace("jarvis_server", "X") == unknown.replace("no_such_tool", "X")
-    assert "not found" in call_hidden
     assert "not found" in load_hidden
+    # Called, it is refused as every door refuses it (decision 0065): naming the scopes that would allow the call, as
+    # /mcp/jarvis answers the same call.
+    assert call_hidden.startswith("your token's scopes (jarvis:jarvis_profile) do not allow jarvis_server action=list")
+    assert "jarvis:jarvis_server:list" in call_hidden
     assert "profiles" in profiles
 
 
