@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
-from mcp.shared.dispatcher import Dispatcher
+from mcp.shared.dispatcher import CallOptions, Dispatcher
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import (
@@ -48,6 +48,7 @@ from jarvis.aggregator.downstream.transport.stdio import ChildProcess
 log = logging.getLogger(__name__)
 
 PROBE_SECONDS = 5.0  # a server that never answers server/discover is taken for a 2025-era one after this long
+ASK_SECONDS = 10.0  # a server that answered it but not `initialize` within this long is reached in 2026-07-28
 # Errors only a 2026-era server answers: the server is of that era, whatever went wrong (never a fallback).
 _MODERN_ERRORS = (types.HEADER_MISMATCH, types.MISSING_REQUIRED_CLIENT_CAPABILITY, types.UNSUPPORTED_PROTOCOL_VERSION)
 _REFUSED = (ValidationError, RuntimeError)  # an answer that is no result of the method asked (or no usable one)
@@ -137,10 +138,11 @@ async def _initialize_else_discover(session: ClientSession, server: str, url: st
     return _modern(discovered.supported_versions)
 
 
-async def dressed(session: ClientSession, dispatcher: Dispatcher[Any]) -> bool:
+async def dressed(session: ClientSession, dispatcher: Dispatcher[Any]) -> bool | None:
     """The 2025 handshake with a server that answered `server/discover`, in the request metadata of 2026-07-28 (its
-    headers, and `_meta` naming the 2025 version it asks for): whether the server took it (dual-era), or refused it
-    in any way (2026-only: it answered `server/discover`); a closed connection is raised."""
+    headers, and `_meta` naming the 2025 version it asks for): whether the server took it (dual-era) or refused it
+    in any way (2026-only: it answered `server/discover`); None when it did not answer within `ASK_SECONDS`. A closed
+    connection is raised."""
     capabilities = session._build_capabilities(LATEST_HANDSHAKE_VERSION).model_dump(  # as `initialize()` declares
         by_alias=True, mode="json", exclude_none=True
     )
@@ -152,12 +154,14 @@ async def dressed(session: ClientSession, dispatcher: Dispatcher[Any]) -> bool:
         "_meta": meta,
     }
     headers = {MCP_PROTOCOL_VERSION_HEADER: LATEST_HANDSHAKE_VERSION, MCP_METHOD_HEADER: "initialize"}
+    opts: CallOptions = {"headers": headers, "cancel_on_abandon": False, "timeout": ASK_SECONDS}
     try:
-        raw = await dispatcher.send_raw_request("initialize", params, {"headers": headers, "cancel_on_abandon": False})
-        result = types.InitializeResult.model_validate(raw)
+        result = types.InitializeResult.model_validate(await dispatcher.send_raw_request("initialize", params, opts))
     except MCPError as exc:
         if exc.error.code == types.CONNECTION_CLOSED:
             raise
+        if exc.error.code == types.REQUEST_TIMEOUT:
+            return None
         log.debug("initialize refused (%s): a 2026-only server", exc.error.code)
         return False
     except ValidationError:
@@ -189,11 +193,12 @@ async def handshake(
     if discovered is None or not modern:
         _remember(server, "legacy", url)
         return await _initialize_else_discover(session, server, url)
-    if await dressed(session, dispatcher):  # dual-era: the 2025 session, and the 2026 versions it also answers
+    took = await dressed(session, dispatcher)
+    if took:  # dual-era: the 2025 session, and the 2026 versions it also answers
         _remember(server, None)
         return modern
     session.adopt(discovered)
-    _remember(server, "modern", url)
+    _remember(server, "modern" if took is False else None, url)  # no answer in time: asked again next start
     return modern
 
 
