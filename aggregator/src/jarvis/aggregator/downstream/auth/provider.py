@@ -31,6 +31,7 @@ from mcp.shared.auth import (
 from pydantic import ValidationError
 
 from jarvis.aggregator.downstream.auth.storage import VaultStorage
+from jarvis.common.addresses import is_loopback
 
 CLIENT_NAME = "Jarvis"
 CLIENT_DOCUMENT_PATH = "/oauth/downstream/client.json"  # Jarvis's Client ID Metadata Document, under its public URL
@@ -56,7 +57,7 @@ def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return is_loopback(ipaddress.ip_address(host))  # the one module that decides about addresses
     except ValueError:
         return False
 
