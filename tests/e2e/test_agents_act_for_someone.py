@@ -13,7 +13,6 @@ import re
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
 
 import docker
 import httpx2
@@ -25,7 +24,8 @@ from tests.e2e.orchestrator.conftest import runtime_env
 from tests.e2e.test_people_standing import McpSession
 from tests.support.docker_env import remove_managed
 from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
-from tests.support.signin import CLIENT_REDIRECT, Person, pkce, signin_jarvis
+from tests.support.per_person_oauth import signed_in
+from tests.support.signin import signin_jarvis
 from tests.support.stack import RunningJarvis
 
 URL = "/mcp/orchestrator"
@@ -45,42 +45,6 @@ def jarvis(
         running.cli("role", "set", "developers", "--group", "dev", *developers)
         yield running
     remove_managed(engine, running.data_dir)
-
-
-def sign_in_for(jarvis: RunningJarvis, account: str, path: str, scope: str) -> str:
-    """`account`'s access token for the surface at `path`, through Jarvis's sign-in and the provider."""
-    registered = httpx2.post(
-        jarvis.url("/oauth/register"),
-        json={"redirect_uris": [CLIENT_REDIRECT], "client_name": "e2e", "token_endpoint_auth_method": "none"},
-    )
-    client_id = registered.json()["client_id"]
-    verifier, challenge = pkce()
-    query = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": CLIENT_REDIRECT,
-        "state": "s1",
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "resource": jarvis.url(path),
-        "scope": scope,
-    }
-    person = Person(account)
-    try:
-        redirect = person.authorize(f"{jarvis.url('/oauth/authorize')}?{urlencode(query)}")
-    finally:
-        person.close()
-    code = person.code_result(redirect).code
-    form = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "code_verifier": verifier,
-        "client_id": client_id,
-        "redirect_uri": CLIENT_REDIRECT,
-    }
-    tokens = httpx2.post(jarvis.url("/oauth/token"), data=form)
-    assert tokens.status_code == 200, tokens.text
-    return str(tokens.json()["access_token"])
 
 
 _SESSIONS: dict[str, McpSession] = {}
@@ -114,7 +78,7 @@ def agent_environment(jarvis: RunningJarvis, token: str, project_id: str) -> dic
 
 
 def test_an_agent_session_acts_for_the_person_who_spawned_it(jarvis: RunningJarvis) -> None:
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
     mine = result(call(jarvis, alice, "project", {"action": "create", "name": "alices"}))["created"]["id"]
     other = result(call(jarvis, alice, "project", {"action": "create", "name": "others"}))["created"]["id"]
     session = result(call(jarvis, alice, "session", {"action": "spawn", "project_id": mine}))["session"]
@@ -184,7 +148,7 @@ def test_an_agents_credential_lives_as_long_as_its_session(jarvis: RunningJarvis
     """Good for the runtime's cap on a session (a day), not an hour, so an agent working all afternoon keeps its
     access (no agent CLI takes a new credential while it runs); and once its session ends the credential is refused
     within the cache interval (1 s here), whatever time it had left (decision 0058)."""
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
     project = result(call(jarvis, alice, "project", {"action": "create", "name": "afternoon"}))["created"]["id"]
     session = result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))["session"]
     credential = agent_environment(jarvis, alice, project)["JARVIS_TOKEN"]
@@ -239,7 +203,7 @@ def test_an_agents_downstream_calls_use_its_persons_own_credentials(
     finally:
         admin.close()
     profile = "/mcp/profile/notes"
-    hers = McpSession(jarvis, sign_in_for(jarvis, "alice", profile, "profile"), profile)
+    hers = McpSession(jarvis, signed_in(jarvis, "alice", profile, "profile"), profile)
     try:
         failed, asked = tool_text(hers.call("notes__whoami"))
         link = re.search(r"(http://\S+/oauth/downstream/start\?flow=[\w-]+)", asked)
@@ -251,7 +215,7 @@ def test_an_agents_downstream_calls_use_its_persons_own_credentials(
         hers.close()
 
     # `profile` alone is OpenID's scope, which Jarvis leaves out of what a client asks for: ask for the one profile.
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator profile:notes")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator profile:notes")
     project = result(call(jarvis, alice, "project", {"action": "create", "name": "noted"}))["created"]["id"]
     result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))
     env = agent_environment(jarvis, alice, project)
@@ -288,7 +252,7 @@ def test_an_agent_makes_no_schedule_unless_its_persons_role_names_the_tool(jarvi
     """Issue 44, finding 12: a schedule acts for its owner on every run, so one an agent made would outlive the agent's
     session and its credential. With `orchestrator` alone, alice's agent can neither create nor trigger one; bob's role
     names `orchestrator:schedule`, so his agent may."""
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
     project = result(call(jarvis, alice, "project", {"action": "create", "name": "agent-cron"}))["created"]["id"]
     result(call(jarvis, alice, "session", {"action": "spawn", "project_id": project}))
     agent = agent_environment(jarvis, alice, project)["JARVIS_TOKEN"]
@@ -306,7 +270,7 @@ def test_an_agent_makes_no_schedule_unless_its_persons_role_names_the_tool(jarvi
     jarvis.cli(
         "role", "set", "ops-schedulers", "--group", "ops", "--scope", "orchestrator", "--scope", "orchestrator:schedule"
     )
-    bob = sign_in_for(jarvis, "bob", URL, "orchestrator")
+    bob = signed_in(jarvis, "bob", URL, "orchestrator")
     his = result(call(jarvis, bob, "project", {"action": "create", "name": "bobs-cron"}))["created"]["id"]
     result(call(jarvis, bob, "session", {"action": "spawn", "project_id": his}))
     his_agent = agent_environment(jarvis, bob, his)["JARVIS_TOKEN"]
@@ -315,7 +279,7 @@ def test_an_agent_makes_no_schedule_unless_its_persons_role_names_the_tool(jarvi
 
 
 def test_a_schedule_whose_owner_is_disabled_stops_firing_and_says_why(jarvis: RunningJarvis) -> None:
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
     admin = jarvis.create_token("admin", name="ops")
     project = result(call(jarvis, alice, "project", {"action": "create", "name": "nightly"}))["created"]["id"]
     created = {"action": "create", "cron": "0 3 * * *", "prompt": "tidy up", "targets": [project], "name": "nightly"}
@@ -350,7 +314,7 @@ def test_a_schedule_whose_owner_is_disabled_stops_firing_and_says_why(jarvis: Ru
 def test_a_scheduled_run_acts_for_the_schedules_owner(jarvis: RunningJarvis) -> None:
     """The run's agent carries a credential for alice, who owns the schedule (a `jva_` secret the scheduler stored in
     the registry): her calls, bound to the run's project, audited via the run's session, refused once disabled."""
-    alice = sign_in_for(jarvis, "alice", URL, "orchestrator")
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
     project = result(call(jarvis, alice, "project", {"action": "create", "name": "scheduled"}))["created"]["id"]
     other = result(call(jarvis, alice, "project", {"action": "create", "name": "unscheduled"}))["created"]["id"]
     created = {
