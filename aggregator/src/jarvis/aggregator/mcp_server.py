@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -22,7 +21,6 @@ from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.request import decision_of, gated, principal_of, text_result
 from jarvis.aggregator.tooling.tool import Decision, Surface, Tool
 
-log = logging.getLogger(__name__)
 _LISTED_KEPT = 1024  # sets of scopes whose tools/list is remembered per surface
 ServerT = TypeVar("ServerT", bound=Server[Any])
 
