@@ -179,7 +179,7 @@ def up(
         sys.stdout.flush()
 
     try:
-        run_embedded(settings, banner, before_restart=lock.release)
+        run_embedded(settings, banner, before_restart=lock.release, registry_up=lambda target: lock.publish("", target))
     except JarvisError as exc:  # a setting to fix (workers without Redis): no traceback
         raise click.ClickException(str(exc)) from None
     finally:
