@@ -95,6 +95,10 @@ def test_401_names_the_metadata_and_scope(signin: tuple[RunningJarvis, Path]) ->
     challenge = answer.headers["www-authenticate"]
     assert f'resource_metadata="{running.base_url}/.well-known/oauth-protected-resource/mcp/jarvis"' in challenge
     assert 'scope="jarvis"' in challenge
+    # Discovery reaches what the token's other scopes allow: a client is told to ask for all the person may do.
+    open_challenge = post(running, "/mcp").headers["www-authenticate"]
+    assert 'scope="read admin"' in open_challenge
+    assert f'resource_metadata="{running.base_url}/.well-known/oauth-protected-resource/mcp"' in open_challenge
 
 
 def test_403_insufficient_scope_names_what_is_needed(signin: tuple[RunningJarvis, Path]) -> None:

@@ -99,13 +99,18 @@ class ProtectedResource:
             await self.agent_sessions.check(principal)
 
     async def challenge(self, path: str, surface: str) -> str:
-        """What a refusal at `path` adds to its WWW-Authenticate: the scope that reaches the surface (none for an open
-        one) and where its metadata is, so a client can sign in or step up."""
+        """What a refusal at `path` adds to its WWW-Authenticate: the scope to ask for and where the metadata is, so a
+        client can sign in or step up.
+
+        A surface's narrowest scope, except on an open surface (discovery), which reaches what the token's other
+        scopes allow: there every scope of its metadata (`read admin`), which sign-in meets with the person's roles
+        (decision 0055), so a client gets all the person may do and never more. Clients fall back to the metadata's
+        `scopes_supported` without one; naming it here spares those that do not."""
         if not self.publish:
             return ""
-        needed = needed_scopes(surface)[0]
-        scope = "" if surface in scope_rules.OPEN_SURFACES else f'scope="{needed}", '
-        return f'{scope}resource_metadata="{await self.issuer()}{WELL_KNOWN}{path.rstrip("/")}"'
+        needed = needed_scopes(surface)
+        scope = " ".join(needed) if surface in scope_rules.OPEN_SURFACES else needed[0]
+        return f'scope="{scope}", resource_metadata="{await self.issuer()}{WELL_KNOWN}{path.rstrip("/")}"'
 
     def routes(self) -> list[Route]:
         return [Route(WELL_KNOWN, self._metadata), Route(WELL_KNOWN + "/{rest:path}", self._metadata)]
