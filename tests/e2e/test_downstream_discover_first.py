@@ -11,25 +11,17 @@ The headers and `_meta` of that first request are the conformance suite's to jud
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.downstream import FAST_ENV, create_profile, eventually, server_info
-from tests.support.stack import REPO, RunningJarvis, free_port, mcp_client, result_json, start_jarvis
+from tests.support.downstream import FAST_ENV, create_profile, eventually, reference, server_info
+from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
-
-REFERENCE = REPO / "tests" / "support" / "reference_server.py"
 
 
 @pytest.fixture(scope="module")
@@ -38,31 +30,6 @@ def jarvis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJarvis]:
     running = start_jarvis(tmp_path_factory.mktemp("discover-first"), env=env)
     yield running
     running.stop()
-
-
-@contextlib.contextmanager
-def reference(record: Path, *mode: str) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(REFERENCE), str(port), *mode], env={**os.environ, "REFERENCE_RECORD": str(record)}
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "the reference server exited"
-            assert time.monotonic() < deadline, "the reference server did not listen"
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 def requests(record: Path) -> list[tuple[str, str]]:

@@ -15,9 +15,9 @@ import httpx2
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
-from tests.support.downstream import FAST_ENV, create_profile, create_toy
+from tests.support.downstream import FAST_ENV, create_profile, create_toy, reference
 from tests.support.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
-from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
+from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
 from tests.support.waterfall import waterfall_svg
 
 pytestmark = pytest.mark.anyio
@@ -145,6 +145,41 @@ def test_a_profile_call_is_one_trace_from_the_client_to_the_stdio_server(
     assert drawn.count("<rect") == len(spans)
     if os.environ.get("JARVIS_DRAW_DOCS"):  # `JARVIS_DRAW_DOCS=1 pytest tests/e2e/test_traces.py` redraws the docs' one
         WATERFALL.write_text(drawn)
+
+
+def test_a_streamable_http_server_gets_the_trace_in_its_headers_and_its_meta(
+    traced: tuple[RunningJarvis, Receiver, str], tmp_path: Path
+) -> None:
+    jarvis, receiver, admin = traced
+    record = tmp_path / "requests.jsonl"
+    with reference(record) as url:  # the SDK's own server, dual-era, recording what each request carried
+
+        async def install() -> None:
+            async with mcp_client(jarvis.url(), admin) as client:
+                create = {"action": "create", "name": "ht", "type": "streamable-http", "url": url}
+                result_json(await client.call_tool("jarvis_server", create))
+                await create_profile(client, "ht", "ht")
+
+        asyncio.run(install())
+        trace_id = new_trace()
+        call(jarvis, admin, "/mcp/profile/ht", "ht__test_simple_text", {}, trace_id)
+        spans = receiver.wait_for(lambda s: any(x.name == "backend ht" for x in s), trace_id)
+    received = [json.loads(line) for line in record.read_text().splitlines()]
+    [called] = [entry for entry in received if entry["method"] == "tools/call"]
+    # Both carriers name the same span: Jarvis's span for the call to this server, under the client's trace.
+    assert called["traceparentHeader"] == called["traceparentMeta"], called
+    _, sent_trace, sent_parent, _ = called["traceparentHeader"].split("-")
+    assert sent_trace == trace_id
+    backend = named(spans, "backend ht")
+    assert (sent_parent, backend.kind) == (backend.span_id, CLIENT_KIND)
+    request = named(spans, "tools/call ht__test_simple_text")
+    assert (request.parent_id, request.kind) == (CLIENT_SPAN, SERVER_KIND)
+    pipeline = named(spans, "call ht__test_simple_text")
+    assert pipeline.parent_id == request.span_id
+    assert pipeline.attributes["jarvis.downstream.server"] == "ht"
+    steps = [named(spans, step) for step in ("scope", "rate limit", "withheld", "consent")]
+    assert steps[0].parent_id == pipeline.span_id
+    assert backend.parent_id == steps[-1].span_id
 
 
 def test_arguments_appear_by_name_only_and_a_refusal_sets_the_status(

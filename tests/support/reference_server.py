@@ -9,7 +9,8 @@ with `modern` 2026-07-28 requests only (`initialize` is -32601, any other handsh
 also gets when each stream was cut and each resuming GET, with the id it asked for).
 For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
 each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
-so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for).
+so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for,
+and the `traceparent` of its HTTP headers and of its `_meta`).
 `REFERENCE_TASK_NOTICES=status` announces each task's status changes as the 2025-era `notifications/tasks/status`
 on the standalone stream of the session that made the task, instead of as `notifications/tasks` on the
 `subscriptions/listen` streams that asked for the task (SEP-2663, the default); `REFERENCE_SET_LEVEL=fail` makes it
@@ -383,9 +384,13 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     params = dict(ctx.params or {})
     entry = {"method": ctx.method, "version": ctx.protocol_version}
     entry.update({key: params[key] for key in ("name", "uri", "ref", "requestState") if key in params})
-    level = (params.get("_meta") or {}).get(LOG_LEVEL_META_KEY)
-    if level is not None:
-        entry["logLevel"] = level
+    meta = params.get("_meta") or {}
+    if meta.get(LOG_LEVEL_META_KEY) is not None:
+        entry["logLevel"] = meta[LOG_LEVEL_META_KEY]
+    # The trace context each way it can come (issue 50): a request's HTTP header and its `_meta` (SEP-414).
+    header = (getattr(ctx.request, "headers", None) or {}).get("traceparent")
+    traced = {"traceparentHeader": header, "traceparentMeta": meta.get("traceparent")}
+    entry.update({key: value for key, value in traced.items() if value is not None})
     with open(str(RECORD), "a") as record:
         record.write(json.dumps(entry) + "\n")
     return await call_next(ctx)

@@ -47,6 +47,7 @@ from jarvis.aggregator.downstream.transport.stdio import ChildProcess, StdioSpec
 from jarvis.aggregator.downstream.transport.watched import SUBSCRIBING, WatchedResources
 from jarvis.aggregator.downstream.transport.wire import headers_for
 from jarvis.aggregator.tooling.json_types import JsonObject
+from jarvis.common import tracing
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,9 @@ class Connection:
         if self._pipe_calls is not None and method != LISTEN:
             return await self._pipe_calls.request(method, params, timeout, progress=progress)
         headers = headers_for(version, method, params, input_schema)
+        # Where traced, the W3C headers name Jarvis's span, as the `_meta` Jarvis put in a call does: a server (or a
+        # proxy before it) that reads the headers only sees the same trace (issue 50).
+        tracing.inject(headers)
         if (
             self._http_calls is not None
             and method != LISTEN  # held open, its frames are the session's (acknowledgement, task status)
