@@ -159,7 +159,7 @@ def test_admin_commands_ask_the_jarvis_up_serving_the_data_dir(tmp_path: Path) -
     env = {"HOME": str(tmp_path)}
     running = start_jarvis(data, env=env)
     try:
-        assert json.loads((data / "jarvis.lock").read_text())["registry"].startswith("127.0.0.1:")
+        assert json.loads((data / "jarvis.lock").read_text())["services"]["registry"].startswith("127.0.0.1:")
         secret = running.cli("token", "create", "--name", "ci", "--scope", "read").stdout.strip()
         assert secret.startswith("jv_")
         asked = subprocess.run(
@@ -296,3 +296,29 @@ def test_mcp_surface_choice_names_profiles_too(tmp_path: Path) -> None:
     )
     assert unknown.returncode != 0
     assert "no profile named 'ghost'" in unknown.stderr
+
+
+async def test_status_and_check_status_agree_when_docker_is_down(tmp_path: Path) -> None:
+    """Issue 46 item 3: with no Docker engine the runtime can reach, `jarvis_check_status` said unhealthy while
+    `jarvis status` showed every check ok. Beside a running `jarvis up`, the command now asks its services and
+    daemons with the same probes: both fail, naming the engine and the setting to fix."""
+    data = tmp_path / "data"
+    env = {"HOME": str(tmp_path), "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+    running = start_jarvis(data, env=env)
+    try:
+        async with mcp_client(running.url()) as client:
+            checked = result_json(await client.call_tool("jarvis_check_status", {}))
+        shown = running.cli("status", check=False)
+    finally:
+        running.stop()
+    assert checked["healthy"] is False
+    assert checked["daemons"]["docker"]["ok"] is False
+    assert shown.returncode == 1, shown.stdout
+    docker = next(line for line in shown.stdout.splitlines() if " docker: " in line)
+    assert docker == f"FAIL docker: {checked['daemons']['docker']['detail']}"
+    assert "DOCKER_HOST" in docker
+    assert "ok   runtime: " in shown.stdout  # the runtime serves; it is its engine that is down
+    # Once that `jarvis up` is gone, the command says it checked only the registry, and why.
+    alone = jarvis_cli("status", data_dir=data, env=env, check=False)
+    assert "no `jarvis up` serves" in alone.stdout
+    assert " docker: " not in alone.stdout

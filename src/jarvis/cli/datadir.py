@@ -4,8 +4,9 @@
 or a `jarvis mcp` that found nobody serving it); the kernel releases it when that process dies, however
 it dies. The file says who holds it (pid, command) and, for `jarvis up`, the URL it serves, so a
 `jarvis mcp` can bridge to it instead of starting a second runtime that would take over the first's
-containers and sessions. It also names the loopback address of that `jarvis up`'s registry, so an admin command
-(`jarvis token list`, `status`…) asks it instead of opening the data dir's database a second time.
+containers and sessions. It also names the loopback addresses of that `jarvis up`'s services, so an admin command
+(`jarvis token list`…) asks its registry instead of opening the data dir's database a second time, and `jarvis
+status` asks the same services `jarvis_check_status` does.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 LOCK_FILE = "jarvis.lock"
@@ -26,7 +27,13 @@ class Holder:
     pid: int
     command: str
     url: str = ""  # the HTTP base URL it serves; "" while starting, or for a stdio-only `jarvis mcp`
-    registry: str = ""  # host:port of its registry (the internal plane: the data dir's internal token) once serving
+    # host:port of each of its services by name (registry, runtime, scheduler, debug) once they serve; called with
+    # the internal plane's credential (the data dir's internal token)
+    services: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def registry(self) -> str:
+        return self.services.get("registry", "")
 
     def describe(self) -> str:
         return f"`{self.command}` (pid {self.pid}{', serving ' + self.url if self.url else ''})"
@@ -50,11 +57,14 @@ class DataDirLock:
         self._write(Holder(os.getpid(), command))
         return None
 
-    def publish(self, url: str, registry: str = "") -> None:
-        """Say where this process serves (once it listens), and where its registry does."""
+    def publish(self, url: str, services: dict[str, str] | None = None) -> None:
+        """Say where this process serves (once it listens), and where its services do (kept when not given)."""
         assert self._fd is not None, "publish after acquire"
         current = self.holder()
-        self._write(Holder(os.getpid(), current.command if current else "jarvis", url, registry))
+        kept = current.services if current is not None else {}
+        self._write(
+            Holder(os.getpid(), current.command if current else "jarvis", url, kept if services is None else services)
+        )
 
     def _write(self, holder: Holder) -> None:
         assert self._fd is not None
@@ -81,7 +91,7 @@ class DataDirLock:
                         pid=int(value.get("pid", 0)),
                         command=str(value.get("command", "")),
                         url=str(value.get("url", "")),
-                        registry=str(value.get("registry", "")),
+                        services={str(k): str(v) for k, v in dict(value.get("services") or {}).items()},
                     )
             except FileNotFoundError:
                 if not held:

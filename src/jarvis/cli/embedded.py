@@ -91,6 +91,10 @@ class EmbeddedStack:
         """Start the debug service on a free loopback port unless it runs; its target."""
         return self._ensure("debug")
 
+    def targets(self) -> dict[str, str]:
+        """Each running service's loopback address, by name."""
+        return {component: self._target(component) for component in self.services}
+
     @property
     def scheduler_target(self) -> str:
         return self._target("scheduler")

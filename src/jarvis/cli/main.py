@@ -164,7 +164,7 @@ def up(
 
     def banner(aggregator: Any) -> None:
         base = f"http://{_display_host(settings.host)}:{settings.port}"
-        lock.publish(base, aggregator.settings.registry_target)  # admin commands ask this registry
+        lock.publish(base)  # the services it published as they started stay named: admin commands ask them
         surfaces = [(s.name, s.path) for s in aggregator.surfaces]
         served = aggregator.settings
         command = invocation(ctx.obj["data_dir"])
@@ -179,7 +179,9 @@ def up(
         sys.stdout.flush()
 
     try:
-        run_embedded(settings, banner, before_restart=lock.release, registry_up=lambda target: lock.publish("", target))
+        run_embedded(
+            settings, banner, before_restart=lock.release, services_up=lambda targets: lock.publish("", targets)
+        )
     except JarvisError as exc:  # a setting to fix (workers without Redis): no traceback
         raise click.ClickException(str(exc)) from None
     finally:
@@ -483,18 +485,19 @@ def server_approve(ctx: click.Context, name: str, tools: tuple[str, ...]) -> Non
 @cli.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """Doctor report of the registry (config, database, migrations, catalog)."""
-    from jarvis.aggregator.gateways.registry import RegistryGateway
-    from jarvis.aggregator.views.registry import ADVISORY_DOCTOR_CHECKS
-    from jarvis.cli.registry import open_registry
+    """Doctor report of the registry (config, database, migrations, catalog) and, beside a running `jarvis up`, the
+    health of its services and the daemons they need (Docker, Redis, Celery), as `jarvis_check_status` reports them."""
+    from jarvis.cli.registry import open_registry, serving_services
+    from jarvis.cli.settings import settings_for
+    from jarvis.cli.status import report
 
+    settings = settings_for(ctx.obj["data_dir"])
+    served = {} if ctx.obj["registry"] else serving_services(settings.resolved_data_dir)
+    redis_url = settings.aggregator_settings("").redis_url if served else ""
     with open_registry(ctx) as registry:
-        checks = registry.run(RegistryGateway.doctor)
-    ok = all(c.ok or c.name in ADVISORY_DOCTOR_CHECKS for c in checks)
-    for check in checks:
-        mark = "ok  " if check.ok else "warn" if check.name in ADVISORY_DOCTOR_CHECKS else "FAIL"
-        click.echo(f"{mark} {check.name}: {check.detail}")
-    sys.exit(0 if ok else 1)
+        found = registry.run(report, served, registry.plane, redis_url)
+    click.echo("\n".join(found.lines(settings.resolved_data_dir)))
+    sys.exit(0 if found.healthy else 1)
 
 
 @cli.group()

@@ -49,11 +49,16 @@ def serving_registry(data_dir: Path) -> str:
 
     Asking it spares a command opening the database, migrations and catalog a second time (most of its start,
     issue 46 item 2), and the data dir then has one writer."""
+    return serving_services(data_dir).get("registry", "")
+
+
+def serving_services(data_dir: Path) -> dict[str, str]:
+    """Each service's address by name, of the `jarvis up` serving `data_dir` (empty when none serves it yet)."""
     lock = DataDirLock(data_dir)
     holder = lock.holder(wait=0.5)
     if holder is None or holder.command != "jarvis up" or not holder.registry or not _alive(holder.pid):
-        return ""  # the file of a `jarvis up` killed before it could empty it names a registry no longer there
-    return holder.registry
+        return {}  # the file of a `jarvis up` killed before it could empty it names services no longer there
+    return holder.services
 
 
 def _alive(pid: int) -> bool:

@@ -128,20 +128,20 @@ async def serve_http(
     await aggregator.close_clients()
 
 
-def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = None, registry_up: Any = None) -> None:
+def run_embedded(settings: EmbeddedSettings, banner: Any, before_restart: Any = None, services_up: Any = None) -> None:
     """`jarvis up`: registry in-process, aggregator over HTTP; re-executes itself on restart.
 
     With several workers this process is the first of them and runs the services once; the others reach
     them over loopback with the internal plane's credential (see `jarvis.cli.workers`).
     `before_restart` runs just before the re-execution (the data dir's lock is released there: the new
-    image takes it again). `registry_up` is told the registry's address as soon as it serves, before the HTTP
-    port answers, so nobody who saw /healthz answer finds the registry unannounced.
+    image takes it again). `services_up` is told the services' addresses as soon as they serve, before the HTTP
+    port answers, so nobody who saw /healthz answer finds them unannounced.
     """
     metrics_registry = CollectorRegistry()
     stack = EmbeddedStack(settings, metrics_registry)
     target = stack.start()
-    if registry_up is not None:
-        registry_up(target)
+    if services_up is not None:
+        services_up(stack.targets())
     pool: WorkerPool | None = None
 
     async def main() -> None:

@@ -1,19 +1,26 @@
-"""What `/readyz` and `jarvis_check_status` ask: every backend this aggregator is configured with, all at once,
-each within a bound, so a hung service (a stopped process that still holds its port) is named, not waited on."""
+"""What `/readyz`, `jarvis_check_status` and `jarvis status` ask: every backend this aggregator is configured with, all
+at once, each within a bound, so a hung service (a stopped process that still holds its port) is named, not waited on.
+
+The backends are passed as `Backends` (a `ToolContext` is one; so is what `jarvis status` builds from the targets a
+running `jarvis up` publishes), so the command and the tool ask the same probes and give the same verdict."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jarvis.aggregator import probes
-from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.gateways.debug import DEBUG_SERVICE
-from jarvis.aggregator.gateways.protocols import SchedulerApi, ServiceApi
 from jarvis.aggregator.gateways.registry_base import REGISTRY_SERVICE
 from jarvis.aggregator.gateways.runtime import RUNTIME_SERVICE
 from jarvis.aggregator.gateways.scheduler import SCHEDULER_SERVICE
 from jarvis.common.errors import JarvisError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from jarvis.aggregator.gateways.protocols import RuntimeApi, SchedulerApi, ServiceApi
+    from jarvis.aggregator.views.registry import DoctorCheckView
 
 # Without the registry no token verifies and no jarvis tool answers: this aggregator cannot serve. The
 # others take out one surface each; they are reported, but do not pull every replica out of the balancer.
@@ -25,7 +32,22 @@ QUEUE_DOWN = (
 )
 
 
-def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceApi | None, str]]:
+class Backends(Protocol):
+    """The services and daemons one Jarvis runs with (None, "": not part of this deployment)."""
+
+    @property
+    def registry(self) -> ServiceApi | None: ...
+    @property
+    def runtime(self) -> RuntimeApi | None: ...
+    @property
+    def scheduler(self) -> SchedulerApi | None: ...
+    @property
+    def debug(self) -> ServiceApi | None: ...
+    @property
+    def redis_url(self) -> str: ...
+
+
+def _clients(ctx: Backends) -> dict[str, tuple[ServiceApi | None, str]]:
     return {
         "registry": (ctx.registry, REGISTRY_SERVICE),
         "runtime": (ctx.runtime, RUNTIME_SERVICE),
@@ -34,7 +56,16 @@ def _clients(ctx: ToolContext) -> dict[str, tuple[ServiceApi | None, str]]:
     }
 
 
-async def services(ctx: ToolContext, timeout: float = probes.PROBE_TIMEOUT) -> dict[str, dict[str, Any]]:
+def healthy(doctor: Iterable[DoctorCheckView], advisory: Iterable[str], *checks: dict[str, dict[str, Any]]) -> bool:
+    """Every doctor check passes (or only advises) and nothing configured is down; a part a deployment lacks (ok
+    None) is fine."""
+    advice = set(advisory)
+    return all(c.ok or c.name in advice for c in doctor) and all(
+        probe["ok"] is not False for found in checks for probe in found.values()
+    )
+
+
+async def services(ctx: Backends, timeout: float = probes.PROBE_TIMEOUT) -> dict[str, dict[str, Any]]:
     """gRPC health of each service; one this deployment lacks (no target) is reported as such."""
     configured = {name: (client, full) for name, (client, full) in _clients(ctx).items() if client is not None}
     answers = await asyncio.gather(
@@ -48,7 +79,7 @@ async def services(ctx: ToolContext, timeout: float = probes.PROBE_TIMEOUT) -> d
     return {name: found.get(name, {"ok": None, "detail": "not part of this deployment"}) for name in _clients(ctx)}
 
 
-async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
+async def daemons(ctx: Backends) -> dict[str, dict[str, Any]]:
     """Docker through the runtime, Celery through the scheduler, Redis by its client."""
     bound = probes.RELAYED_PROBE_TIMEOUT + 0.5
     docker, celery, redis = await asyncio.gather(
@@ -57,6 +88,14 @@ async def daemons(ctx: ToolContext) -> dict[str, dict[str, Any]]:
         probes.within(bound, "Redis", probes.redis_ping(ctx.redis_url)),
     )
     return {"docker": docker, "redis": redis, "celery": celery}
+
+
+async def check_all(ctx: Backends) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each service's health (the scheduler's with its queue) and each daemon's: what a status reports."""
+    found, running = await asyncio.gather(services(ctx), daemons(ctx))
+    if ctx.scheduler is not None and found["scheduler"]["ok"]:
+        found["scheduler"].update(await scheduler_queue(ctx.scheduler))
+    return found, running
 
 
 async def scheduler_queue(scheduler: SchedulerApi) -> dict[str, Any]:
@@ -70,7 +109,7 @@ async def scheduler_queue(scheduler: SchedulerApi) -> dict[str, Any]:
     return {"queue_depth": status.queue_depth}
 
 
-async def readiness(ctx: ToolContext) -> tuple[bool, dict[str, Any]]:
+async def readiness(ctx: Backends) -> tuple[bool, dict[str, Any]]:
     """Ready when every required backend answers; the answer names each one that does not."""
     checked = await services(ctx, READY_TIMEOUT)
     if ctx.redis_url:

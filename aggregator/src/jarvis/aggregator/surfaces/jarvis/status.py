@@ -73,15 +73,9 @@ def _aggregator(ctx: ToolContext) -> AggregatorStatus:
 
 def build(ctx: ToolContext) -> Tool:
     async def check(_: NoParams, __: Principal) -> Status:
-        doctor, services, daemons = await asyncio.gather(_doctor(ctx), health.services(ctx), health.daemons(ctx))
-        if ctx.scheduler is not None and services["scheduler"]["ok"]:
-            services["scheduler"].update(await health.scheduler_queue(ctx.scheduler))
-        # Healthy: every check passes and nothing configured is down; parts a deployment lacks (ok None) are fine.
-        healthy = all(c.ok or c.name in ADVISORY_DOCTOR_CHECKS for c in doctor) and all(
-            s["ok"] is not False for s in (*services.values(), *daemons.values())
-        )
+        doctor, (services, daemons) = await asyncio.gather(_doctor(ctx), health.check_all(ctx))
         return Status(
-            healthy=healthy,
+            healthy=health.healthy(doctor, ADVISORY_DOCTOR_CHECKS, services, daemons),
             warnings=[f"{c.name}: {c.detail}" for c in doctor if not c.ok and c.name in ADVISORY_DOCTOR_CHECKS],
             doctor=doctor,
             services=services,
