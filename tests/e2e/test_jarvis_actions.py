@@ -84,6 +84,9 @@ async def test_server_lifecycle_from_catalog_and_custom(jarvis: RunningJarvis) -
         assert installed["installed"]["name"] == "everything"
         assert installed["installed"]["catalog_name"] == "everything"
         assert installed["installed"]["tools"]
+        # Its status is the one `info` and `list` give (issue 46: it said "not-hosted", then info said "stopped").
+        info = result_json(await client.call_tool("jarvis_server", {"action": "info", "name": "everything"}))
+        assert installed["installed"]["status"] == info["status"] == "stopped"
         needs_env = await client.call_tool("jarvis_server", {"action": "install", "name": "github"})
         assert "GITHUB" in error_text(needs_env)
 

@@ -222,6 +222,11 @@ class Servers:
 
     ctx: ToolContext
 
+    def _shown(self, server: ServerView) -> ServerView:
+        """`server` masked, with the status this aggregator's host gives it (as `list` and `info` show it), not the
+        placeholder the registry stores for a server it does not run itself."""
+        return dataclasses.replace(_masked(server), status=report.brief(self.ctx.downstream, server.name).status)
+
     async def _changed(self) -> None:
         """The hosted servers follow the registry now; discovery re-reads the catalog."""
         await report.refresh(self.ctx.downstream)
@@ -253,7 +258,7 @@ class Servers:
     async def install(self, p: Install, _: Principal) -> Installed:
         done = await self.ctx.registry.install_server(p.name, p.new_name, _set_values(p.env), p.args or [])
         await self._changed()
-        return Installed(_masked(done.server), done.note or None)
+        return Installed(self._shown(done.server), done.note or None)
 
     async def uninstall(self, p: Named, _: Principal) -> Uninstalled:
         uninstalled = await self.ctx.registry.uninstall_server(p.name)
@@ -275,7 +280,7 @@ class Servers:
             image=p.image,
         )
         await self._changed()
-        return Created(_masked(created))
+        return Created(self._shown(created))
 
     async def edit(self, p: Edit, _: Principal) -> Edited:
         changes = (p.new_name, p.description, p.command, p.url, p.image, p.args, p.env)
@@ -298,7 +303,7 @@ class Servers:
         )
         edited = await self.ctx.registry.edit_server(edit)
         await self._changed()  # a changed launch spec restarts it
-        return Edited(_masked(edited))
+        return Edited(self._shown(edited))
 
     async def usage(self, p: Usage, principal: Principal) -> UsageReport:
         await self.ctx.usage.flush()
