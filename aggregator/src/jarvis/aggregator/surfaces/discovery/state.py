@@ -143,9 +143,11 @@ class Discovery:
     def live(self, entry: ToolEntry, connected: frozenset[str] | None = None) -> ToolEntry:
         """`entry` as it stands now: an installed server that is failing makes its tools not callable; a server each
         person connects to, those of a person not connected (`connected`: theirs, where known), with how to
-        connect. A call still reaches such a tool: it answers the person's consent link."""
+        connect. A call still reaches such a tool: it answers the person's consent link. A server run with each
+        person's own keys has no shared process to fail: its call runs on the caller's instance, or says how to set
+        their keys, as on a profile."""
         host = self.ctx.downstream
-        if entry.kind != "server" or host is None or not entry.callable:
+        if entry.kind != "server" or host is None or not entry.callable or host.personal.keyed.serves(entry.source):
             return entry
         if host.personal.plans.get(entry.source) is not None:
             if connected is None or entry.source in connected:
