@@ -175,15 +175,17 @@ def notes() -> Iterator[ProtectedServer]:
         yield server
 
 
-def tool_text(answer: httpx2.Response) -> tuple[bool, str]:
-    """(whether it failed, its text) of a tools/call answered as JSON or on an SSE stream (a profile's calls)."""
+def result_of(answer: httpx2.Response) -> dict[str, Any]:
+    """The result of a request answered as JSON or on an SSE stream (a profile's calls): `tool_text` reads a call's."""
     assert answer.status_code == 200, answer.text
     if answer.headers.get("content-type", "").startswith("text/event-stream"):
         messages = [json.loads(line[5:]) for line in answer.text.splitlines() if line.startswith("data:")]
-        payload = next(m for m in messages if "result" in m)["result"]
-    else:
-        payload = answer.json()["result"]
-    return bool(payload.get("isError")), str(payload["content"][0]["text"])
+        return dict(next(m for m in messages if "result" in m)["result"])
+    return dict(answer.json()["result"])
+
+
+def tool_text(answer: httpx2.Response) -> tuple[bool, str]:
+    return bool((result := result_of(answer)).get("isError")), str(result["content"][0]["text"])
 
 
 def test_an_agents_downstream_calls_use_its_persons_own_credentials(
@@ -227,6 +229,8 @@ def test_an_agents_downstream_calls_use_its_persons_own_credentials(
 
     agents = McpSession(jarvis, credential, profile)
     try:
+        listed = result_of(agents.post({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))["tools"]
+        assert "notes__whoami" in {t["name"] for t in listed}  # issue 45: her agent is listed her tools, as she is
         assert tool_text(agents.call("notes__whoami")) == (False, "alice-at-notes")  # no consent asked: hers
     finally:
         agents.close()
