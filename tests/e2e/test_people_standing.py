@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from tests.support.signin import sign_in_via_jarvis, signin_jarvis
-from tests.support.stack import RunningJarvis, gate_refusal
+from tests.support.stack import RunningJarvis
 
 ENV = {
     "JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS": "1",
@@ -189,18 +189,25 @@ def _tool(session: McpSession, tool: str, arguments: dict[str, Any]) -> tuple[bo
 
 
 def test_an_admin_edits_people_and_roles_over_mcp(signin: RunningJarvis) -> None:
-    """The orchestrator surface's `user` and `role` tools do what `jarvis user` and `jarvis role` do, on the same
-    records: a role set over MCP gives bob its scope at his next sign-in, a disable over MCP refuses his open session,
-    and a token without `admin` may do none of it."""
-    admin = McpSession(signin, signin.create_token("admin", name="people-admin"), "/mcp/orchestrator")
-    plain = McpSession(signin, signin.create_token("orchestrator", name="not-admin"), "/mcp/orchestrator")
+    """The admin surface's `user` and `role` tools do what `jarvis user` and `jarvis role` do, on the same records: a
+    role set over MCP gives bob its scope at his next sign-in, a disable over MCP refuses his open session, and a
+    token without `admin` may do none of it: /mcp/admin refuses it at the door (decision 0069)."""
+    admin = McpSession(signin, signin.create_token("admin", name="people-admin"), "/mcp/admin")
+    plain = McpSession(signin, signin.create_token("orchestrator", "read", name="not-admin"), "/mcp/orchestrator")
     try:
         listing = plain.post(_rpc("tools/list", rid=3)).json()["result"]["tools"]
         assert "token" in {t["name"] for t in listing}
         assert not {"user", "role"} & {t["name"] for t in listing}
-        for tool, arguments in (("user", {"action": "list"}), ("role", {"action": "delete", "name": "developers"})):
-            refused = plain.call(tool, arguments)
-            assert "admin" in (gate_refusal(refused) or ""), refused.text
+        outside = httpx2.post(
+            signin.url("/mcp/admin"),
+            json=_rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}),
+            headers={**ACCEPT, "Authorization": f"Bearer {plain.token}"},
+            timeout=30,
+        )
+        assert outside.status_code == 403, outside.text
+        assert 'scope="admin"' in outside.headers["www-authenticate"]
+        admins = admin.post(_rpc("tools/list", rid=3)).json()["result"]["tools"]
+        assert {"user", "role"} <= {t["name"] for t in admins}
 
         failed, role = _tool(
             admin,

@@ -56,8 +56,8 @@ def test_surface_entries_carry_the_header(manager: ClientManager, home: Path) ->
 
 def test_an_unknown_surface_names_the_known_ones(manager: ClientManager, home: Path) -> None:
     (home / ".cursor").mkdir()
-    with pytest.raises(InvalidArgument, match="'admin' is not a Jarvis surface; surfaces: discovery, jarvis, debug"):
-        manager.edit("cursor", add_surfaces=["admin"])
+    with pytest.raises(InvalidArgument, match="'billing' is not a Jarvis surface; surfaces: discovery, jarvis, debug"):
+        manager.edit("cursor", add_surfaces=["billing"])
 
 
 def test_an_entry_name_jarvis_holds_for_one_thing_is_not_reused_for_another(

@@ -122,3 +122,17 @@ def test_only_metrics_and_admin_read_metrics_and_metrics_reads_nothing_else() ->
     for surface in ("jarvis", "orchestrator", "debug", "servers"):
         assert not reaches_surface(["metrics"], surface)
         assert not allows(["metrics"], surface, "any", "list", read_only=True)
+
+
+def test_the_admin_surface_is_reached_by_admin_alone_and_no_scope_names_it() -> None:
+    """Its every action is an admin's (people and roles, decision 0069): `read` or a scope naming the surface would
+    reach a listing it could call nothing of, so neither reaches it, and a scope naming it is refused as made."""
+    assert reaches_surface(["admin"], "admin")
+    assert reaches_surface(["*"], "admin")
+    assert not reaches_surface(["read"], "admin")
+    assert not reaches_surface(["orchestrator", "jarvis"], "admin")
+    for named in ("admin:user", "admin:read", "admin:role:set"):
+        with pytest.raises(InvalidArgument, match="needs the 'admin' scope itself"):
+            validate_scope(named)
+    assert allows(["admin"], "admin", "user", "list", read_only=True, admin=True)
+    assert not allows(["read"], "admin", "user", "list", read_only=True, admin=True)

@@ -13,6 +13,7 @@ from jarvis.aggregator.gateways.protocols import DebugApi, RegistryApi, RuntimeA
 from jarvis.aggregator.gateways.registry import RegistryGateway
 from jarvis.aggregator.gateways.runtime import RuntimeGateway
 from jarvis.aggregator.gateways.scheduler import SchedulerGateway
+from jarvis.aggregator.surfaces.admin import build_admin_surface
 from jarvis.aggregator.surfaces.debug import build_debug_surface
 from jarvis.aggregator.surfaces.jarvis import build_jarvis_surface
 from jarvis.aggregator.surfaces.orchestrator import build_orchestrator_surface
@@ -61,5 +62,10 @@ def test_the_protocols_leave_out_what_no_handler_calls() -> None:
 def test_every_surface_builds_over_the_fakes() -> None:
     ctx = context(FakeRegistry(), runtime=FakeRuntime(), scheduler=FakeScheduler(), debug=FakeDebug())
     built = [build_jarvis_surface(ctx), build_orchestrator_surface(ctx), build_debug_surface(ctx)]
-    assert [s.name for s in built] == ["jarvis", "orchestrator", "debug"]
-    assert sum(len(s.tools) for s in built) == 8 + 14 + 1
+    built.append(build_admin_surface(ctx))
+    assert [s.name for s in built] == ["jarvis", "orchestrator", "debug", "admin"]
+    # The tools specs 000, 001 and 002 name; people and roles apart, on a surface of admin actions (decision 0069).
+    assert [len(s.tools) for s in built[:3]] == [8, 12, 1]
+    admin = built[3]
+    assert {"user", "role"} <= {t.name for t in admin.tools}
+    assert all(action.admin for tool in admin.tools for action in tool.actions)

@@ -54,6 +54,7 @@ from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
 from jarvis.aggregator.settings import AggregatorSettings
+from jarvis.aggregator.surfaces.admin import build_admin_surface
 from jarvis.aggregator.surfaces.cards import CardAuth, ServerCards
 from jarvis.aggregator.surfaces.debug import build_debug_surface
 from jarvis.aggregator.surfaces.discovery import build_discovery_surface
@@ -77,6 +78,7 @@ def build_surfaces(ctx: ToolContext, code: CodePolicy | None = None) -> list[Sur
         build_jarvis_surface(ctx),
         build_debug_surface(ctx),
         build_orchestrator_surface(ctx),
+        build_admin_surface(ctx),
     ]
 
 

@@ -34,6 +34,8 @@ def needed_scopes(surface: str) -> list[str]:
     """The scopes that reach `surface`, narrowest first (every valid token reaches an open one)."""
     if surface in scope_rules.OPEN_SURFACES:
         return [scope_rules.READ, scope_rules.ADMIN]
+    if surface in scope_rules.ADMIN_SURFACES:
+        return [scope_rules.ADMIN]
     return [surface, f"{surface}:{scope_rules.READ}", scope_rules.READ, scope_rules.ADMIN]
 
 

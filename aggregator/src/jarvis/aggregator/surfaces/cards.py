@@ -45,6 +45,7 @@ DESCRIPTIONS = {
     "jarvis": "Manages Jarvis: MCP servers, profiles, client configs, config and projects",
     "orchestrator": "Runs projects in containers and agent sessions in their workspaces",
     "debug": "Debugs AWS, LangSmith, Jira and projects through one debug tool",
+    "admin": "Administers the people who sign in to Jarvis and the roles that give them scopes",
 }
 _NOT_NAME = re.compile(r"[^a-zA-Z0-9._-]+")
 

@@ -4,6 +4,7 @@ entries read too)."""
 from __future__ import annotations
 
 from jarvis.common.surfaces import (
+    ADMIN_PATH,
     DEBUG_PATH,
     DISCOVERY_PATH,
     JARVIS_PATH,
@@ -12,4 +13,12 @@ from jarvis.common.surfaces import (
     SURFACE_PATHS,
 )
 
-__all__ = ["DEBUG_PATH", "DISCOVERY_PATH", "JARVIS_PATH", "ORCHESTRATOR_PATH", "PROFILE_PATH_PREFIX", "SURFACE_PATHS"]
+__all__ = [
+    "ADMIN_PATH",
+    "DEBUG_PATH",
+    "DISCOVERY_PATH",
+    "JARVIS_PATH",
+    "ORCHESTRATOR_PATH",
+    "PROFILE_PATH_PREFIX",
+    "SURFACE_PATHS",
+]

@@ -17,6 +17,8 @@ touch project B, and it allows no call that names no project.
 whenever tokens are required). `read` does not include it; `admin` and `*` do. It takes no tool, action or
 project: the metrics span every server and project.
 
+The `admin` surface (people and roles) has only admin actions: `admin` or `*` reach it, and no scope names it.
+
 Installed downstream servers' tools are addressed as the surface `servers`: `servers`,
 `servers:<server>`, `servers:<server>:<tool>`. Every valid token reaches the `discovery`
 surface (`OPEN_SURFACES`), which only finds and calls what the token's other scopes allow.
@@ -64,6 +66,9 @@ ADMIN_CONFIG_KEYS = frozenset(
 # Surfaces every valid token reaches: the discovery surface only shows, and only calls, what the
 # token's other scopes allow, so it needs no scope of its own.
 OPEN_SURFACES = frozenset({"discovery"})
+# Surfaces whose every action is an admin's: only `admin` or `*` reach them, so a scope naming one (`admin:user`, which
+# would read as "the admin surface's user tool") would grant nothing and is refused where it is made.
+ADMIN_SURFACES = frozenset({ADMIN})
 
 
 def validate_scope(scope: str) -> str:
@@ -79,6 +84,11 @@ def validate_scope(scope: str) -> str:
         raise InvalidArgument(f"invalid scope '{scope}'; '{METRICS}' takes no tool, action or project")
     if len(parts) > 3 or not _SEGMENT.match(parts[0]) or not all(_NAME_SEGMENT.match(p) for p in parts[1:]):
         raise InvalidArgument(f"invalid scope '{scope}'; a scope is {GRAMMAR}")
+    if parts[0] in ADMIN_SURFACES:
+        raise InvalidArgument(
+            f"invalid scope '{scope}': every action of the {parts[0]} surface needs the '{ADMIN}' scope itself; "
+            f"give '{ADMIN}'"
+        )
     return normalised
 
 
@@ -146,7 +156,9 @@ def reaches_surface(scopes: Iterable[str], surface: str) -> bool:
     """Whether any scope reaches `surface` at all (else the HTTP layer refuses with 403)."""
     if surface in OPEN_SURFACES:
         return True
-    bases = (s.partition(PROJECT_SEPARATOR)[0] for s in scopes)
+    bases = [s.partition(PROJECT_SEPARATOR)[0] for s in scopes]
+    if surface in ADMIN_SURFACES:
+        return any(b in (ADMIN, ALL) for b in bases)
     return any(b in (ADMIN, ALL, READ) or b.split(":")[0] == surface for b in bases)
 
 

@@ -7,6 +7,7 @@ DISCOVERY_PATH = "/mcp"
 JARVIS_PATH = "/mcp/jarvis"
 DEBUG_PATH = "/mcp/debug"
 ORCHESTRATOR_PATH = "/mcp/orchestrator"
+ADMIN_PATH = "/mcp/admin"  # people and roles: admins only (decision 0069)
 PROFILE_PATH_PREFIX = "/mcp/profile/"  # a profile's servers' tools: /mcp/profile/<name>
 
 SURFACE_PATHS = {
@@ -14,6 +15,7 @@ SURFACE_PATHS = {
     "jarvis": JARVIS_PATH,
     "debug": DEBUG_PATH,
     "orchestrator": ORCHESTRATOR_PATH,
+    "admin": ADMIN_PATH,
 }
 # What a client entry may be named after (`jarvis_client action=edit add=[…]`, `jarvis client edit --add …`).
 ENTRY_NAMES_HELP = (

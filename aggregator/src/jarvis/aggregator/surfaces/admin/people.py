@@ -1,8 +1,8 @@
-"""`user` and `role`: the people who sign in and the roles that give them scopes (issue 31 item 3), beside `token`.
+"""`user` and `role`: the people who sign in and the roles that give them scopes (issue 31 item 3).
 
 Every action is an admin's: listing shows people's emails and groups, and a role decides what each person may do.
-The same operations as `jarvis user …` and `jarvis role …` (oauth/server/admin.py, reached as context.PeopleEditor);
-the `jarvis` surface keeps its eight tools (spec 000), so they live here with the access tokens (decision 0058).
+The same operations as `jarvis user …` and `jarvis role …` (oauth/server/admin.py, reached as context.PeopleEditor),
+on the `admin` surface (decision 0069), so `jarvis` and `orchestrator` keep the tools their specs name.
 """
 
 from __future__ import annotations

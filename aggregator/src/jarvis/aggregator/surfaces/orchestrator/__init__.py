@@ -1,12 +1,11 @@
-"""The `orchestrator` surface (spec 001): projects, containers, sessions, workspaces, tokens, people and roles,
-schedules."""
+"""The `orchestrator` surface (spec 001): projects, containers, sessions, workspaces, tokens, schedules, and the six
+standalone tools: exactly the twelve tools the spec names."""
 
 from __future__ import annotations
 
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.surfaces.orchestrator import (
     container,
-    people,
     project,
     schedule,
     session,
@@ -28,7 +27,6 @@ def build_orchestrator_surface(ctx: ToolContext) -> Surface:
             session.build(ctx),
             workspace.build(ctx),
             token.build(ctx),
-            *people.build(ctx),
             schedule.build(ctx),
             *standalone.build(ctx),
         ],
