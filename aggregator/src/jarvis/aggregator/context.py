@@ -112,7 +112,8 @@ class ToolContext:
     discovery_dense: bool = True
     # Agents' credentials for the signed-in person who spawns them (oauth/agents.py); None: tests without sign-in.
     agents: AgentMinter | None = None
-    # The people who sign in and their roles, as an admin edits them (orchestrator `user`/`role`); None: no registry.
+    # The people who sign in and their roles, as an admin edits them (the admin surface's `user`/`role`); None: no
+    # registry.
     people: PeopleEditor | None = None
     # The call pipeline every door runs tool calls through (calls/pipeline.py); None: one recording into a metrics
     # registry of its own, with no rate limits (a context built by a test or a tool).

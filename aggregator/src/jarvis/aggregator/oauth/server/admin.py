@@ -1,6 +1,6 @@
 """What an admin does to the people who sign in and to their roles (issue 31 item 3), for both ways of doing it: the
-CLI (`jarvis user …`, `jarvis role …`) and the orchestrator surface's `user` and `role` tools. Both reach the same
-registry records, shared by every replica; see decision 0057 for what a disable does everywhere."""
+CLI (`jarvis user …`, `jarvis role …`) and the admin surface's `user` and `role` tools (decision 0069). Both reach the
+same registry records, shared by every replica; see decision 0057 for what a disable does everywhere."""
 
 from __future__ import annotations
 
