@@ -123,7 +123,7 @@ def test_a_profile_call_is_one_trace_from_the_client_to_the_stdio_server(
     sent = result["structuredContent"]["meta"]["traceparent"]
     _, sent_trace, sent_parent, _ = sent.split("-")
     assert sent_trace == trace_id
-    spans = receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    spans = receiver.wait_for(lambda s: any(x.name == "tools/call tr__whoami" for x in s), trace_id)  # it ends last
     request = named(spans, "tools/call tr__whoami")
     assert (request.parent_id, request.kind) == (CLIENT_SPAN, SERVER_KIND)
     route = named(spans, "route")  # the profile resolving the name (starting a server it never saw)
@@ -163,7 +163,7 @@ def test_a_streamable_http_server_gets_the_trace_in_its_headers_and_its_meta(
         asyncio.run(install())
         trace_id = new_trace()
         call(jarvis, admin, "/mcp/profile/ht", "ht__test_simple_text", {}, trace_id)
-        spans = receiver.wait_for(lambda s: any(x.name == "backend ht" for x in s), trace_id)
+        spans = receiver.wait_for(lambda s: any(x.name == "tools/call ht__test_simple_text" for x in s), trace_id)
     received = [json.loads(line) for line in record.read_text().splitlines()]
     [called] = [entry for entry in received if entry["method"] == "tools/call"]
     # Both carriers name the same span: Jarvis's span for the call to this server, under the client's trace.
@@ -208,8 +208,9 @@ def test_a_registry_write_carries_the_trace_over_grpc(traced: tuple[RunningJarvi
     call(jarvis, admin, "/mcp/jarvis", "jarvis_profile", arguments, trace_id)
     assert direct_calls(jarvis, admin, "jarvis") == before + 1  # traced, it still skips the SDK's machinery
 
-    def grpc_pair(spans: list[ReceivedSpan]) -> bool:
-        return any(s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc" for s in spans)
+    def grpc_pair(spans: list[ReceivedSpan]) -> bool:  # and the request's span, which ends (is sent) last
+        served = any(s.kind == SERVER_KIND and s.attributes.get("rpc.system") == "grpc" for s in spans)
+        return served and any(s.name == "tools/call jarvis_profile" for s in spans)
 
     spans = receiver.wait_for(grpc_pair, trace_id)
     request = named(spans, "tools/call jarvis_profile")  # the direct path's span, as the SDK's would be
@@ -227,7 +228,7 @@ def test_a_traceparent_header_is_the_parent_where_meta_has_none(traced: tuple[Ru
     jarvis, receiver, admin = traced
     trace_id = new_trace()
     call(jarvis, admin, "/mcp/profile/tr", "tr__echo", {"text": "hi"}, trace_id, in_header=True)
-    spans = receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    spans = receiver.wait_for(lambda s: any(x.name == "tools/call tr__echo" for x in s), trace_id)
     assert named(spans, "tools/call tr__echo").parent_id == CLIENT_SPAN
 
 

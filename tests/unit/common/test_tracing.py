@@ -65,3 +65,44 @@ def test_a_protocol_jarvis_does_not_ship_leaves_it_off_and_says_why() -> None:
     assert seen["on"] is False
     assert "http/protobuf" in logged
     assert "grpc" in logged
+
+
+CARRIED = """
+import json, sys
+from opentelemetry import trace
+from jarvis.common import tracing
+tracing.configure("jarvis-probe", json.loads(sys.argv[1]))
+seen = {"outside": tracing.environment()}
+with tracing.span("spawn") as spawn:
+    seen["environment"] = tracing.environment()
+    seen["spawn"] = [f"{spawn.get_span_context().trace_id:032x}", f"{spawn.get_span_context().span_id:016x}"]
+    carried = tracing.carrier()
+with tracing.continued("run", {**carried, "other": b"bytes are skipped"}):
+    current = trace.get_current_span().get_span_context()
+    seen["continued"] = [f"{current.trace_id:032x}", f"{trace.get_current_span().parent.span_id:016x}"]
+print(json.dumps(seen))
+"""
+
+
+def test_the_context_is_carried_to_a_child_process_and_a_queued_task() -> None:
+    """TRACEPARENT for an agent's process, W3C fields for a task, and the task's span the child of the sender's."""
+    on = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_BSP_SCHEDULE_DELAY": "60000"}
+    done = subprocess.run(
+        [sys.executable, "-c", CARRIED, json.dumps(on)], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    trace_id, span_id = seen["spawn"]
+    assert seen["outside"] == {}
+    assert seen["environment"]["TRACEPARENT"].startswith(f"00-{trace_id}-{span_id}-")
+    assert seen["continued"] == [trace_id, span_id]
+
+
+def test_off_nothing_is_carried() -> None:
+    off = subprocess.run(
+        [sys.executable, "-c", "from jarvis.common import tracing; print(tracing.environment(), tracing.carrier())"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert off.stdout.strip() == "{} {}"

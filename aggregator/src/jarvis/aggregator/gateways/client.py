@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jarvis.common import tracing
-from jarvis.common.grpc_client import aio_channel
+from jarvis.common.grpc_client import aio_channel, method_name
 from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import InternalPlane
 
@@ -21,12 +21,6 @@ ResponseT = TypeVar("ResponseT", bound=Message)
 # A healthy service answers a read or a small write in milliseconds; a hung one (stopped, deadlocked,
 # its database gone) should be reported within seconds, not after half a minute.
 DEFAULT_DEADLINE_SECONDS = 5.0
-
-
-def method_name(method: Any) -> str:
-    """`Bootstrap` for the stub method of /jarvis.api.registry.v1.RegistryService/Bootstrap."""
-    path = getattr(method, "_method", b"")
-    return (path.decode() if isinstance(path, bytes) else str(path)).rpartition("/")[2]
 
 
 class ServiceClient:

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
 
+from jarvis.common import tracing
+from jarvis.common.grpc_errors import error_from_rpc
 from jarvis.common.internal_plane import InternalPlane
+
+T = TypeVar("T")
 
 # A backstop for a call whose caller set no deadline. Callers size their own (a few seconds for a read,
 # minutes for an import); this only keeps a forgotten one from waiting forever on a hung peer.
 DEFAULT_DEADLINE_SECONDS = 120.0
+
+
+def method_name(method: Any) -> str:
+    """`Bootstrap` for the stub method of /jarvis.api.registry.v1.RegistryService/Bootstrap."""
+    path = getattr(method, "_method", b"")
+    return (path.decode() if isinstance(path, bytes) else str(path)).rpartition("/")[2]
+
+
+def sync_call(method: Callable[..., T], request: Any, timeout: float, service: str, target: str) -> T:
+    """One blocking call (a worker's), under a client span whose context its metadata carries where traced; a failure
+    as the domain error it stands for, naming `service` at `target`."""
+    with tracing.client_span(service, method_name(method)) as metadata:
+        try:
+            return method(request, timeout=timeout, metadata=metadata or None)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, service, target, timeout) from None
 
 
 def _service_config(idempotent: Mapping[str, Iterable[str]]) -> str:

@@ -7,7 +7,8 @@ processor's `OTEL_BSP_*`. Off, no provider is installed: every tracer is the API
 before doing anything, so tracing costs nothing measurable.
 
 Context travels as W3C `traceparent`/`tracestate`: over gRPC in the call's metadata (`client_span`, `server_span`),
-and to downstream MCP servers in the request's `_meta` (SEP-414) and, over HTTP, its headers (`inject`).
+to downstream MCP servers in the request's `_meta` (SEP-414) and, over HTTP, its headers (`inject`), in a queued
+task's headers (`carrier`, `continued`), and to an agent's process in its environment (`environment`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_
 PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 PROTOCOL = "http/protobuf"
 TRACER = "jarvis"
-_TRACE_HEADERS = (b"traceparent", b"tracestate")
+FIELDS = ("traceparent", "tracestate")  # W3C trace context: HTTP headers, `_meta` keys, a queued task's headers
+_TRACE_HEADERS = tuple(field.encode() for field in FIELDS)
 
 _on = False  # set once, by `configure`, where an endpoint is set
 
@@ -95,6 +97,37 @@ def inject(carrier: MutableMapping[str, Any]) -> None:
         propagate.inject(carrier)
 
 
+def carrier() -> dict[str, str]:
+    """The current span's context as W3C fields (empty when off or outside a span), for what outlives this call: a
+    queued task, a message."""
+    fields: dict[str, str] = {}
+    inject(fields)
+    return fields
+
+
+def environment() -> dict[str, str]:
+    """The current span's context as a child process reads it: TRACEPARENT and TRACESTATE, OpenTelemetry's
+    environment carrier (empty when off or outside a span)."""
+    return {name.upper(): value for name, value in carrier().items()}
+
+
+@contextlib.contextmanager
+def continued(
+    name: str,
+    fields: Mapping[str, Any],
+    kind: SpanKind = SpanKind.CONSUMER,
+    attributes: Mapping[str, Any] | None = None,
+) -> Iterator[None]:
+    """A span in the trace `fields` name (a queued task's headers, a call's metadata), the child of the span they
+    carry; a trace of its own where they carry none. Nothing when tracing is off."""
+    if not _on:
+        yield
+        return
+    parent = propagate.extract({key: value for key, value in fields.items() if isinstance(value, str)})
+    with tracer().start_as_current_span(name, context=parent, kind=kind, attributes=dict(attributes or {})):
+        yield
+
+
 @contextlib.contextmanager
 def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
     """A span under the current one (nothing when tracing is off)."""
@@ -139,12 +172,6 @@ def client_span(service: str, method: str) -> Iterator[list[tuple[str, str]]]:
 @contextlib.contextmanager
 def server_span(service: str, method: str, metadata: Iterable[tuple[str, Any]] | None) -> Iterator[None]:
     """A gRPC call's server span, the child of the caller's span its metadata carries."""
-    if not _on:
-        yield
-        return
-    parent = propagate.extract({key: value for key, value in metadata or () if isinstance(value, str)})
     attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
-    with tracer().start_as_current_span(
-        f"{service}/{method}", context=parent, kind=SpanKind.SERVER, attributes=attributes
-    ):
+    with continued(f"{service}/{method}", dict(metadata or ()), SpanKind.SERVER, attributes):
         yield

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from jarvis.common import tracing
 from jarvis.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument
 from jarvis.common.sql.types import utcnow
 from jarvis.runtime.domain.agents import Launch, launch
@@ -163,6 +164,9 @@ class Spawner:
         """How to launch the agent; checked before anything starts: an unknown agent, a missing key or override
         changes nothing."""
         base_env = {"HOME": CONTAINER_TMP, "JARVIS_SESSION_ID": session_id, "JARVIS_PROJECT_ID": project.id}
+        # Where traced, the agent is in the trace of what spawned it (a schedule's run, a person's call):
+        # TRACEPARENT/TRACESTATE, for an agent whose calls back into Jarvis carry them (decision 0066).
+        base_env |= tracing.environment()
         return launch(
             project.agent,
             project.agent_command,

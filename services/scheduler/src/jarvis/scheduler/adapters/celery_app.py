@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,11 +18,12 @@ import redis
 from celery import Celery, Task, beat, signals
 from prometheus_client import REGISTRY, start_http_server
 
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 from jarvis.common.logging import configure_logging
 from jarvis.scheduler.adapters.redis_lock import LeaderLock
 from jarvis.scheduler.app import Scheduler
-from jarvis.scheduler.domain.runs import RetryAt
+from jarvis.scheduler.domain.runs import RetryAt, run_span
 from jarvis.scheduler.settings import SchedulerSettings
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,7 @@ class CeleryDispatcher:
         unsent: dict[str, str] = {}
         for run_id in run_ids:
             try:
-                self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue)
+                self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue, headers=tracing.carrier())
             except Exception as exc:  # kombu raises many types; the run stays queued and beat's sweep resends it
                 log.warning("run not sent to the queue", extra={"run_id": run_id, "reason": str(exc)})
                 unsent[run_id] = (
@@ -53,7 +55,7 @@ class CeleryDispatcher:
 
     def dispatch_later(self, run_id: str, at: datetime) -> None:
         try:
-            self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue, eta=at)
+            self._app.send_task(RUN_TASK, args=[run_id], queue=self._queue, eta=at, headers=tracing.carrier())
         except Exception as exc:
             log.warning("run not sent to the queue", extra={"run_id": run_id, "reason": str(exc)})
 
@@ -125,18 +127,29 @@ def create_celery_app(settings: SchedulerSettings) -> Celery:
     @app.task(name=RUN_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
     def run(task: Task[Any, Any], run_id: str) -> str:
         scheduler = services.scheduler
-        outcome = scheduler.executor.execute(run_id)
-        if isinstance(outcome, RetryAt):
-            scheduler.dispatcher.dispatch_later(run_id, outcome.at)
-            return "later"
+        # The trace of what queued the run comes in the task's headers (Celery makes them the request's fields).
+        with run_span(run_id, {field: task.request.get(field) for field in tracing.FIELDS}):
+            outcome = scheduler.executor.execute(run_id)
+            if isinstance(outcome, RetryAt):
+                scheduler.dispatcher.dispatch_later(run_id, outcome.at)  # the next delivery stays in this trace
+                return "later"
         return outcome.state
 
     def start_metrics(**_: Any) -> None:
         if settings.metrics_port:
             start_http_server(settings.metrics_port)
 
+    def traced_as(kind: str) -> Callable[..., None]:
+        def start(**_: Any) -> None:
+            tracing.configure(f"jarvis-scheduler-{kind}")  # where OTEL_EXPORTER_OTLP_ENDPOINT is set
+
+        return start
+
     signals.worker_init.connect(start_metrics, weak=False)
     signals.beat_init.connect(start_metrics, weak=False)
+    signals.worker_init.connect(traced_as("worker"), weak=False)
+    signals.beat_init.connect(traced_as("beat"), weak=False)
+    signals.worker_shutdown.connect(lambda **_: tracing.flush(), weak=False)  # the last runs' spans
     signals.setup_logging.connect(lambda **_: configure_logging(settings.log_level, settings.log_json), weak=False)
     return app
 
@@ -179,3 +192,4 @@ class SqlBeatScheduler(beat.Scheduler):
     def close(self) -> None:
         self._lock.release()
         super().close()
+        tracing.flush()  # the last fires' spans

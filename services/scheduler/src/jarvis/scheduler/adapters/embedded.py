@@ -8,10 +8,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 from jarvis.common.sql.types import utcnow
 from jarvis.scheduler.domain.beat import Beat
-from jarvis.scheduler.domain.runs import Outcome, RetryAt
+from jarvis.scheduler.domain.runs import Outcome, RetryAt, run_span
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +33,22 @@ class LocalDispatcher:
 
     def dispatch(self, run_ids: list[str]) -> dict[str, str]:
         for index, run_id in enumerate(run_ids):
-            with self._lock:
-                if self._closed:  # the next start runs them (requeue_stale(every_queued=True))
-                    return dict.fromkeys(run_ids[index:], "the scheduler is stopping")
-                self._waiting += 1
-            self._pool.submit(self._run, run_id)
+            if not self._submit(run_id, tracing.carrier()):  # the next start runs them (requeue_stale(every_queued))
+                return dict.fromkeys(run_ids[index:], "the scheduler is stopping")
         return {}
 
+    def _submit(self, run_id: str, trace: dict[str, str]) -> bool:
+        """Hand the run to a pool thread, with the trace it belongs to (a thread does not inherit it)."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._waiting += 1
+        self._pool.submit(self._run, run_id, trace)
+        return True
+
     def dispatch_later(self, run_id: str, at: datetime) -> None:
-        timer = threading.Timer(max((at - utcnow()).total_seconds(), 0.0), self._fire_timer, args=(run_id,))
+        delay = max((at - utcnow()).total_seconds(), 0.0)
+        timer = threading.Timer(delay, self._fire_timer, args=(run_id, tracing.carrier()))
         timer.daemon = True
         with self._lock:
             if self._closed:
@@ -48,26 +56,27 @@ class LocalDispatcher:
             self._timers.add(timer)
         timer.start()
 
-    def _fire_timer(self, run_id: str) -> None:
+    def _fire_timer(self, run_id: str, trace: dict[str, str]) -> None:
         with self._lock:
             self._timers = {t for t in self._timers if t.is_alive() and t is not threading.current_thread()}
-        self.dispatch([run_id])
+        self._submit(run_id, trace)
 
     def queue_depth(self) -> int:
         with self._lock:
             return self._waiting
 
-    def _run(self, run_id: str) -> None:
+    def _run(self, run_id: str, trace: dict[str, str]) -> None:
         with self._lock:
             self._waiting -= 1
         assert self._execute is not None, "bind() the executor before dispatching"
-        try:
-            outcome = self._execute(run_id)
-        except JarvisError as exc:  # the database is down: the beat's sweep sends the run again later
-            log.warning("run not executed", extra={"run_id": run_id, "reason": exc.message})
-            return
-        if isinstance(outcome, RetryAt):
-            self.dispatch_later(run_id, outcome.at)
+        with run_span(run_id, trace):
+            try:
+                outcome = self._execute(run_id)
+            except JarvisError as exc:  # the database is down: the beat's sweep sends the run again later
+                log.warning("run not executed", extra={"run_id": run_id, "reason": exc.message})
+                return
+            if isinstance(outcome, RetryAt):
+                self.dispatch_later(run_id, outcome.at)
 
     def close(self) -> None:
         with self._lock:

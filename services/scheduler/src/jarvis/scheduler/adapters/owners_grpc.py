@@ -13,13 +13,10 @@ import secrets
 import time
 from typing import Any
 
-import grpc
-
 from jarvis.api.registry.v1 import oauth_pb2 as pb
 from jarvis.api.registry.v1 import oauth_pb2_grpc as pb_grpc
 from jarvis.common.errors import NotFound
-from jarvis.common.grpc_client import sync_channel
-from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.grpc_client import sync_call, sync_channel
 from jarvis.common.internal_plane import InternalPlane
 from jarvis.scheduler.domain.ports import OwnerStanding
 
@@ -35,10 +32,7 @@ class RegistryOwners:
         self._stub = pb_grpc.OAuthStateServiceStub(self._channel)
 
     def _call(self, method: Any, request: Any) -> Any:
-        try:
-            return method(request, timeout=10.0)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, "registry", self.target, 10.0) from None
+        return sync_call(method, request, 10.0, "registry", self.target)
 
     def standing(self, subject: str) -> OwnerStanding | None:
         try:

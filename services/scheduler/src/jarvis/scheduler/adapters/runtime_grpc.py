@@ -6,13 +6,10 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-import grpc
-
 from jarvis.api.runtime.v1 import runtime_pb2 as pb
 from jarvis.api.runtime.v1 import runtime_pb2_grpc as pb_grpc
 from jarvis.common.errors import NotFound, Unavailable
-from jarvis.common.grpc_client import sync_channel
-from jarvis.common.grpc_errors import error_from_rpc
+from jarvis.common.grpc_client import sync_call, sync_channel
 from jarvis.common.internal_plane import InternalPlane
 from jarvis.scheduler.domain.models import SessionOutcome
 
@@ -42,10 +39,7 @@ class GrpcRuntime:
         return self._stub, self._long
 
     def _call(self, method: Callable[..., T], request: Any, timeout: float = 30.0) -> T:
-        try:
-            return method(request, timeout=timeout)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, "runtime", self.target, timeout) from None
+        return sync_call(method, request, timeout, "runtime", self.target)
 
     def missing_projects(self, project_ids: Iterable[str]) -> list[str]:
         missing = []

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from opentelemetry.trace import SpanKind
 from sqlalchemy import or_, select, true, update
 
+from jarvis.common import tracing
 from jarvis.common.sql.database import Database
 from jarvis.common.sql.types import utcnow
 from jarvis.scheduler.domain.cron import Cron
@@ -68,9 +70,12 @@ class Beat:
             ).all()
         queued: list[str] = []
         for schedule_id in due:
-            queued.extend(self._fire(schedule_id, now))
-        if queued:
-            self._dispatcher.dispatch(queued)
+            # Each fire begins a trace, which its runs' tasks carry to the worker, the session and the agent's calls.
+            with tracing.span("schedule fire", SpanKind.PRODUCER, {"jarvis.schedule.id": schedule_id}):
+                fired = self._fire(schedule_id, now)
+                if fired:
+                    self._dispatcher.dispatch(fired)
+            queued.extend(fired)
         return queued
 
     def _fire(self, schedule_id: str, now: datetime) -> list[str]:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from opentelemetry.trace import SpanKind
 from sqlalchemy import select, update
 
+from jarvis.common import tracing
 from jarvis.common.errors import DeadlineExceeded, JarvisError, NotFound, Unavailable
 from jarvis.common.sql.database import Database
 from jarvis.common.sql.types import utcnow
@@ -73,6 +77,12 @@ def schedule_owner(created_by: str) -> str:
 
 
 TRANSIENT = (Unavailable, DeadlineExceeded)
+
+
+def run_span(run_id: str, fields: Mapping[str, Any]) -> AbstractContextManager[None]:
+    """One delivery of a run (a worker's, or the embedded pool's), in the trace of what queued it, as the W3C
+    `fields` its task carried name it: a schedule's fire, a trigger (decision 0066)."""
+    return tracing.continued("scheduler run", fields, SpanKind.CONSUMER, {"jarvis.run.id": run_id})
 
 
 class RunExecutor:
