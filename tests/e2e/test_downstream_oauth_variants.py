@@ -13,7 +13,11 @@ import re
 from collections.abc import Callable, Iterator
 
 import httpx2
+import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import AnyUrl
 
@@ -236,6 +240,34 @@ async def test_step_up_asks_again_for_the_larger_scope(jarvis: RunningJarvis) ->
         assert server.accounts.requested_scopes[-1] == [SCOPE, EXTRA]
         assert await call(jarvis, token, "step-up", "admin_whoami") == (False, "admin sam")
         assert await call(jarvis, token, "step-up") == (False, "sam")
+
+
+async def test_a_step_up_on_the_calls_retry_is_asked_on_its_stream_and_the_call_goes_on(jarvis: RunningJarvis) -> None:
+    """A person never connected calls the tool that needs more, from a client that takes URL elicitations: asked
+    once to connect, the call's retry then meets the 403, so they are asked again, for both scopes, on the same
+    call's stream; the call then answers."""
+    with protected_server(variant=Variant(step_up=True)) as server:
+        token = await install(jarvis, "step-up-asked", server)
+        asked: list[str] = []
+
+        async def approve(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+            assert isinstance(params, types.ElicitRequestURLParams), params
+            asked.append(params.url)
+            assert "Connected" in await asyncio.to_thread(browse, params.url, "una")
+            return types.ElicitResult(action="accept")
+
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            Client(
+                streamable_http_client(jarvis.url("/mcp/profile/step-up-asked"), http_client=http),
+                mode="legacy",
+                elicitation_callback=approve,
+            ) as client,
+        ):
+            result = await client.call_tool("step-up-asked__admin_whoami", {})
+        assert (result.is_error, getattr(result.content[0], "text", "")) == (False, "admin una"), result.content
+        assert len(asked) == 2
+        assert server.accounts.requested_scopes[-2:] == [[SCOPE], [SCOPE, EXTRA]]
 
 
 async def test_a_server_that_moves_to_another_authorization_server_is_followed(jarvis: RunningJarvis) -> None:

@@ -7,8 +7,9 @@ so this puts the server in the running Jarvis at JARVIS_CONFORMANCE_URL (a `jarv
 behind a one-server, unprefixed, interactive profile (as tests/e2e/test_downstream_conformance.py mirrors a server),
 and then acts as an agent on that profile (and uninstalls the server at the end): lists the tools, calls each (with
 the scenario's arguments, else arguments its schema asks for), lists and reads resources, lists and gets prompts,
-accepts every elicitation with the defaults it offers. A server in `servers.oauth` (the `auth/*` scenarios) first
-asks for the local user's consent: the link the call answers is opened as a browser would, and the call made again.
+accepts every elicitation with the defaults it offers. A server in `servers.oauth` (the `auth/*` scenarios) asks
+for the local user's consent: the URL elicitation a call sends is accepted, its link opened as a browser would, and
+the call goes on (Jarvis asks again, for the union of scopes, on a step-up).
 """
 
 from __future__ import annotations
@@ -58,8 +59,13 @@ def arguments_for(tool: types.Tool, tools: list[types.Tool], context: dict[str, 
 
 
 async def _accept(_: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """Every elicitation accepted: a form with the defaults it offers; Jarvis's consent link opened as the person's
+    browser would (the call goes on once it is done); any other URL declined."""
     if isinstance(params, types.ElicitRequestURLParams):
-        return types.ElicitResult(action="decline")
+        if not _LINK.fullmatch(params.url):
+            return types.ElicitResult(action="decline")
+        await asyncio.to_thread(consent, params.url)
+        return types.ElicitResult(action="accept")
     properties = params.requested_schema.get("properties") or {}
     return types.ElicitResult(action="accept", content={name: _value(spec) for name, spec in properties.items()})
 
@@ -73,14 +79,21 @@ async def _admin(jarvis: str, method: str, arguments: dict[str, Any]) -> Any:
     return json.loads(text) if text else None
 
 
-async def install(jarvis: str, name: str, url: str, oauth: bool) -> None:
+async def install(jarvis: str, name: str, url: str, oauth: bool, client: dict[str, Any]) -> None:
     """`url` as server `name` in a one-server profile of the same name, unprefixed and interactive (and in
-    servers.oauth before it exists, for a server that asks each person to authorize)."""
+    servers.oauth before it exists, for a server that asks each person to authorize, with the client the scenario
+    registered ahead at its authorization server, if any, in servers.oauth_clients, as an admin would)."""
+
+    async def current(key: str) -> Any:
+        return (await _admin(jarvis, "jarvis_config", {"action": "get", "key": key})).get("value")
 
     async def add_to(key: str) -> None:
-        current = (await _admin(jarvis, "jarvis_config", {"action": "get", "key": key})).get("value") or []
-        await _admin(jarvis, "jarvis_config", {"action": "set", "key": key, "value": [*current, name]})
+        value = [*(await current(key) or []), name]
+        await _admin(jarvis, "jarvis_config", {"action": "set", "key": key, "value": value})
 
+    if client.get("client_id"):
+        clients = {**(await current("servers.oauth_clients") or {}), name: client}
+        await _admin(jarvis, "jarvis_config", {"action": "set", "key": "servers.oauth_clients", "value": clients})
     if oauth:
         await add_to("servers.oauth")
     await _admin(jarvis, "jarvis_server", {"action": "create", "name": name, "type": "streamable-http", "url": url})
@@ -106,23 +119,23 @@ async def _call(agent: Client, tool: types.Tool, arguments: dict[str, Any]) -> s
     return f"error: {text}" if result.is_error else text
 
 
-async def _call_each(agent: Client, context: dict[str, Any]) -> str | None:
-    """Every tool the profile lists, called once; the consent link the first call that needs one answers."""
+async def _call_each(agent: Client, context: dict[str, Any]) -> list[str]:
+    """Every tool the profile lists, called once; the names it listed."""
     tools = (await agent.list_tools()).tools
     for tool in tools:
         text = await _call(agent, tool, arguments_for(tool, tools, context))
         print(f"call {tool.name}: {text[:300]}", file=sys.stderr)
-        if link := _LINK.search(text):
-            return link.group(1)
-    return None
+    return [tool.name for tool in tools]
 
 
 async def act(profile: str, mode: str, context: dict[str, Any]) -> None:
     async with httpx2.AsyncClient(timeout=60) as http:
         transport = streamable_http_client(profile, http_client=http)
         async with Client(transport, mode=mode, elicitation_callback=_accept) as agent:  # type: ignore[arg-type]
-            if link := await _call_each(agent, context):  # the person authorizes; the profile then lists the tools
-                await asyncio.to_thread(consent, link)
+            listed = await _call_each(agent, context)
+            # Once the person authorized, a per-person server's profile lists that server's own tools (it listed
+            # `connect` before): those are called too.
+            if [tool.name for tool in (await agent.list_tools()).tools] != listed:
                 await _call_each(agent, context)
             # What else a profile lists is asked for too (a scenario may judge its headers); a server that answers
             # it badly is the scenario's business, not the agent's.
@@ -144,7 +157,8 @@ async def main(url: str) -> None:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     name = re.sub(r"[^a-z0-9]+", "-", scenario.lower()).strip("-")[:40] + "-" + secrets.token_hex(2)
-    await install(jarvis, name, url, oauth=scenario.startswith("auth/"))
+    client = {key: context[key] for key in ("client_id", "client_secret") if key in context}  # auth/pre-registration
+    await install(jarvis, name, url, scenario.startswith("auth/"), client)
     mode = version if version.startswith("2026") else "legacy"
     try:
         await act(f"{jarvis}/mcp/profile/{name}", mode, context)

@@ -1,11 +1,12 @@
 """What a person's call that needs their authorization answers (issue 32 item 2).
 
 A 2025-era caller that takes URL-mode elicitations is sent one with the consent link, on the call's own stream;
-once they accept, the call waits for the consent to finish (up to `consent_seconds`) and is sent again. A
-2026-07-28 caller that takes them gets an input-required result asking the same elicitation, with a request state
-naming the consent; its retry with the answer waits for the consent the same way and is then sent to the server
-(without Jarvis's answer and state, which are no business of the server's). Any other caller (or one that
-declines) gets a tool error carrying the link and what to do.
+once they accept, the call waits for the consent to finish (up to `consent_seconds`) and is sent again (and asks
+again, for the union of scopes, when the server then wants more: a step-up). A 2026-07-28 caller that takes them
+gets an input-required result asking the same elicitation, with a request state naming the consent; its retry with
+the answer waits for the consent the same way and is then sent to the server (without Jarvis's answer and state,
+which are no business of the server's). Any other caller (or one that declines) gets a tool error carrying the link
+and what to do.
 """
 
 from __future__ import annotations
@@ -99,16 +100,35 @@ def takes_url_elicitation(caller: Caller | None) -> bool:
     return elicitation is not None and elicitation.url is not None
 
 
+# A call asks its caller for at most this many consents: the first, then one per step-up (a retry answered 403
+# insufficient_scope for a wider scope). A server that keeps asking for more after each is not asked for again (the
+# spec's retry limit): the caller gets the last link in a tool error.
+ASKS_PER_CALL = 3
+
+
 async def consent_then_retry(
     needed: NeedsConsent,
     caller: Caller | None,
     retry: Callable[[], Awaitable[dict[str, Any]]],
     wait_seconds: float,
-) -> dict[str, Any] | None:
-    """The retried call's result once the person consented through a URL elicitation; None when they could not be
-    asked that way (or declined, or did not finish in time): the caller then answers `needed` as a tool error."""
+) -> dict[str, Any]:
+    """The retried call's result once the person consented through a URL elicitation, asked again (for the union of
+    scopes) when the retry meets a step-up; NeedsConsent, the last one, when they could not be asked that way (or
+    declined, or did not finish in time, or were asked ASKS_PER_CALL times): the caller answers it as a tool error."""
+    for _ in range(ASKS_PER_CALL):
+        if not await _consented(needed, caller, wait_seconds):
+            break
+        try:
+            return await retry()
+        except NeedsConsent as again:  # the server wants more than the person granted: a new consent, the union
+            needed = again
+    raise needed
+
+
+async def _consented(needed: NeedsConsent, caller: Caller | None, wait_seconds: float) -> bool:
+    """Whether the person, asked with a URL elicitation, accepted and finished the consent in time."""
     if not takes_url_elicitation(caller):
-        return None
+        return False
     assert caller is not None
     request = types.ElicitRequest(
         params=types.ElicitRequestURLParams(
@@ -119,14 +139,12 @@ async def consent_then_retry(
         answer = await caller.ask(request, types.ElicitResult)
     except Exception as exc:  # a caller that cannot take it after all: the link goes in the tool error
         log.debug("URL elicitation for server %s not taken: %s", needed.server, type(exc).__name__)
-        return None
+        return False
     if answer.action != "accept":
-        return None
+        return False
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(needed.flow.done.wait(), wait_seconds)
-    if not needed.flow.connected:
-        return None
-    return await retry()
+    return needed.flow.connected
 
 
 class Personal(Protocol):
@@ -167,10 +185,7 @@ class ConsentAsking:
                 if declined or not takes_url_elicitation_in_rounds(self.meta):
                     raise
                 return consent_input_required(needed)  # the caller asks the person and retries
-            consented = await consent_then_retry(needed, self.caller, send, wait)
-            if consented is None:
-                raise
-            return consented
+            return await consent_then_retry(needed, self.caller, send, wait)
 
     async def _wait_for(self, consents: Consents, flow_id: str, wait: float) -> None:
         """Wait for the consent a retry answered, here or, where the retry reached another process than the one the
