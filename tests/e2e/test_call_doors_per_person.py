@@ -48,6 +48,9 @@ def account(text: str) -> str:
 
 OAUTH = Backend("notes__whoami", {}, PROFILE, ("servers:notes", CONNECT), ("servers:keyed",), answer=account)
 
+# Before anyone's connection listed a server's tools, a profile lists one `connect` tool answering the caller's link.
+NOT_YET = Backend("fresh__connect", {}, PROFILE, ("servers:fresh",), ("servers:notes",))
+
 
 @pytest.fixture(scope="module")
 def jarvis(tmp_path_factory: pytest.TempPathFactory, notes: ProtectedServer) -> Iterator[RunningJarvis]:
@@ -68,16 +71,18 @@ def jarvis(tmp_path_factory: pytest.TempPathFactory, notes: ProtectedServer) -> 
 
 
 async def install(jarvis: RunningJarvis, notes: ProtectedServer) -> None:
-    """Both servers in profile `people`; each server's tools learned from one person's own connection (an admin's),
-    as everyone is listed and discovery catalogues them before they connect themselves."""
+    """The servers in profile `people`; keyed's and notes' tools learned from one person's own connection (an
+    admin's), as everyone is listed and discovery catalogues them before they connect themselves. `fresh` (the same
+    notes server again) is one nobody has connected to: its tools are not known yet."""
     admin = jarvis.create_token("admin", name="admin")
     async with mcp_client(jarvis.url(), admin) as client:
-        for key, value in (("servers.per_person", {"keyed": ["TOY_NAME"]}), ("servers.oauth", ["notes"])):
+        for key, value in (("servers.per_person", {"keyed": ["TOY_NAME"]}), ("servers.oauth", ["notes", "fresh"])):
             result_json(await client.call_tool("jarvis_config", {"action": "set", "key": key, "value": value}))
         await create_toy(client, "keyed")
-        create = {"action": "create", "name": "notes", "type": "streamable-http", "url": notes.url}
-        result_json(await client.call_tool("jarvis_server", create))
-        await create_profile(client, "people", "keyed", "notes")
+        for name in ("notes", "fresh"):
+            create = {"action": "create", "name": name, "type": "streamable-http", "url": notes.url}
+            result_json(await client.call_tool("jarvis_server", create))
+        await create_profile(client, "people", "keyed", "notes", "fresh")
     await set_value(jarvis, admin, "admin")
     await consent(jarvis, admin, "admin")
     async with mcp_client(jarvis.url(PROFILE), admin) as client:
@@ -139,6 +144,17 @@ async def test_a_per_person_oauth_servers_tool_needs_each_callers_own_consent_th
         (await asyncio.to_thread(consent_in_browser, links[door][0], own)).close()
         refused, text = await PROFILE_DOORS[door](jarvis, seen.token, OAUTH)
         assert (refused, OAUTH.answer(text)) == (False, own), door
+
+
+async def test_a_server_nobody_has_connected_to_yet_gives_every_door_its_callers_link(jarvis: RunningJarvis) -> None:
+    """Its tools are not known, so the profile lists `fresh__connect` for it, and discovery catalogues the same: each
+    door's call of it asks its caller's own consent."""
+    refused, text, outcomes = same_everywhere(
+        await through_every_door(jarvis, NOT_YET, NOT_YET.allowed, 1, PROFILE_DOORS)
+    ).what
+    assert (refused, outcomes) == (True, ["needs_consent"])
+    assert "server 'fresh' needs your authorization with your own account" in text
+    assert "<link>" in text
 
 
 async def test_a_per_person_oauth_servers_tool_answers_alike_through_every_door(jarvis: RunningJarvis) -> None:

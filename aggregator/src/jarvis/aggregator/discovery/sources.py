@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from jarvis.aggregator.discovery.entry import ToolEntry
+from jarvis.aggregator.downstream.hosting.exposure import CONNECT_TOOL, connect_tool
 from jarvis.aggregator.downstream.hosting.host import DownstreamHost
 from jarvis.aggregator.downstream.hosting.naming import namespaced
 from jarvis.aggregator.downstream.hosting.schema import normalise_input_schema
@@ -84,9 +85,14 @@ def _served(server: ServerView, host: DownstreamHost | None) -> list[tuple[str, 
     """(name, description, input schema) of each tool the server offers.
 
     The host's view wins: what the server serves now, or served when last seen (its pins), without
-    quarantined tools. Before the host has seen it, the tools its catalog entry declares.
+    quarantined tools. Before the host has seen it, the tools its catalog entry declares; for a server each person
+    connects to that declares none, the one `connect` tool a profile lists for it (its call answers the caller's
+    consent link), so that `tool_call` and `code_run` reach what a profile does.
     """
     live = host.tools_of(server.name) if host is not None else None
+    if live is None and host is not None and server.name in host.personal.plans and not server.tools:
+        connect = connect_tool(server.name)
+        return [(CONNECT_TOOL, connect["description"], connect["inputSchema"])]
     if live is not None:
         return [
             (name, str(d.get("description") or ""), normalise_input_schema(d.get("inputSchema"))[0])
