@@ -10,7 +10,7 @@ also gets when each stream was cut and each resuming GET, with the id it asked f
 For the aggregation tests, `REFERENCE_CACHE=TTL_MS:SCOPE` sets its caching hint and `REFERENCE_RECORD=FILE` appends
 each request it receives to FILE (one JSON line: method, protocol version, and its name, uri, ref and requestState),
 so a test can tell exactly what reached which server (with the log level a 2026-07-28 request's `_meta` asked for,
-and the `traceparent` of its HTTP headers and of its `_meta`).
+the `traceparent` of its HTTP headers and of its `_meta`, and any `cookie` header).
 `REFERENCE_TASK_NOTICES=status` announces each task's status changes as the 2025-era `notifications/tasks/status`
 on the standalone stream of the session that made the task, instead of as `notifications/tasks` on the
 `subscriptions/listen` streams that asked for the task (SEP-2663, the default); `REFERENCE_SET_LEVEL=fail` makes it
@@ -388,8 +388,10 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     if meta.get(LOG_LEVEL_META_KEY) is not None:
         entry["logLevel"] = meta[LOG_LEVEL_META_KEY]
     # The trace context each way it can come (issue 50): a request's HTTP header and its `_meta` (SEP-414).
-    header = (getattr(ctx.request, "headers", None) or {}).get("traceparent")
-    traced = {"traceparentHeader": header, "traceparentMeta": meta.get("traceparent")}
+    headers = getattr(ctx.request, "headers", None) or {}
+    header = headers.get("traceparent")
+    # A cookie, if one ever reached it: a console session must not (issue 49).
+    traced = {"traceparentHeader": header, "traceparentMeta": meta.get("traceparent"), "cookie": headers.get("cookie")}
     entry.update({key: value for key, value in traced.items() if value is not None})
     with open(str(RECORD), "a") as record:
         record.write(json.dumps(entry) + "\n")

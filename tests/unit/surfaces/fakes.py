@@ -290,6 +290,9 @@ class FakeRegistry(Service):
     async def list_tool_pins(self, server: str = "") -> list[ToolPinView]:
         raise NotImplementedError
 
+    async def approve_tool_pins(self, server: str, tools: list[str]) -> list[ToolPinView]:
+        raise NotImplementedError
+
     # Clients
 
     async def list_clients(self) -> list[ClientView]:

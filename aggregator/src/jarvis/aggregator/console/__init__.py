@@ -1,4 +1,4 @@
-"""The console (issue 49): Jarvis's web pages under /console, for each person and, later, the admin.
+"""The console (issue 49): Jarvis's web pages under /console, for each person and the admin.
 
 A door like the MCP surfaces: a person signs in (the team's provider through oauth/server/browser.py, or the local
 admin's one-time link), and every action a page offers is a tool call through the same call pipeline the MCP doors

@@ -34,14 +34,17 @@ class ToolCalls:
             for tool in surface.tools:
                 self.tools.setdefault(tool.name, (surface, tool))
 
-    def may(self, principal: Principal, tool: str, action: str) -> bool:
-        """Whether `principal`'s scopes allow `action` of `tool` (what a page offers; the call is checked again)."""
+    def may(self, principal: Principal, tool: str, action: str = "") -> bool:
+        """Whether `principal`'s scopes allow `action` of `tool` (what a page offers; the call is checked again).
+        A tool without actions (`jarvis_check_status`) is asked with no action."""
         found = self.tools.get(tool)
         if found is None:
             return False
         surface, definition = found
         act = next((a for a in definition.actions if a.name == action), None)
-        return act is not None and definition.permits(principal, surface.name, act, {})
+        if act is None and definition.actions:
+            return False
+        return definition.permits(principal, surface.name, act, {})
 
     async def call(self, principal: Principal, tool: str, arguments: dict[str, Any]) -> Answer:
         found = self.tools.get(tool)

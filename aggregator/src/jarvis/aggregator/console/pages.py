@@ -1,4 +1,4 @@
-"""The console's pages under /console: sign-in, Connect a client, My accounts, My tokens, and the admin's pages.
+"""The console's pages under /console: sign-in, Connect a client, My accounts, My tokens (the admin's: admin.py).
 
 A request's person, its forms' checks and rendering are web.py's. Every action is a tool call through the call
 pipeline (calls.py), as the person: no policy is decided here that the MCP doors do not decide the same way.
@@ -12,10 +12,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from jarvis.aggregator.console.admin import AdminPages
 from jarvis.aggregator.console.calls import Answer
 from jarvis.aggregator.console.clients import install_links, snippets
 from jarvis.aggregator.console.sessions import LOCAL
-from jarvis.aggregator.console.web import COOKIE, HEADERS, PATH, SIGN_IN_PURPOSE, ConsoleBase
+from jarvis.aggregator.console.web import COOKIE, HEADERS, PATH, SIGN_IN_PURPOSE, Act, field
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.oauth.upstream import Identity
 from jarvis.aggregator.tooling.principal import Principal
@@ -24,7 +25,15 @@ from jarvis.common.surfaces import PROFILE_PATH_PREFIX
 KEY_FIELD = "key:"  # a form field holding the person's value for one of a server's keys
 
 
-class Console(ConsoleBase):
+DISCONNECT = Act(
+    "jarvis_server",
+    lambda form: {"action": "disconnect", "name": field(form, "server")},
+    lambda _, form: f"Jarvis forgot your authorization or keys at {field(form, 'server')}.",
+)
+REVOKE = Act("token", lambda form: {"action": "revoke", "token_id": field(form, "id")}, lambda _, __: "Revoked.")
+
+
+class Console(AdminPages):
     """The pages; the team's provider's returns for a console sign-in come to `identified` (ConsoleBase registers
     it)."""
 
@@ -41,8 +50,8 @@ class Console(ConsoleBase):
             Route(f"{PATH}/tokens", self.tokens, methods=["GET"]),
             Route(f"{PATH}/tokens", self.create_token, methods=["POST"]),
             Route(f"{PATH}/tokens/revoke", self.revoke_token, methods=["POST"]),
-            Route(f"{PATH}/admin/people", self.admin_people, methods=["GET"]),
             Route(f"{PATH}/static/console.css", self.stylesheet, methods=["GET"]),
+            *self.admin_routes(),
         ]
 
     # -- sign-in and out
@@ -167,15 +176,7 @@ class Console(ConsoleBase):
         return self._page(request, "accounts.html", values, status=200 if answer.ok else 400, who=(session, principal))
 
     async def disconnect(self, request: Request) -> Response:
-        checked = await self._form(request)
-        if isinstance(checked, Response):
-            return checked
-        session, principal, form = checked
-        server = str(form.get("server", ""))
-        answer = await self.calls.call(principal, "jarvis_server", {"action": "disconnect", "name": server})
-        note = answer.error or f"Jarvis forgot your authorization or keys at {server}."
-        values = await self._accounts(principal, note=note)
-        return self._page(request, "accounts.html", values, status=200 if answer.ok else 400, who=(session, principal))
+        return await self._act(request, DISCONNECT, self._accounts, "accounts.html")
 
     # -- My tokens
 
@@ -217,27 +218,7 @@ class Console(ConsoleBase):
         return self._page(request, "tokens.html", values, status=200 if answer.ok else 400, who=(session, principal))
 
     async def revoke_token(self, request: Request) -> Response:
-        checked = await self._form(request)
-        if isinstance(checked, Response):
-            return checked
-        session, principal, form = checked
-        answer = await self.calls.call(principal, "token", {"action": "revoke", "token_id": str(form.get("id", ""))})
-        values = await self._tokens(principal, note=answer.error or "Revoked.")
-        return self._page(request, "tokens.html", values, status=200 if answer.ok else 400, who=(session, principal))
-
-    # -- admin
-
-    async def admin_people(self, request: Request) -> Response:
-        """The people who signed in: an admin's page; anyone else gets 403 from here, not a hidden link."""
-        who = await self._who(request)
-        if isinstance(who, Response):
-            return who
-        if not who[1].sees_everything:
-            why = "This page is an admin's: your scopes do not include admin."
-            return self._page(request, "refused.html", {"why": why}, status=403, who=who)
-        listed = await self.calls.call(who[1], "user", {"action": "list"})
-        users = listed.payload.get("users", []) if listed.ok else []
-        return self._page(request, "people.html", {"users": users, "error": listed.error}, who=who)
+        return await self._act(request, REVOKE, self._tokens, "tokens.html")
 
 
 def _entry_name(path: str, surface: str) -> str:

@@ -10,6 +10,7 @@ import fnmatch
 import hmac
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +20,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 
-from jarvis.aggregator.console.calls import ToolCalls
+from jarvis.aggregator.console.calls import Answer, ToolCalls
 from jarvis.aggregator.console.sessions import LOCAL, SESSION_SECONDS, Session, Sessions
 from jarvis.aggregator.downstream.hosting.personal import PersonalServers
 from jarvis.aggregator.oauth.resource import USER_TOKEN_PREFIX
@@ -43,6 +44,23 @@ HEADERS = {
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",
 }
+
+
+# What a page shows, for the person, with a note (a form's outcome) on top.
+PageValues = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Act:
+    """One form's tool call: its arguments from the form, and the note shown when it succeeded."""
+
+    tool: str
+    arguments: Callable[[FormData], dict[str, Any]]
+    done: Callable[[Answer, FormData], str]
+
+
+def field(form: FormData, name: str) -> str:
+    return str(form.get(name, "") or "")
 
 
 class ConsoleBase:
@@ -126,18 +144,22 @@ class ConsoleBase:
             via="console",
         )
 
-    async def _who(self, request: Request) -> tuple[Session, Principal] | Response:
+    async def _who(self, request: Request, *, admin: bool = False) -> tuple[Session, Principal] | Response:
+        """The signed-in person; with `admin`, an admin's page: anyone else gets 403 from here, not a hidden link."""
         session = await self._session(request)
         principal = await self.principal(session) if session is not None else None
         if session is None or principal is None:
             return await self._signed_out(request)
+        if admin and not principal.sees_everything:
+            why = "This page is an admin's: your scopes do not include admin."
+            return self._page(request, "refused.html", {"why": why}, status=403, who=(session, principal))
         return session, principal
 
-    async def _form(self, request: Request) -> tuple[Session, Principal, FormData] | Response:
+    async def _form(self, request: Request, *, admin: bool = False) -> tuple[Session, Principal, FormData] | Response:
         """A form's post: from Jarvis's own origin, with the session's CSRF token; else 403, changing nothing."""
         if not await self._same_origin(request):
             return self._page(request, "refused.html", {"why": "This form was sent from another site."}, status=403)
-        who = await self._who(request)
+        who = await self._who(request, admin=admin)
         if isinstance(who, Response):
             return who
         session, principal = who
@@ -162,6 +184,20 @@ class ConsoleBase:
         own = urlsplit(str(request.base_url))
         allowed = any(fnmatch.fnmatchcase(origin, pattern) for pattern in self.origins)
         return allowed and origin == f"{own.scheme}://{own.netloc}"
+
+    async def _act(
+        self, request: Request, act: Act, page: PageValues, template: str, *, admin: bool = False
+    ) -> Response:
+        """A form that makes one tool call and shows its page again with the outcome: the same shape for every
+        button (disconnect, revoke, restart, approve, …)."""
+        checked = await self._form(request, admin=admin)
+        if isinstance(checked, Response):
+            return checked
+        session, principal, form = checked
+        answer = await self.calls.call(principal, act.tool, act.arguments(form))
+        note = answer.error or act.done(answer, form)
+        values = await page(principal, note=note)
+        return self._page(request, template, values, status=200 if answer.ok else 400, who=(session, principal))
 
     # -- rendering
 

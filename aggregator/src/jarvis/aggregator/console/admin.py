@@ -1,0 +1,209 @@
+"""The admin's pages: People, Servers, Audit and Health (issue 49).
+
+Each answers 403 from the server to a person without the admin scope (`_who(admin=True)`), and each action is the
+MCP tool's call as the admin: `jarvis_server` (list, info, search, install, uninstall), the admin surface's `server`
+(restart, approve) and `audit`, `jarvis_check_status`, `user`. Env and header values arrive masked by the tools.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from jarvis.aggregator.console.calls import Answer
+from jarvis.aggregator.console.web import HEADERS, PATH, Act, ConsoleBase, field
+from jarvis.aggregator.tooling.principal import Principal
+
+ADMIN = f"{PATH}/admin"
+AUDIT_FILTERS = ("who", "tool", "server", "outcome", "since", "until")
+AUDIT_COLUMNS = ("id", "at", "token_name", "token_id", "surface", "tool", "action", "target", "outcome", "latency_ms")
+EXPORT_PAGE, EXPORT_MAX = 1000, 50_000  # a CSV export reads the filtered log a page at a time, up to this many rows
+# A cell a spreadsheet would run as a formula (a caller chose the arguments logged): kept as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _approved(answer: Answer, form: FormData) -> str:
+    approved = (answer.payload or {}).get("approved") or []
+    if approved:
+        return f"Approved {', '.join(approved)} of {field(form, 'name')}: its clients may call them again."
+    return f"Nothing to approve: no tool of {field(form, 'name')} is quarantined."
+
+
+def _restarted(answer: Answer, form: FormData) -> str:
+    outcome = (answer.payload or {}).get("restarted") or {}
+    error = f": {outcome['error']}" if outcome.get("error") else ""
+    return f"{field(form, 'name')}: {outcome.get('outcome', 'restarted')}{error}"
+
+
+RESTART = Act("server", lambda form: {"action": "restart", "name": field(form, "name")}, _restarted)
+APPROVE = Act(
+    "server",
+    lambda form: {
+        "action": "approve",
+        "name": field(form, "name"),
+        "tools": [str(t) for t in form.getlist("tool") if t],
+    },
+    _approved,
+)
+# Rejecting a changed tool is taking its server away: the registry keeps no "rejected" pin, and a quarantined tool is
+# withheld from every client until approved anyway.
+REJECT = Act(
+    "jarvis_server",
+    lambda form: {"action": "uninstall", "name": field(form, "name")},
+    lambda _, form: f"Uninstalled {field(form, 'name')}: its changed tools are served to nobody.",
+)
+INSTALL = Act(
+    "jarvis_server",
+    lambda form: {"action": "install", "name": field(form, "name")},
+    lambda answer, form: (
+        f"Installed {field(form, 'name')}." + (f" {answer.payload['note']}" if answer.payload.get("note") else "")
+    ),
+)
+
+
+def audit_arguments(query: Mapping[str, str], limit: int, before_id: int = 0) -> dict[str, Any]:
+    """The `audit` tool's arguments from the page's filter form (empty filters left out)."""
+    arguments: dict[str, Any] = {"action": "list", "limit": limit}
+    arguments.update({name: query[name].strip() for name in AUDIT_FILTERS if query.get(name, "").strip()})
+    if before_id > 0:
+        arguments["before_id"] = before_id
+    return arguments
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+class AdminPages(ConsoleBase):
+    def admin_routes(self) -> list[Route]:
+        return [
+            Route(f"{ADMIN}/people", self.people_page, methods=["GET"]),
+            Route(f"{ADMIN}/servers", self.servers, methods=["GET"]),
+            Route(f"{ADMIN}/servers/restart", self.restart, methods=["POST"]),
+            Route(f"{ADMIN}/servers/approve", self.approve, methods=["POST"]),
+            Route(f"{ADMIN}/servers/reject", self.reject, methods=["POST"]),
+            Route(f"{ADMIN}/servers/install", self.install, methods=["POST"]),
+            Route(f"{ADMIN}/audit", self.audit, methods=["GET"]),
+            Route(f"{ADMIN}/audit.csv", self.audit_csv, methods=["GET"]),
+            Route(f"{ADMIN}/health", self.health, methods=["GET"]),
+        ]
+
+    async def _ask(self, principal: Principal, tool: str, arguments: dict[str, Any]) -> Answer:
+        """A tool's answer, or what the person's scopes say, without a refused call in the audit for a page view."""
+        action = str(arguments.get("action", ""))
+        if not self.calls.may(principal, tool, action):
+            return Answer(None, f"Your scopes do not allow {' action='.join(filter(None, (tool, action)))}.")
+        return await self.calls.call(principal, tool, arguments)
+
+    # -- People
+
+    async def people_page(self, request: Request) -> Response:
+        who = await self._who(request, admin=True)
+        if isinstance(who, Response):
+            return who
+        listed = await self._ask(who[1], "user", {"action": "list"})
+        users = listed.payload.get("users", []) if listed.ok else []
+        return self._page(request, "people.html", {"users": users, "error": listed.error}, who=who)
+
+    # -- Servers
+
+    async def servers(self, request: Request) -> Response:
+        who = await self._who(request, admin=True)
+        if isinstance(who, Response):
+            return who
+        query, server = request.query_params.get("q", ""), request.query_params.get("server", "")
+        return self._page(request, "servers.html", await self._servers(who[1], query=query, server=server), who=who)
+
+    async def _servers(
+        self, principal: Principal, *, note: str = "", query: str = "", server: str = ""
+    ) -> dict[str, Any]:
+        listed = await self._ask(principal, "jarvis_server", {"action": "list"})
+        info = await self._ask(principal, "jarvis_server", {"action": "info", "name": server}) if server else None
+        found = await self._ask(principal, "jarvis_server", {"action": "search", "query": query}) if query else None
+        return {
+            "servers": listed.payload.get("servers", []) if listed.ok else [],
+            "error": listed.error,
+            "note": note,
+            "query": query,
+            "info": info.payload if info is not None and info.ok else None,
+            "info_error": info.error if info is not None else "",
+            "results": found.payload.get("results", []) if found is not None and found.ok else [],
+            "search_error": found.error if found is not None else "",
+            "may_restart": self.calls.may(principal, "server", "restart"),
+            "may_approve": self.calls.may(principal, "server", "approve"),
+            "may_uninstall": self.calls.may(principal, "jarvis_server", "uninstall"),
+            "may_install": self.calls.may(principal, "jarvis_server", "install"),
+        }
+
+    async def restart(self, request: Request) -> Response:
+        return await self._act(request, RESTART, self._servers, "servers.html", admin=True)
+
+    async def approve(self, request: Request) -> Response:
+        return await self._act(request, APPROVE, self._servers, "servers.html", admin=True)
+
+    async def reject(self, request: Request) -> Response:
+        return await self._act(request, REJECT, self._servers, "servers.html", admin=True)
+
+    async def install(self, request: Request) -> Response:
+        return await self._act(request, INSTALL, self._servers, "servers.html", admin=True)
+
+    # -- Audit
+
+    async def audit(self, request: Request) -> Response:
+        who = await self._who(request, admin=True)
+        if isinstance(who, Response):
+            return who
+        query = request.query_params
+        before = query.get("before_id", "")
+        arguments = audit_arguments(query, 100, int(before) if before.isdigit() else 0)
+        found = await self._ask(who[1], "audit", arguments)
+        filters = {name: query.get(name, "") for name in AUDIT_FILTERS}
+        values = {
+            "entries": found.payload.get("entries", []) if found.ok else [],
+            "scanned_to": found.payload.get("scanned_to", 0) if found.ok else 0,
+            "error": found.error,
+            "filters": filters,
+            "query": urlencode({k: v for k, v in filters.items() if v}),
+        }
+        return self._page(request, "audit.html", values, status=200 if found.ok else 400, who=who)
+
+    async def audit_csv(self, request: Request) -> Response:
+        """The filtered audit log as CSV, every matching entry (up to EXPORT_MAX), newest first."""
+        who = await self._who(request, admin=True)
+        if isinstance(who, Response):
+            return who
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow([*AUDIT_COLUMNS, "arguments"])
+        before, rows = 0, 0
+        while rows < EXPORT_MAX:
+            found = await self._ask(who[1], "audit", audit_arguments(request.query_params, EXPORT_PAGE, before))
+            if not found.ok:
+                return self._page(request, "refused.html", {"why": found.error}, status=400, who=who)
+            for entry in found.payload.get("entries", []):
+                writer.writerow([_cell(entry.get(c)) for c in AUDIT_COLUMNS] + [_cell(entry.get("arguments"))])
+                rows += 1
+            before = int(found.payload.get("scanned_to") or 0)
+            if before == 0:
+                break
+        headers = {**HEADERS, "content-disposition": 'attachment; filename="jarvis-audit.csv"'}
+        return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+
+    # -- Health
+
+    async def health(self, request: Request) -> Response:
+        who = await self._who(request, admin=True)
+        if isinstance(who, Response):
+            return who
+        status = await self._ask(who[1], "jarvis_check_status", {})
+        values = {"status": status.payload if status.ok else None, "error": status.error}
+        return self._page(request, "health.html", values, who=who)
