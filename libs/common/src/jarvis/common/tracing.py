@@ -90,11 +90,11 @@ def exemplar() -> dict[str, str] | None:
     return {"trace_id": f"{current.trace_id:032x}"} if current.is_valid and current.trace_flags.sampled else None
 
 
-def inject(carrier: MutableMapping[str, Any]) -> None:
-    """Put the current span's context into `carrier` (a request's `_meta`, or HTTP headers), replacing any there: a
-    server downstream is the child of Jarvis's span, not of the caller's."""
+def inject(carrier: MutableMapping[str, Any], span: Span | None = None) -> None:
+    """Put the current span's context (or `span`'s) into `carrier` (a request's `_meta`, or HTTP headers), replacing
+    any there: a server downstream is the child of Jarvis's span, not of the caller's."""
     if _on:
-        propagate.inject(carrier)
+        propagate.inject(carrier, context=None if span is None else trace.set_span_in_context(span))
 
 
 def carrier() -> dict[str, str]:
@@ -111,6 +111,25 @@ def environment() -> dict[str, str]:
     return {name.upper(): value for name, value in carrier().items()}
 
 
+def started(
+    name: str,
+    fields: Mapping[str, Any],
+    kind: SpanKind = SpanKind.CLIENT,
+    attributes: Mapping[str, Any] | None = None,
+) -> Span:
+    """A span begun now, the child of the one W3C `fields` name, that the caller ends (`span.end()`): for work whose
+    start and end are steps of a generator (an httpx auth flow's token refresh). Not made current; when off, the
+    invalid span, whose methods do nothing."""
+    if not _on:
+        return trace.INVALID_SPAN
+    parent = propagate.extract(_strings(fields))
+    return tracer().start_span(name, context=parent, kind=kind, attributes=dict(attributes or {}))
+
+
+def _strings(fields: Mapping[str, Any]) -> dict[str, str]:
+    return {key: value for key, value in fields.items() if isinstance(value, str)}
+
+
 @contextlib.contextmanager
 def continued(
     name: str,
@@ -123,7 +142,7 @@ def continued(
     if not _on:
         yield
         return
-    parent = propagate.extract({key: value for key, value in fields.items() if isinstance(value, str)})
+    parent = propagate.extract(_strings(fields))
     with tracer().start_as_current_span(name, context=parent, kind=kind, attributes=dict(attributes or {})):
         yield
 

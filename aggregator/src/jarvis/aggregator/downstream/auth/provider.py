@@ -14,7 +14,8 @@ import contextlib
 import dataclasses
 import ipaddress
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,15 +29,19 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
+from opentelemetry.trace import INVALID_SPAN, Span, StatusCode
 from pydantic import ValidationError
 
 from jarvis.aggregator.downstream.auth.storage import VaultStorage
+from jarvis.common import tracing
 from jarvis.common.addresses import is_loopback
 
 CLIENT_NAME = "Jarvis"
 CLIENT_DOCUMENT_PATH = "/oauth/downstream/client.json"  # Jarvis's Client ID Metadata Document, under its public URL
 CALLBACK_PATH = "/oauth/downstream/callback"
 OFF = "off"
+# The trace context of the request whose auth flow runs in this task (its headers'): a refresh's parent.
+_caller_trace: ContextVar[dict[str, str]] = ContextVar("caller_trace", default={})  # noqa: B039 - never mutated
 
 
 def client_id_url(configured: str, base_url: str, loopback: bool = False) -> str | None:
@@ -148,6 +153,7 @@ class PersonalOAuth(OAuthClientProvider):
         context.ahead = refresh_ahead
         self.context = context
         self.storage = storage
+        self._refreshing: Span = INVALID_SPAN  # a token refresh under way (one at a time: the SDK holds a lock)
 
     async def _initialize(self) -> None:
         # The SDK loads stored tokens without their expiry or the metadata they came with; the vault keeps both, so a
@@ -164,6 +170,37 @@ class PersonalOAuth(OAuthClientProvider):
                     self.context.auth_server_url = str(prm.authorization_servers[0])
             if isinstance(metadata.get("server"), dict) and self.context.oauth_metadata is None:
                 self.context.oauth_metadata = OAuthMetadata.model_validate(metadata["server"])
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow, remembering (for this request's task) the trace its headers name: a refresh it needs is
+        traced under the call that needed it."""
+        _caller_trace.set({name: request.headers[name] for name in tracing.FIELDS if name in request.headers})
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await anext(flow)
+            while True:
+                outgoing = await flow.asend((yield outgoing))
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()  # at once: a flow left suspended would hold the SDK's lock until collected
+
+    async def _refresh_token(self) -> httpx2.Request:
+        request = await super()._refresh_token()
+        self._refreshing.end()  # one a flow gave up on (its request failed) ends when the next begins
+        attributes = {"server.address": request.url.host}  # the authorization server's host; no token, no URL
+        self._refreshing = tracing.started("oauth refresh", _caller_trace.get(), attributes=attributes)
+        tracing.inject(request.headers, self._refreshing)  # the authorization server's own spans join the trace
+        return request
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        refreshed = await super()._handle_refresh_response(response)
+        self._refreshing.set_attribute("http.response.status_code", response.status_code)
+        if not refreshed:  # a full consent is asked for next
+            self._refreshing.set_status(StatusCode.ERROR, "refresh refused")
+        self._refreshing.end()
+        self._refreshing = INVALID_SPAN
+        return refreshed
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)
