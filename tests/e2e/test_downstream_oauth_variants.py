@@ -242,32 +242,54 @@ async def test_step_up_asks_again_for_the_larger_scope(jarvis: RunningJarvis) ->
         assert await call(jarvis, token, "step-up") == (False, "sam")
 
 
-async def test_a_step_up_on_the_calls_retry_is_asked_on_its_stream_and_the_call_goes_on(jarvis: RunningJarvis) -> None:
-    """A person never connected calls the tool that needs more, from a client that takes URL elicitations: asked
-    once to connect, the call's retry then meets the 403, so they are asked again, for both scopes, on the same
-    call's stream; the call then answers."""
+async def call_approving(
+    jarvis: RunningJarvis, token: str, name: str, mode: str, account: str
+) -> tuple[types.CallToolResult, list[str]]:
+    """`admin_whoami` called by a client in `mode` that takes URL elicitations, its person approving each consent
+    link it is asked to open (signed in as `account`); the result, and the links asked."""
+    asked: list[str] = []
+
+    async def approve(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        asked.append(params.url)
+        assert "Connected" in await asyncio.to_thread(browse, params.url, account)
+        return types.ElicitResult(action="accept")
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(
+            streamable_http_client(jarvis.url(f"/mcp/profile/{name}"), http_client=http),
+            mode=mode,
+            elicitation_callback=approve,
+        ) as client,
+    ):
+        return await client.call_tool(f"{name}__admin_whoami", {}), asked
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_step_up_on_the_calls_retry_is_asked_and_the_call_goes_on(jarvis: RunningJarvis, mode: str) -> None:
+    """A person never connected calls the tool that needs more: asked once to connect, the call's retry then meets
+    the 403, so they are asked again in the same call (on its stream, or in a second input-required round), for both
+    scopes; the call then answers."""
     with protected_server(variant=Variant(step_up=True)) as server:
-        token = await install(jarvis, "step-up-asked", server)
-        asked: list[str] = []
-
-        async def approve(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-            assert isinstance(params, types.ElicitRequestURLParams), params
-            asked.append(params.url)
-            assert "Connected" in await asyncio.to_thread(browse, params.url, "una")
-            return types.ElicitResult(action="accept")
-
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
-            Client(
-                streamable_http_client(jarvis.url("/mcp/profile/step-up-asked"), http_client=http),
-                mode="legacy",
-                elicitation_callback=approve,
-            ) as client,
-        ):
-            result = await client.call_tool("step-up-asked__admin_whoami", {})
+        name = f"step-up-{mode[:6]}"
+        result, asked = await call_approving(jarvis, await install(jarvis, name, server), name, mode, "una")
         assert (result.is_error, getattr(result.content[0], "text", "")) == (False, "admin una"), result.content
         assert len(asked) == 2
-        assert server.accounts.requested_scopes[-2:] == [[SCOPE], [SCOPE, EXTRA]]
+        assert server.accounts.requested_scopes == [[SCOPE], [SCOPE, EXTRA]]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_step_up_that_never_suffices_is_asked_three_times(jarvis: RunningJarvis, mode: str) -> None:
+    """A server answering 403 insufficient_scope after every consent: the call asks for three consents (the retry
+    limit), then answers a tool error with the link instead of asking again."""
+    with protected_server(variant=Variant(step_up=True, never_enough=True)) as server:
+        name = f"never-{mode[:6]}"
+        result, asked = await call_approving(jarvis, await install(jarvis, name, server), name, mode, "vic")
+        assert result.is_error
+        assert LINK.search(str(getattr(result.content[0], "text", ""))), result.content
+        assert len(asked) == 3
+        assert len(server.accounts.requested_scopes) == 3
 
 
 async def test_a_server_that_moves_to_another_authorization_server_is_followed(jarvis: RunningJarvis) -> None:

@@ -69,6 +69,7 @@ class Variant:
     iss: str = ""  # a wrong `iss` in the authorization response
     slow: float = 0.0  # seconds the metadata takes
     step_up: bool = False  # `admin_whoami` needs EXTRA too: 403 insufficient_scope without it
+    never_enough: bool = False  # with step_up: `admin_whoami` answers 403 insufficient_scope whatever the token holds
 
 
 @dataclass
@@ -306,7 +307,7 @@ class _ResourceMetadata:
                 replayed = True
                 return {"type": "http.request", "body": request_body, "more_body": False}
 
-            if b'"admin_whoami"' in request_body and not self._has_extra(scope):
+            if b'"admin_whoami"' in request_body and (variant.never_enough or not self._has_extra(scope)):
                 words = f'Bearer error="insufficient_scope", scope="{SCOPE} {EXTRA}"'
                 await Response("", 403, headers={"www-authenticate": words})(scope, replay, send)
                 return

@@ -9,6 +9,7 @@ import mcp_types as types
 import pytest
 
 from jarvis.aggregator.downstream.auth.ask import (
+    ASKS_PER_CALL,
     CONSENT_INPUT,
     consent_input_required,
     take_consent_answer,
@@ -39,11 +40,26 @@ async def test_the_round_asks_the_link_in_url_mode_and_names_the_consent() -> No
     assert answer is not None
     assert answer.flow_id == "f1"
     assert answer.accepted
+    assert answer.asked == 1
     assert retry == {"name": "whoami", "arguments": {}}  # nothing of Jarvis's round reaches the server
 
 
+async def test_the_round_counts_the_calls_asks() -> None:
+    """A step-up's round is the call's second ask, and its answer says so: the call stops asking after the last."""
+    flow = Flow(id="f3", person="gina", server="notes", base_url="http://127.0.0.1:1")
+    needed = NeedsConsent("notes", "http://127.0.0.1:1/oauth/downstream/start?flow=f3", flow)
+    round_ = consent_input_required(needed, asked=ASKS_PER_CALL)
+    retry = {"inputResponses": {CONSENT_INPUT: {"action": "accept"}}, "requestState": round_["requestState"]}
+    answer = take_consent_answer(retry)
+    assert answer is not None
+    assert (answer.flow_id, answer.asked) == ("f3", ASKS_PER_CALL)
+    forged = take_consent_answer({"requestState": "jarvis-consent:f3"})
+    assert forged is not None
+    assert forged.asked == ASKS_PER_CALL  # a state Jarvis did not make asks no more
+
+
 def test_a_decline_and_a_servers_own_round_are_told_apart() -> None:
-    declined = {"inputResponses": {CONSENT_INPUT: {"action": "decline"}}, "requestState": "jarvis-consent:f2"}
+    declined = {"inputResponses": {CONSENT_INPUT: {"action": "decline"}}, "requestState": "jarvis-consent:1:f2"}
     answer = take_consent_answer(declined)
     assert answer is not None
     assert not answer.accepted

@@ -33,10 +33,15 @@ from jarvis.aggregator.downstream.transport.relay import Caller
 log = logging.getLogger(__name__)
 
 
-# The key of Jarvis's own input request, and the prefix of its request state (followed by the consent's id): a
-# retry carrying such a state answers Jarvis, not the server.
+# The key of Jarvis's own input request, and the prefix of its request state (followed by how many times the call
+# asked, ":" and the consent's id): a retry carrying such a state answers Jarvis, not the server.
 CONSENT_INPUT = "jarvis_consent"
 CONSENT_STATE = "jarvis-consent:"
+
+# A call asks its caller for at most this many consents: the first, then one per step-up (a retry answered 403
+# insufficient_scope for a wider scope). A server that keeps asking for more after each is not asked for again (the
+# spec's retry limit): the caller gets the last link in a tool error.
+ASKS_PER_CALL = 3
 
 
 def _consent_message(server: str) -> str:
@@ -50,15 +55,15 @@ def takes_url_elicitation_in_rounds(meta: Any) -> bool:
     return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
 
 
-def consent_input_required(needed: NeedsConsent) -> dict[str, Any]:
-    """The input-required result (2026-07-28) asking the caller to open the consent link."""
+def consent_input_required(needed: NeedsConsent, asked: int = 1) -> dict[str, Any]:
+    """The input-required result (2026-07-28) asking the caller to open the consent link, the call's `asked`th."""
     ask = types.ElicitRequest(
         params=types.ElicitRequestURLParams(
             message=_consent_message(needed.server), url=needed.link, elicitation_id=needed.flow.id
         )
     )
     result = types.InputRequiredResult(
-        input_requests={CONSENT_INPUT: ask}, request_state=CONSENT_STATE + needed.flow.id
+        input_requests={CONSENT_INPUT: ask}, request_state=f"{CONSENT_STATE}{asked}:{needed.flow.id}"
     )
     return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
@@ -69,6 +74,7 @@ class ConsentAnswer:
 
     flow_id: str
     accepted: bool
+    asked: int  # the consents the call asked for so far, this one included
 
 
 def take_consent_answer(params: dict[str, Any]) -> ConsentAnswer | None:
@@ -81,7 +87,9 @@ def take_consent_answer(params: dict[str, Any]) -> ConsentAnswer | None:
     responses = params.pop("inputResponses", None)
     answer = responses.get(CONSENT_INPUT) if isinstance(responses, dict) else None
     accepted = isinstance(answer, dict) and answer.get("action") == "accept"
-    return ConsentAnswer(state.removeprefix(CONSENT_STATE), accepted)
+    asked, _, flow_id = state.removeprefix(CONSENT_STATE).partition(":")
+    # A state not of Jarvis's making counts as the last ask: the call asks no more.
+    return ConsentAnswer(flow_id, accepted, int(asked) if asked.isdigit() else ASKS_PER_CALL)
 
 
 async def wait_for_consent(flow: Flow | None, wait_seconds: float) -> None:
@@ -98,12 +106,6 @@ def takes_url_elicitation(caller: Caller | None) -> bool:
     declared = caller.session.client_capabilities
     elicitation = declared.elicitation if declared is not None else None
     return elicitation is not None and elicitation.url is not None
-
-
-# A call asks its caller for at most this many consents: the first, then one per step-up (a retry answered 403
-# insufficient_scope for a wider scope). A server that keeps asking for more after each is not asked for again (the
-# spec's retry limit): the caller gets the last link in a tool error.
-ASKS_PER_CALL = 3
 
 
 async def consent_then_retry(
@@ -182,9 +184,10 @@ class ConsentAsking:
         except NeedsConsent as needed:
             if self.modern:
                 declined = answered is not None and not answered.accepted
-                if declined or not takes_url_elicitation_in_rounds(self.meta):
+                asked = answered.asked if answered is not None else 0
+                if declined or asked >= ASKS_PER_CALL or not takes_url_elicitation_in_rounds(self.meta):
                     raise
-                return consent_input_required(needed)  # the caller asks the person and retries
+                return consent_input_required(needed, asked + 1)  # the caller asks the person and retries
             return await consent_then_retry(needed, self.caller, send, wait)
 
     async def _wait_for(self, consents: Consents, flow_id: str, wait: float) -> None:
