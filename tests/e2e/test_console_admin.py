@@ -136,6 +136,20 @@ async def test_admin_approves_then_finds_bobs_call_in_the_audit(
         calls = [e for e in recorded(record[1]) if e.get("method") == "tools/call"]
         assert any(e.get("name") == "test_simple_text" for e in calls), calls
         assert all("cookie" not in e for e in recorded(record[1])), recorded(record[1])
+        # Not for want of recording: a request that carries a cookie to the server directly is recorded with it.
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        accept = {"Accept": "application/json, text/event-stream", "Cookie": f"{COOKIE}=direct"}
+        httpx2.post(record[0], json=initialize, headers=accept, timeout=30)
+        assert recorded(record[1])[-1].get("cookie") == f"{COOKIE}=direct"
 
         alice.get(jarvis.url("/console/admin/audit"))
         alice.find_element(By.ID, "filter-who").send_keys("bob@example.test")
@@ -156,6 +170,15 @@ async def test_admin_approves_then_finds_bobs_call_in_the_audit(
         # bob's one refused call: the quarantined tool, before the approval.
         assert [(r["target"], r["outcome"]) for r in table] == [("shifty", "withheld")], table
         assert table[0]["token_name"].startswith("bob@example.test via ")
+        # The time filters: bob called after 2000 and nothing before it; a time that is none is the form's error.
+        with as_browser(jarvis, alice) as http:
+            bob_since = {"who": "bob@example.test", "server": "shifty", "since": "2000-01-01T00:00"}
+            assert "bob@example.test via" in http.get("/console/admin/audit", params=bob_since).text
+            bob_until = {"who": "bob@example.test", "until": "2000-01-01T00:00"}
+            assert "No call matches." in http.get("/console/admin/audit", params=bob_until).text
+            wrong = http.get("/console/admin/audit", params={"since": "yesterday"})
+            assert wrong.status_code == 400
+            assert "ISO 8601" in wrong.text
 
         alice.get(jarvis.url("/console/admin/health"))
         shot("health")
@@ -225,3 +248,21 @@ def test_admin_pages_refuse_others_and_forms_from_another_origin(
         # Nothing was done: recorder is still installed (reject would have uninstalled it).
         with as_browser(jarvis, alice) as client:
             assert 'id="server-recorder"' in client.get("/console/admin/servers").text
+
+
+async def test_the_admin_tools_serve_the_mcp_door_too(jarvis: RunningJarvis, quarantined: str) -> None:
+    """What the pages call is /mcp/admin's tools, for an admin's MCP client as well; nobody else reaches them."""
+    admin = jarvis.create_token("admin", name="auditor")
+    async with mcp_client(jarvis.url("/mcp/admin"), admin) as client:
+        found = result_json(await client.call_tool("audit", {"action": "list", "server": "shifty", "limit": 5}))
+        restarted = result_json(await client.call_tool("server", {"action": "restart", "name": "shifty"}))
+    assert found["entries"]
+    assert all(e["target"] == "shifty" for e in found["entries"])
+    assert restarted["restarted"]["outcome"] == "running"
+    reader = jarvis.create_token("jarvis", name="reader")
+    listed = httpx2.post(
+        jarvis.url("/mcp/admin"),
+        headers={"Authorization": f"Bearer {reader}", "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert listed.status_code == 403
