@@ -1,6 +1,7 @@
-"""Traces (issue 50): the OAuth token refresh a downstream call needs is a span of that call's trace, and the
-authorization server is told the trace too. A real `jarvis up` exporting real OTLP/HTTP, and an OAuth-protected server
-whose access tokens live 3 s (tests/support/oauth_downstream.py: the MCP SDK's own authorization server)."""
+"""Traces (issue 50): the browser's return from a consent is a span of the call that asked for it, and the OAuth
+token refresh a later call needs is a span of that call's trace (the authorization server is told the trace too). A
+real `jarvis up` exporting real OTLP/HTTP, and an OAuth-protected server whose access tokens live 3 s
+(tests/support/oauth_downstream.py: the MCP SDK's own authorization server)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.test_traces import CLIENT_KIND, call, named
+from tests.e2e.test_traces import CLIENT_KIND, SERVER_KIND, call, named
 from tests.support.downstream import create_profile
 from tests.support.oauth_downstream import ProtectedServer, consent_in_browser, protected_server
 from tests.support.otlp_receiver import otlp_receiver
@@ -49,11 +50,15 @@ async def test_a_token_refresh_is_a_span_of_the_call_that_needed_it(
                 config = {"action": "set", "key": "servers.oauth", "value": ["notes"]}
                 result_json(await client.call_tool("jarvis_config", config))
                 await create_profile(client, "notes", "notes")
-            async with mcp_client(jarvis.url("/mcp/profile/notes"), admin) as client:
-                asked = str(getattr((await client.call_tool("notes__whoami", {})).content[0], "text", ""))
-            link = LINK.search(asked)
+            asking = secrets.token_hex(16)
+            asked = await asyncio.to_thread(call, jarvis, admin, "/mcp/profile/notes", "notes__whoami", {}, asking)
+            link = LINK.search(
+                json.dumps(asked)
+            )  # a tool error with the consent link: this client takes no elicitation
             assert link is not None, asked
             await asyncio.to_thread(consent_in_browser, link.group(1), "alice")
+            # The browser's return to Jarvis is a span of the call that asked for the consent.
+            consent = receiver.wait_for(lambda s: any(x.name == "consent callback" for x in s), asking)
 
             await asyncio.sleep(3.5)  # the access token has expired: the next call refreshes it first
             refreshes = notes.accounts.grants.count("refresh_token")
@@ -64,6 +69,11 @@ async def test_a_token_refresh_is_a_span_of_the_call_that_needed_it(
             spans = receiver.wait_for(lambda s: any(x.name == "tools/call notes__whoami" for x in s), trace_id)
         finally:
             jarvis.stop()
+    callback = named(consent, "consent callback")
+    assert callback.kind == SERVER_KIND
+    assert callback.parent_id in {s.span_id for s in consent}, [(s.name, s.span_id) for s in consent]
+    assert callback.attributes["jarvis.downstream.server"] == "notes"
+
     refresh = named(spans, "oauth refresh")
     backend = named(spans, "backend notes")
     # The refresh happened for this call, under Jarvis's span for its request to the server.

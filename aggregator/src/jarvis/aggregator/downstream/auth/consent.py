@@ -35,6 +35,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull
 from jarvis.aggregator.downstream.auth.guard import AddressGuard, OAuthClientSettings
 from jarvis.aggregator.downstream.auth.provider import CALLBACK_PATH, PersonalOAuth, client_id_url
 from jarvis.aggregator.downstream.auth.storage import GrantStore, VaultStorage
+from jarvis.common import tracing
 from jarvis.common.errors import FailedPrecondition
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,8 @@ class Flow:
     )
     error: str = ""
     task: asyncio.Task[None] | None = None
+    # Made in the call that asked (Consents.begin): the browser's callback is traced under it (decision 0066).
+    trace: dict[str, str] = field(default_factory=tracing.carrier)
 
     @property
     def connected(self) -> bool:

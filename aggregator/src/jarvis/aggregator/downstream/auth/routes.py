@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from opentelemetry.trace import SpanKind
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -33,6 +34,7 @@ from jarvis.aggregator.downstream.auth.consent import (
 )
 from jarvis.aggregator.downstream.auth.provider import CALLBACK_PATH, CLIENT_DOCUMENT_PATH, client_document
 from jarvis.aggregator.downstream.auth.relay import ConsentRelay, Opened, Returned
+from jarvis.common import tracing
 
 SIGN_IN_PURPOSE = "downstream-consent"
 CONFIRM_COOKIE = "jarvis_downstream_confirm"
@@ -197,9 +199,15 @@ class ConsentRoutes:
     async def callback(self, request: Request) -> Response:
         if self.consents is None:
             return _page("Not available", "This Jarvis keeps no per-person authorizations.", 404)
+        flow = self.consents.flow_for_state(request.query_params.get("state", ""))
+        # Where traced, the browser's return is a span of the call that asked for the consent (its flow kept it).
+        attributes = {"jarvis.downstream.server": flow.server} if flow is not None else {}
+        with tracing.continued("consent callback", flow.trace if flow else {}, SpanKind.SERVER, attributes):
+            return await self._returned(request, self.consents, flow)
+
+    async def _returned(self, request: Request, consents: Consents, flow: Flow | None) -> Response:
         query = request.query_params
         state = query.get("state", "")
-        flow = self.consents.flow_for_state(state)
         answer = (query.get("code", ""), query.get("error", ""), query.get("iss"), query.get("error_description", ""))
         try:
             if flow is None and self.relay is not None:
@@ -207,7 +215,7 @@ class ConsentRoutes:
                 done: Flow | Returned = await self.relay.returned(state, cookies, *answer)
             else:
                 cookie = request.cookies.get(cookie_name(flow.id), "") if flow is not None else ""
-                done = await self.consents.returned(state, cookie, *answer)
+                done = await consents.returned(state, cookie, *answer)
         except ConsentFailed as exc:
             return _page("Authorization not accepted", str(exc), 400)
         if done.error:
