@@ -256,10 +256,18 @@ async def test_the_admin_tools_serve_the_mcp_door_too(jarvis: RunningJarvis, qua
     """What the pages call is /mcp/admin's tools, for an admin's MCP client as well; nobody else reaches them."""
     admin = jarvis.create_token("admin", name="auditor")
     async with mcp_client(jarvis.url("/mcp/admin"), admin) as client:
-        found = result_json(await client.call_tool("audit", {"action": "list", "server": "shifty", "limit": 5}))
+        echo = {"action": "list", "tool": "shifty__echo", "server": "shifty"}  # bob's calls, not these
+        found = result_json(await client.call_tool("audit", {**echo, "limit": 5}))
         restarted = result_json(await client.call_tool("server", {"action": "restart", "name": "shifty"}))
+        # Paging: a page's scanned_to is where the next one goes on, older; a log read to its end says 0.
+        first = result_json(await client.call_tool("audit", {**echo, "limit": 1}))
+        second = result_json(await client.call_tool("audit", {**echo, "limit": 1, "before_id": first["scanned_to"]}))
+        none = result_json(await client.call_tool("audit", {"action": "list", "server": "no-such-server"}))
     assert found["entries"]
     assert all(e["target"] == "shifty" for e in found["entries"])
+    assert first["entries"][0]["id"] == found["entries"][0]["id"]
+    assert second["entries"][0]["id"] == found["entries"][1]["id"]
+    assert none == {"entries": [], "scanned_to": 0}
     assert restarted["restarted"]["outcome"] == "running"
     reader = jarvis.create_token("jarvis", name="reader")
     listed = httpx2.post(
