@@ -2,7 +2,8 @@
 
 Doors: the SDK's handler (a 2025-era session), the direct path (a raw 2026-07-28 POST), discovery's `tool_call`, and
 a `code_run` program; on a profile, the SDK's door is the profile's. `through_every_door` makes the same calls through
-each with a token of its own (so each door's audit records are its own) and returns what each answered and recorded.
+each with a token of its own (so each door's audit records are its own) and returns what each answered and recorded;
+the tool-call metric must count each audit record once.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import asyncio
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import httpx2
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.downstream import eventually
 from tests.support.stack import RunningJarvis, mcp_client, result_json
@@ -154,6 +157,18 @@ async def catalogued(jarvis: RunningJarvis, admin: str, name: str) -> bool:
         return not (await client.call_tool("tool_describe", {"name": name})).is_error
 
 
+async def counted(jarvis: RunningJarvis, admin: str) -> Counter[str]:
+    """`jarvis_mcp_tool_calls_total` by outcome, but for `code_run` (a door: the calls it makes are counted)."""
+    async with httpx2.AsyncClient(timeout=30) as http:
+        text = (await http.get(jarvis.url("/metrics"), headers={"authorization": f"Bearer {admin}"})).text
+    counts: Counter[str] = Counter()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "jarvis_mcp_tool_calls_total" and sample.labels["tool"] != "code_run":
+                counts[sample.labels["outcome"]] += int(sample.value)
+    return counts
+
+
 def comparable(text: str, token_name: str) -> str:
     """`text` as every door must say it alike: what depends on the caller or the moment replaced."""
     text = re.sub(r"retry after [0-9.]+ s", "retry after N s", text)
@@ -169,7 +184,7 @@ async def through_every_door(
     prepare: Prepare | None = None,
 ) -> dict[str, Seen]:
     """Per door: `calls` calls by a fresh token with `scopes` (`prepare`d first), the last one's answer, and the
-    outcomes of the audit records they left."""
+    outcomes of the audit records they left; the tool-call metric must have counted each record once."""
     admin = jarvis.create_token("admin", name="auditor")
     answers = {}
     for door, run in doors.items():
@@ -177,8 +192,10 @@ async def through_every_door(
         token = jarvis.create_token(*scopes, name=name)
         if prepare is not None:
             await prepare(jarvis, token, name)
+        before = await counted(jarvis, admin)
         for _ in range(calls):
             refused, text = await run(jarvis, token, backend)
+        increments = sorted((await counted(jarvis, admin) - before).elements())
 
         async def recorded(name: str = name) -> list[dict[str, Any]] | None:
             found = await audit_of(jarvis, admin, name)
@@ -187,8 +204,10 @@ async def through_every_door(
         await eventually(recorded, what=f"the audit records of {door}, which answered {text!r}")
         await asyncio.sleep(2.5)  # one more flush: a second record of the same call would land by now
         records = await audit_of(jarvis, admin, name)
+        outcomes = sorted(r["outcome"] for r in records)
+        assert increments == outcomes, f"{door}: metrics counted {increments}, the audit recorded {outcomes}"
         shown = comparable(text if refused else backend.answer(text), name)
-        answers[door] = Seen(refused, shown, sorted(r["outcome"] for r in records), token, text)
+        answers[door] = Seen(refused, shown, outcomes, token, text)
     return answers
 
 
