@@ -179,6 +179,7 @@ async def test_admin_approves_then_finds_bobs_call_in_the_audit(
             wrong = http.get("/console/admin/audit", params={"since": "yesterday"})
             assert wrong.status_code == 400
             assert "ISO 8601" in wrong.text
+            assert http.get("/console/admin/audit", params={"before_id": "9" * 20}).status_code == 400
 
         alice.get(jarvis.url("/console/admin/health"))
         shot("health")

@@ -53,7 +53,8 @@ class AuditQuery:
     outcome: Annotated[str, Arg("ok, error, internal, denied, rate_limited, withheld, needs_consent")] = ""
     since: Time = ""
     until: Time = ""
-    before_id: Annotated[int, Arg("entries older than this id (paging)", minimum=0)] = 0
+    # Bounded as the registry's int64 ids are: a larger number is the caller's error, not the registry's.
+    before_id: Annotated[int, Arg("entries older than this id (paging)", minimum=0, maximum=2**63 - 1)] = 0
     limit: Limit = 100
 
 
