@@ -120,12 +120,26 @@ async def test_a_per_person_key_servers_tool_answers_alike_through_every_door(ja
     assert "rate limited: this token may call keyed__whoami" in limited.text
 
 
+async def found(jarvis: RunningJarvis, token: str, name: str) -> dict[str, object]:
+    """Tool `name` as tool_find finds it for the token's person."""
+    async with mcp_client(jarvis.url("/mcp"), token) as client:
+        query = {"query": name.replace("__", " "), "limit": 10}
+        answer = result_json(await client.call_tool("tool_find", query))
+    return next((r for r in answer["results"] if r["name"] == name), {})
+
+
 async def test_a_person_without_their_value_is_told_how_to_set_it_by_every_door(jarvis: RunningJarvis) -> None:
-    refused, text, outcomes = same_everywhere(
-        await through_every_door(jarvis, KEYED, KEYED.allowed, 1, PROFILE_DOORS)
-    ).what
+    """Every door's call says which value to set; tool_find finds the tool, not callable for them until they have."""
+    answers = await through_every_door(jarvis, KEYED, KEYED.allowed, 1, PROFILE_DOORS)
+    refused, text, outcomes = same_everywhere(answers).what
     assert (refused, outcomes) == (True, ["error"])
     assert "action=connect name=keyed" in text
+    token = answers["profile"].token
+    before = await found(jarvis, token, KEYED.name)
+    assert before["callable"] is False, before
+    assert "jarvis_server action=connect name=keyed env=" in str(before["install_hint"])
+    await set_value(jarvis, token, "a-value-of-its-own")
+    assert (await found(jarvis, token, KEYED.name))["callable"] is True
 
 
 async def test_a_per_person_oauth_servers_tool_needs_each_callers_own_consent_through_every_door(

@@ -80,6 +80,12 @@ class KeyedServers:
             return {}
         return {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {}
 
+    async def ready(self, person: str) -> set[str]:
+        """The servers `person` has set every one of their own values for."""
+        return {
+            server for server, (_, names) in self.plans.items() if set(names) <= set(await self.values(server, person))
+        }
+
     async def set_value(self, server: str, person: str, key: str, value: str | None) -> list[str]:
         """Set (or, with None, remove) one of the person's values; the names they have set."""
         if self.store is None or not person:

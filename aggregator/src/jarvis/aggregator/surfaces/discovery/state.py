@@ -133,33 +133,28 @@ class Discovery:
         return answer
 
     async def connected(self, principal: Principal) -> frozenset[str]:
-        """The servers each person connects to where `principal`'s person has a connection (none to look up when
-        no server is used with each person's own account)."""
+        """The servers each person uses as themselves that `principal`'s person is ready for: connected with their
+        own account, or holding every one of their own keys (none to look up when there are no such servers)."""
         host, person = self.ctx.downstream, person_of(principal)
-        if host is None or not host.personal.plans or not person:
+        if host is None or not person:
             return frozenset()
-        return frozenset(c.server for c in await host.personal.connections(person) if c.state != NEEDS_CONSENT)
+        personal = host.personal
+        accounts = await personal.connections(person) if personal.plans else []
+        keys = await personal.keyed.ready(person)
+        return frozenset({c.server for c in accounts if c.state != NEEDS_CONSENT} | keys)
 
     def live(self, entry: ToolEntry, connected: frozenset[str] | None = None) -> ToolEntry:
         """`entry` as it stands now: an installed server that is failing makes its tools not callable; a server each
-        person connects to, those of a person not connected (`connected`: theirs, where known), with how to
-        connect. A call still reaches such a tool: it answers the person's consent link. A server run with each
-        person's own keys has no shared process to fail: its call runs on the caller's instance, or says how to set
-        their keys, as on a profile."""
+        person uses as themselves, those of a person not ready for it (`connected`: theirs, where known), with how
+        to connect or set their keys. A call still reaches such a tool: it answers the person's consent link, or
+        which keys to set. Such a server has no shared process to be failing."""
         host = self.ctx.downstream
-        if entry.kind != "server" or host is None or not entry.callable or host.personal.keyed.serves(entry.source):
+        if entry.kind != "server" or host is None or not entry.callable:
             return entry
-        if host.personal.plans.get(entry.source) is not None:
+        if host.personal.serves(entry.source):
             if connected is None or entry.source in connected:
                 return entry
-            return replace(
-                entry,
-                callable=False,
-                install_hint=(
-                    f"server '{entry.source}' is used with your own account, which you have not connected yet: "
-                    f"jarvis_server action=connect name={entry.source} gives your link (a call gives it too)"
-                ),
-            )
+            return replace(entry, callable=False, install_hint=_not_ready(entry.source, host.personal.keyed.serves))
         server = host.hosts.get(entry.source)
         if server is None:
             return entry
@@ -344,4 +339,17 @@ def describe(entry: ToolEntry, active: bool) -> ToolDescription:
         source=entry.source,
         call=call,
         install_hint=install_hint,
+    )
+
+
+def _not_ready(server: str, keyed: Callable[[str], bool]) -> str:
+    """How a person not ready for a server they use as themselves gets ready: their keys, or their account."""
+    if keyed(server):
+        return (
+            f"server '{server}' runs with each person's own keys, which you have not set yet: "
+            f"jarvis_server action=connect name={server} env={{...}} sets yours (a call says which)"
+        )
+    return (
+        f"server '{server}' is used with your own account, which you have not connected yet: "
+        f"jarvis_server action=connect name={server} gives your link (a call gives it too)"
     )
