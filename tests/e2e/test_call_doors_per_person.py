@@ -1,11 +1,12 @@
 """The call doors' matrix (test_call_doors.py) for the servers each person uses as themselves, on a running `jarvis up
 --require-auth`: a server whose key is each person's own (`servers.per_person`: one instance per person, their value
 in its environment) and an OAuth-protected server each person authorizes with their own account (`servers.oauth`,
-tests/support/oauth_downstream.py). Both are in one profile, so a token of one reaches the profile but not the other.
+tests/support/oauth_downstream.py), with a second one nobody has connected to. They are in one profile, so a token of
+one reaches the profile but not the other's tools.
 
 Every door's token is a person of its own (a `jv_` token's person is the token): it sets its own value, or consents in
-its own "browser", before its calls. Each door must give the same outcome and text, and exactly one audit record per
-call; the answers are each caller's own (its value, its account at the server).
+its own "browser", before its calls. Each door must give the same outcome and text, exactly one audit record and one
+metrics increment per call; the answers are each caller's own (its value, its account at the server).
 """
 
 from __future__ import annotations
