@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from tests.support.docker_env import docker_host
 from tests.support.redis_server import RedisServer
 from tests.support.runtime_service import TEST_SECRETS_KEY
-from tests.support.stack import free_port, mcp_client, result_json, wait_for_url
+from tests.support.stack import free_port, mcp_client, result_json, stop_processes, wait_for_url
 
 pytestmark = pytest.mark.anyio
 
@@ -88,13 +87,6 @@ async def test_every_service_up_is_healthy_and_each_daemon_is_probed_where_it_li
         assert isinstance(services, dict)
         assert all(services[name]["ok"] is True for name in ("registry", "runtime", "scheduler", "debug")), services
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        stop_processes(processes)
         log.close()
         redis.stop()

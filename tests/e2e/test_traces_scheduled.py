@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ from tests.support.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
 from tests.support.redis_server import redis_url
 from tests.support.runtime_service import TEST_SECRETS_KEY
 from tests.support.scheduler_env import wait_for
-from tests.support.stack import free_port
+from tests.support.stack import free_port, stop_processes
 
 PRODUCER, CONSUMER, SERVER_KIND, CLIENT_KIND = 4, 5, 2, 3  # OTLP's SpanKind numbers
 SPAWN_SERVED = "jarvis.api.runtime.v1.RuntimeService/SpawnSession"
@@ -99,14 +98,7 @@ def deployment(tmp_path: Path, image: str, engine: docker.DockerClient) -> Itera
         finally:
             for channel in channels:
                 channel.close()
-            for process in processes:
-                process.send_signal(signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(5)
+            stop_processes(processes)
             remove_instance(engine, instance)
 
 

@@ -112,6 +112,19 @@ class RunningJarvis:
         return self.cli(*args).stdout.strip()
 
 
+def stop_processes(processes: list[subprocess.Popen[Any]], grace: float = 20) -> None:
+    """SIGTERM to every process at once, then each given `grace` seconds to finish before it is killed: services that
+    shut down in order (a worker finishing its task) do so side by side."""
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def start_jarvis(
     data_dir: Path, *extra_args: str, env: dict[str, str] | None = None, timeout: float = 180, port: int = 0
 ) -> RunningJarvis:
