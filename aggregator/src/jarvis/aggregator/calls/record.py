@@ -1,8 +1,8 @@
 """What every tool call leaves behind, written in one place: one audit record (with usage) and one count.
 
-A call refused before it ran counts once too (outcome `denied`, `rate_limited`, `withheld`, `needs_consent`), so
-every door's refusals show on the same dashboards; only a call that reached a downstream server counts among that
-server's forwarded calls.
+A call refused before it ran counts once too (outcome `denied`, `rate_limited`, `withheld`, `needs_consent`,
+`needs_keys`), so every door's refusals show on the same dashboards; only a call that reached a downstream server
+counts among that server's forwarded calls.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from jarvis.common import tracing
 OTHER_SERVER = "other"  # the metric label of any server that is not installed (DownstreamHost.server_label)
 DOWNSTREAM_TOOL = "downstream"  # every downstream tool counts under this one tool label: the label set stays bounded
 FORWARDED = frozenset({"ok", "error", "internal"})  # outcomes of a call a server was sent
+# Every outcome a call is recorded with: those of a call that ran, then the refusals and what a person has to do
+# first, which feed no error alert (what the audit's filters offer).
+OUTCOMES = ("ok", "error", "internal", "denied", "rate_limited", "withheld", "needs_consent", "needs_keys")
 
 
 def _other(server: str) -> str:

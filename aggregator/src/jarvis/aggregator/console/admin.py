@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from jarvis.aggregator.calls.record import OUTCOMES
 from jarvis.aggregator.console.calls import Answer
 from jarvis.aggregator.console.web import HEADERS, PATH, Act, ConsoleBase, field
 from jarvis.aggregator.tooling.principal import Principal
@@ -172,6 +173,7 @@ class AdminPages(ConsoleBase):
             "scanned_to": found.payload.get("scanned_to", 0) if found.ok else 0,
             "error": found.error,
             "filters": filters,
+            "outcomes": OUTCOMES,
             "query": urlencode({k: v for k, v in filters.items() if v}),
         }
         return self._page(request, "audit.html", values, status=200 if found.ok else 400, who=who)

@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp.shared.dispatcher import ProgressFnT
 
+from jarvis.aggregator.calls.call import Refused
 from jarvis.aggregator.downstream.auth.storage import GrantStore
 from jarvis.aggregator.downstream.hosting.supervisor import HostOptions, ServerHost, ToolsLoader
 from jarvis.aggregator.downstream.transport.connection import LaunchPlan
@@ -25,6 +26,9 @@ from jarvis.aggregator.downstream.transport.relay import Caller
 from jarvis.common.errors import FailedPrecondition, InvalidArgument, Unavailable
 
 MAX_VALUE_BYTES = 8 * 1024
+# The outcome a call records when its person has not set every value the server needs: theirs to do, like a consent,
+# so it feeds no error alert.
+NEEDS_KEYS = "needs_keys"
 
 
 def vault_key(server: str) -> str:
@@ -134,11 +138,12 @@ class KeyedServers:
         plan, names = self.plans[server]
         values = await self.values(server, person)
         missing = [name for name in names if name not in values]
-        if missing:
-            raise FailedPrecondition(
+        if missing:  # the person has something to do, as for a consent: a refusal of its own, not a server error
+            raise Refused(
+                NEEDS_KEYS,
                 f"server '{server}' runs with each person's own {', '.join(missing)}; set yours with "
                 f'`jarvis_server action=connect name={server} env={{"{missing[0]}": "…"}}` (never shown back), then '
-                "call again"
+                "call again",
             )
         digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
         found = self.hosts.get((server, person))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated
 
+from jarvis.aggregator.calls.record import OUTCOMES
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.tooling.principal import Principal
@@ -50,7 +51,7 @@ class AuditQuery:
     who: Annotated[str, Arg("token id or name, or a person's email")] = ""
     tool: str = ""
     server: Annotated[str, Arg("what the call acted on: a downstream server, or a Jarvis tool's target")] = ""
-    outcome: Annotated[str, Arg("ok, error, internal, denied, rate_limited, withheld, needs_consent")] = ""
+    outcome: Annotated[str, Arg(", ".join(OUTCOMES))] = ""
     since: Time = ""
     until: Time = ""
     # Bounded as the registry's int64 ids are: a larger number is the caller's error, not the registry's.
