@@ -271,6 +271,8 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         {"key:TOY_NAME": "line\nbreak", "server": "keyed"},
         {"key:NOT_A_KEY": "v", "server": "keyed"},
         {"key:TOY_NAME": "v" * 20000, "server": "keyed"},
+        {"project_id": "../x", "session_id": "s" * 5000},
+        {"project_id": "p0123456789ab", "session_id": "\u0000"},
     ]
     posts = (
         "/console/tokens",
@@ -278,6 +280,7 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         "/console/accounts/connect",
         "/console/accounts/disconnect",
         "/console/accounts/keys",
+        "/console/sessions/end",
     )
     answers: list[tuple[str, int]] = []
     with as_browser(jarvis, driver := browser.driver) as client:
@@ -295,7 +298,9 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
             answers.append((path, typed.status_code))
         for query in ("?token=", "?token=" + "a" * 5000, "?token=%00", "?x=1"):
             answers.append(("/console/" + query, client.get("/console/" + query).status_code))
-        for path in ("/console/signin", "/console/admin/people", "/console/static/console.css", "/console/nope"):
+        pages = ("/console/signin", "/console/admin/people", "/console/static/console.css", "/console/nope")
+        sessions = ("/console/sessions", "/console/sessions/p0/s0", "/console/sessions/%00/x/events?after=-1")
+        for path in (*pages, *sessions):
             answers.append((path, client.get(path).status_code))
     assert driver.find_elements(By.TAG_NAME, "h1") is not None
     assert [a for a in answers if a[1] >= 500] == []

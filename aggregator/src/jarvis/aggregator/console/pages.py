@@ -13,6 +13,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from jarvis.aggregator.console.admin import AdminPages
+from jarvis.aggregator.console.agent_pages import AgentSessionPages
 from jarvis.aggregator.console.calls import Answer
 from jarvis.aggregator.console.clients import install_links, snippets
 from jarvis.aggregator.console.sessions import LOCAL
@@ -33,7 +34,7 @@ DISCONNECT = Act(
 REVOKE = Act("token", lambda form: {"action": "revoke", "token_id": field(form, "id")}, lambda _, __: "Revoked.")
 
 
-class Console(AdminPages):
+class Console(AdminPages, AgentSessionPages):
     """The pages; the team's provider's returns for a console sign-in come to `identified` (ConsoleBase registers
     it)."""
 
@@ -52,6 +53,7 @@ class Console(AdminPages):
             Route(f"{PATH}/tokens/revoke", self.revoke_token, methods=["POST"]),
             Route(f"{PATH}/static/console.css", self.stylesheet, methods=["GET"]),
             *self.admin_routes(),
+            *self.session_routes(),
         ]
 
     # -- sign-in and out

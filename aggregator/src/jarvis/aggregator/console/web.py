@@ -205,8 +205,10 @@ class ConsoleBase:
         self, request: Request, template: str, values: dict[str, Any], *, status: int = 200, who: Any = None
     ) -> HTMLResponse:
         session, principal = who if who is not None else (None, None)
+        # The menu offers My sessions to whom may list them (a page offers only what the person's scopes allow).
+        agents = principal is not None and self.calls.may(principal, "session", "list")
         body = self.templates.get_template(template).render(
-            path=PATH, page=request.url.path, session=session, principal=principal, **values
+            path=PATH, page=request.url.path, session=session, principal=principal, agents=agents, **values
         )
         return HTMLResponse(body, status_code=status, headers=HEADERS)
 
