@@ -104,7 +104,7 @@ async def test_admin_approves_then_finds_bobs_call_in_the_audit(
 
         sign_in_at_provider(alice, jarvis, "alice")
         alice.get(jarvis.url("/console/admin/servers"))
-        shot("servers-quarantined")
+        shot.for_docs("servers-quarantined")  # the README's picture of the admin's servers page
         assert alice.find_element(By.CSS_SELECTOR, "#server-shifty .state").text == "running"
         assert alice.find_element(By.CSS_SELECTOR, "#server-recorder .tools").text != "0"
         alice.find_element(By.CSS_SELECTOR, "#quarantined-shifty-echo button").click()

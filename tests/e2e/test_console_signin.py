@@ -64,7 +64,7 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
 ) -> None:
     with chromium(tmp_path) as (driver, shot):
         sign_in_at_provider(driver, jarvis, "alice")
-        shot("alice-signed-in")
+        shot.for_docs("alice-signed-in")  # the README's picture of a person's page
         assert driver.find_element(By.ID, "who").text == "alice@example.test"
         cookie = session_cookie(driver)
         assert cookie["path"] == "/console"

@@ -6,6 +6,7 @@ The tests fail, never skip, when Chromium or chromedriver is missing: .ci/run in
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -25,6 +26,9 @@ from tests.support.stack import RunningJarvis
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 LINK = re.compile(r"(http://\S+/console/\?token=[\w-]+)")
+# Where the README's pictures of the console are: `JARVIS_DRAW_DOCS=1 pytest tests/e2e/test_console_signin.py
+# tests/e2e/test_console_admin.py` takes them again from the real pages (Shots.for_docs).
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 COOKIE = "jarvis_console"
 
 
@@ -40,6 +44,13 @@ class Shots:
         self.count += 1
         path = self.directory / f"{self.count:02d}-{name}.png"
         assert self.driver.save_screenshot(str(path)), f"no screenshot at {path}"
+        return path
+
+    def for_docs(self, name: str) -> Path:
+        """A screenshot like any other, kept as the docs' `console-<name>.png` too when JARVIS_DRAW_DOCS is set."""
+        path = self(name)
+        if os.environ.get("JARVIS_DRAW_DOCS"):
+            shutil.copyfile(path, DOCS_IMAGES / f"console-{name}.png")
         return path
 
 
