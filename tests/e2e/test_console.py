@@ -273,6 +273,9 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         {"key:TOY_NAME": "v" * 20000, "server": "keyed"},
         {"project_id": "../x", "session_id": "s" * 5000},
         {"project_id": "p0123456789ab", "session_id": "\u0000"},
+        {"name": "r", "groups": ",,, ,", "scopes": "admin:user nope@"},
+        {"name": "r" * 500, "users": "\u0000", "scopes": ""},
+        {"who": "x" * 5000},
     ]
     posts = (
         "/console/tokens",
@@ -281,6 +284,10 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         "/console/accounts/disconnect",
         "/console/accounts/keys",
         "/console/sessions/end",
+        "/console/admin/people/roles",
+        "/console/admin/people/roles/delete",
+        "/console/admin/people/disable",
+        "/console/admin/people/enable",
     )
     answers: list[tuple[str, int]] = []
     with as_browser(jarvis, driver := browser.driver) as client:

@@ -122,6 +122,40 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
         assert "alice@example.test" in driver.page_source
 
 
+async def test_an_admin_gives_a_group_a_role_and_its_people_see_the_surfaces_at_once(
+    jarvis: RunningJarvis, tmp_path: Path
+) -> None:
+    """Issue 49, browser test 5: alice (an admin) sets a role for group ops on the People page; bob, in ops, sees the
+    debug surface on his next page, and no longer once she deletes it: the role is the record `jarvis role` reads."""
+    with chromium(tmp_path / "alice") as (alice, shot), chromium(tmp_path / "bob") as (bob, bob_shot):
+        sign_in_at_provider(bob, jarvis, "bob")
+        assert bob.find_element(By.ID, "surface-jarvis")  # his status check's surface
+        assert not bob.find_elements(By.ID, "surface-debug")
+        sign_in_at_provider(alice, jarvis, "alice")
+        alice.get(jarvis.url("/console/admin/people"))
+        alice.find_element(By.ID, "role-name").send_keys("operators")
+        alice.find_element(By.ID, "role-groups").send_keys("ops")
+        alice.find_element(By.ID, "role-scopes").send_keys("debug, debug:read")
+        alice.find_element(By.ID, "set-role").click()
+        wait_for(lambda: alice.find_elements(By.ID, "note"), "the role's answer")
+        shot("role-set")
+        assert alice.find_element(By.ID, "note").text == "Role operators set."
+        assert alice.find_element(By.CSS_SELECTOR, "#role-operators .scopes").text == "debug debug:read"
+        assert {"name": "operators", "groups": ["ops"], "users": [], "scopes": ["debug", "debug:read"]} in json.loads(
+            jarvis.cli("role", "list").stdout
+        )
+
+        bob.get(jarvis.url("/console/"))
+        bob_shot("bob-with-the-role")
+        assert bob.find_element(By.ID, "surface-debug")
+
+        alice.find_element(By.CSS_SELECTOR, "#role-operators button").click()
+        wait_for(lambda: alice.find_elements(By.ID, "note"), "the deletion's answer")
+        assert alice.find_element(By.ID, "note").text == "Role operators deleted."
+        bob.get(jarvis.url("/console/"))
+        assert not bob.find_elements(By.ID, "surface-debug")
+
+
 def test_bob_is_refused_an_admin_page_by_the_server(jarvis: RunningJarvis, tmp_path: Path) -> None:
     """bob's role gives him no admin scope: the page is refused with 403 by the server, whatever he types in the
     address bar; his token page offers no creation, and a post of the form is refused by the pipeline's scope step.

@@ -1,8 +1,8 @@
-"""The admin's pages: People, Servers, Audit and Health (issue 49).
+"""The admin's pages: Servers, Audit and Health (issue 49); People is people.py's.
 
 Each answers 403 from the server to a person without the admin scope (`_who(admin=True)`), and each action is the
 MCP tool's call as the admin: `jarvis_server` (list, info, search, install, uninstall), the admin surface's `server`
-(restart, approve) and `audit`, `jarvis_check_status`, `user`. Env and header values arrive masked by the tools.
+(restart, approve) and `audit`, and `jarvis_check_status`. Env and header values arrive masked by the tools.
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ def _cell(value: Any) -> str:
 class AdminPages(ConsoleBase):
     def admin_routes(self) -> list[Route]:
         return [
-            Route(f"{ADMIN}/people", self.people_page, methods=["GET"]),
             Route(f"{ADMIN}/servers", self.servers, methods=["GET"]),
             Route(f"{ADMIN}/servers/restart", self.restart, methods=["POST"]),
             Route(f"{ADMIN}/servers/approve", self.approve, methods=["POST"]),
@@ -104,16 +103,6 @@ class AdminPages(ConsoleBase):
         if not self.calls.may(principal, tool, action):
             return Answer(None, f"Your scopes do not allow {' action='.join(filter(None, (tool, action)))}.")
         return await self.calls.call(principal, tool, arguments)
-
-    # -- People
-
-    async def people_page(self, request: Request) -> Response:
-        who = await self._who(request, admin=True)
-        if isinstance(who, Response):
-            return who
-        listed = await self._ask(who[1], "user", {"action": "list"})
-        users = listed.payload.get("users", []) if listed.ok else []
-        return self._page(request, "people.html", {"users": users, "error": listed.error}, who=who)
 
     # -- Servers
 

@@ -16,6 +16,7 @@ from jarvis.aggregator.console.admin import AdminPages
 from jarvis.aggregator.console.agent_pages import AgentSessionPages
 from jarvis.aggregator.console.calls import Answer
 from jarvis.aggregator.console.clients import install_links, snippets
+from jarvis.aggregator.console.people import PeoplePages
 from jarvis.aggregator.console.sessions import LOCAL
 from jarvis.aggregator.console.web import COOKIE, HEADERS, PATH, SIGN_IN_PURPOSE, Act, field
 from jarvis.aggregator.downstream.auth.person import person_of
@@ -34,7 +35,7 @@ DISCONNECT = Act(
 REVOKE = Act("token", lambda form: {"action": "revoke", "token_id": field(form, "id")}, lambda _, __: "Revoked.")
 
 
-class Console(AdminPages, AgentSessionPages):
+class Console(AdminPages, AgentSessionPages, PeoplePages):
     """The pages; the team's provider's returns for a console sign-in come to `identified` (ConsoleBase registers
     it)."""
 
@@ -54,6 +55,7 @@ class Console(AdminPages, AgentSessionPages):
             Route(f"{PATH}/static/console.css", self.stylesheet, methods=["GET"]),
             *self.admin_routes(),
             *self.session_routes(),
+            *self.people_routes(),
         ]
 
     # -- sign-in and out
