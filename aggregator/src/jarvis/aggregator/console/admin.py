@@ -97,13 +97,6 @@ class AdminPages(ConsoleBase):
             Route(f"{ADMIN}/health", self.health, methods=["GET"]),
         ]
 
-    async def _ask(self, principal: Principal, tool: str, arguments: dict[str, Any]) -> Answer:
-        """A tool's answer, or what the person's scopes say, without a refused call in the audit for a page view."""
-        action = str(arguments.get("action", ""))
-        if not self.calls.may(principal, tool, action):
-            return Answer(None, f"Your scopes do not allow {' action='.join(filter(None, (tool, action)))}.")
-        return await self.calls.call(principal, tool, arguments)
-
     # -- Servers
 
     async def servers(self, request: Request) -> Response:

@@ -1,4 +1,5 @@
-"""The console's pages under /console: sign-in, Connect a client, My accounts, My tokens (the admin's: admin.py).
+"""The console's pages under /console: sign-in, Connect a client, My accounts, My tokens (the
+other pages are mixins: admin.py, agent_pages.py, people.py, schedules.py, profiles.py, usage.py).
 
 A request's person, its forms' checks and rendering are web.py's. Every action is a tool call through the call
 pipeline (calls.py), as the person: no policy is decided here that the MCP doors do not decide the same way.
@@ -17,7 +18,10 @@ from jarvis.aggregator.console.agent_pages import AgentSessionPages
 from jarvis.aggregator.console.calls import Answer
 from jarvis.aggregator.console.clients import install_links, snippets
 from jarvis.aggregator.console.people import PeoplePages
+from jarvis.aggregator.console.profiles import ProfilePages
+from jarvis.aggregator.console.schedules import SchedulePages
 from jarvis.aggregator.console.sessions import LOCAL
+from jarvis.aggregator.console.usage import UsagePages
 from jarvis.aggregator.console.web import COOKIE, HEADERS, PATH, SIGN_IN_PURPOSE, Act, field
 from jarvis.aggregator.downstream.auth.person import person_of
 from jarvis.aggregator.oauth.upstream import Identity
@@ -35,7 +39,7 @@ DISCONNECT = Act(
 REVOKE = Act("token", lambda form: {"action": "revoke", "token_id": field(form, "id")}, lambda _, __: "Revoked.")
 
 
-class Console(AdminPages, AgentSessionPages, PeoplePages):
+class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, ProfilePages, UsagePages):
     """The pages; the team's provider's returns for a console sign-in come to `identified` (ConsoleBase registers
     it)."""
 
@@ -56,6 +60,9 @@ class Console(AdminPages, AgentSessionPages, PeoplePages):
             *self.admin_routes(),
             *self.session_routes(),
             *self.people_routes(),
+            *self.schedule_routes(),
+            *self.profile_routes(),
+            *self.usage_routes(),
         ]
 
     # -- sign-in and out

@@ -155,6 +155,13 @@ class ConsoleBase:
             return self._page(request, "refused.html", {"why": why}, status=403, who=(session, principal))
         return session, principal
 
+    async def _ask(self, principal: Principal, tool: str, arguments: dict[str, Any]) -> Answer:
+        """A tool's answer, or what the person's scopes say, without a refused call in the audit for a page view."""
+        action = str(arguments.get("action", ""))
+        if not self.calls.may(principal, tool, action):
+            return Answer(None, f"Your scopes do not allow {' action='.join(filter(None, (tool, action)))}.")
+        return await self.calls.call(principal, tool, arguments)
+
     async def _form(self, request: Request, *, admin: bool = False) -> tuple[Session, Principal, FormData] | Response:
         """A form's post: from Jarvis's own origin, with the session's CSRF token; else 403, changing nothing."""
         if not await self._same_origin(request):
@@ -205,10 +212,18 @@ class ConsoleBase:
         self, request: Request, template: str, values: dict[str, Any], *, status: int = 200, who: Any = None
     ) -> HTMLResponse:
         session, principal = who if who is not None else (None, None)
-        # The menu offers My sessions to whom may list them (a page offers only what the person's scopes allow).
+        # The menu offers My sessions and My schedules to whom may list them (a page offers only what the person's
+        # scopes allow).
         agents = principal is not None and self.calls.may(principal, "session", "list")
+        scheduling = principal is not None and self.calls.may(principal, "schedule", "list")
         body = self.templates.get_template(template).render(
-            path=PATH, page=request.url.path, session=session, principal=principal, agents=agents, **values
+            path=PATH,
+            page=request.url.path,
+            session=session,
+            principal=principal,
+            agents=agents,
+            scheduling=scheduling,
+            **values,
         )
         return HTMLResponse(body, status_code=status, headers=HEADERS)
 
