@@ -276,6 +276,9 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         {"name": "r", "groups": ",,, ,", "scopes": "admin:user nope@"},
         {"name": "r" * 500, "users": "\u0000", "scopes": ""},
         {"who": "x" * 5000},
+        {"schedule_id": "sch_000000000000"},
+        {"schedule_id": "s" * 5000, "enabled": "maybe"},
+        {"schedule_id": "\u0000"},
     ]
     posts = (
         "/console/tokens",
@@ -288,6 +291,9 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         "/console/admin/people/roles/delete",
         "/console/admin/people/disable",
         "/console/admin/people/enable",
+        "/console/schedules/enable",
+        "/console/schedules/disable",
+        "/console/schedules/trigger",
     )
     answers: list[tuple[str, int]] = []
     with as_browser(jarvis, driver := browser.driver) as client:
@@ -306,6 +312,7 @@ def test_no_console_form_answers_5xx_to_garbage(jarvis: RunningJarvis, browser: 
         for query in ("?token=", "?token=" + "a" * 5000, "?token=%00", "?x=1"):
             answers.append(("/console/" + query, client.get("/console/" + query).status_code))
         pages = ("/console/signin", "/console/admin/people", "/console/static/console.css", "/console/nope")
+        pages += ("/console/schedules", "/console/admin/profiles", "/console/admin/usage")
         sessions = ("/console/sessions", "/console/sessions/p0/s0", "/console/sessions/%00/x/events?after=-1")
         for path in (*pages, *sessions):
             answers.append((path, client.get(path).status_code))

@@ -30,7 +30,7 @@ from tests.support.stack import RunningJarvis, mcp_client, result_json
 pytestmark = pytest.mark.anyio
 
 PROFILE = "/mcp/profile/console"
-ADMIN_PAGES = ("servers", "audit", "audit.csv", "health", "people")
+ADMIN_PAGES = ("servers", "audit", "audit.csv", "health", "people", "profiles", "usage")
 ADMIN_FORMS = ("servers/restart", "servers/approve", "servers/reject", "servers/install")
 
 
@@ -227,6 +227,9 @@ def test_admin_pages_refuse_others_and_forms_from_another_origin(
                 assert refused.status_code == 403, page
                 assert "shifty" not in refused.text, page
                 assert "alice@example.test" not in refused.text, page
+            # My schedules is the orchestrator's schedule tool's: bob's scopes (jarvis, profile) do not reach it.
+            assert client.get("/console/schedules").status_code == 403
+            assert "My schedules" not in client.get("/console/").text
             csrf = csrf_of(client.get("/console/tokens").text)
             for form in ADMIN_FORMS:
                 posted = client.post(
