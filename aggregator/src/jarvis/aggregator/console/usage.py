@@ -60,10 +60,12 @@ def tool_name(entry: dict[str, Any]) -> str:
 
 
 def when(stamp: str | None) -> datetime | None:
+    """An entry's time; one without a zone is UTC, as the registry keeps every time."""
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")) if stamp else None
+        parsed = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")) if stamp else None
     except ValueError:
         return None
+    return parsed.replace(tzinfo=UTC) if parsed is not None and parsed.tzinfo is None else parsed
 
 
 def window(entries: Iterable[dict[str, Any]], servers: set[str], start: datetime) -> dict[str, Any]:
