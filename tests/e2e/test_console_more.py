@@ -15,35 +15,27 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
-from tests.e2e.orchestrator.conftest import runtime_env
-from tests.e2e.test_console_sessions import source_repository
-from tests.support.console import Shots, chromium, printed_link, wait_for
-from tests.support.docker_env import remove_managed
+from tests.e2e.orchestrator.conftest import jarvis_with_runtime, source
+from tests.support.console import Shots, local_admin, wait_for
 from tests.support.downstream import create_profile, create_toy
-from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
+from tests.support.stack import RunningJarvis, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
+__all__ = ["source"]  # a fixture, registered by being here
 
 
 @pytest.fixture(scope="module")
 def jarvis(
     tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
 ) -> Iterator[RunningJarvis]:
-    data = tmp_path_factory.mktemp("console-more")
-    running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
-    try:
+    with jarvis_with_runtime(tmp_path_factory, image, engine, "console-more") as running:
         yield running
-    finally:
-        running.stop()
-        remove_managed(engine, data)
 
 
 @pytest.fixture(scope="module")
 def browser(jarvis: RunningJarvis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebDriver, Shots]]:
-    with chromium(tmp_path_factory.mktemp("browser")) as (driver, shot):
-        driver.get(printed_link(jarvis))
-        wait_for(lambda: driver.current_url == jarvis.url("/console/"), "the link's redirect to the console")
-        yield driver, shot
+    with local_admin(jarvis, tmp_path_factory.mktemp("browser")) as signed_in:
+        yield signed_in
 
 
 async def call(jarvis: RunningJarvis, path: str, tool: str, **arguments: Any) -> Any:
@@ -62,11 +54,10 @@ def figures(driver: WebDriver, table: str, name: str) -> tuple[int, int]:
 
 
 async def test_a_schedule_disabled_and_triggered_from_the_page(
-    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], tmp_path: Path
+    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], source: Path
 ) -> None:
     """Disable on the page is `schedule action=update enabled=false` for every client; Trigger now starts a run that
     then shows among the schedule's last runs, with the outcome the tool reports."""
-    source = source_repository(tmp_path / "source")
     project = await call(
         jarvis, "/mcp/orchestrator", "project", action="create", name="nightly", source_url=str(source)
     )

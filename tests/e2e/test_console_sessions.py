@@ -5,7 +5,6 @@ on the test Docker engine), then ends it from the page. Screenshots are in the t
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,44 +15,26 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.e2e.orchestrator.conftest import runtime_env
-from tests.support.console import Shots, as_browser, chromium, printed_link, wait_for
-from tests.support.docker_env import git_available, remove_managed
-from tests.support.git_env import BARE_GIT_ENV
-from tests.support.stack import RunningJarvis, mcp_client, result_json, start_jarvis
+from tests.e2e.orchestrator.conftest import jarvis_with_runtime, source
+from tests.support.console import Shots, as_browser, local_admin, wait_for
+from tests.support.stack import RunningJarvis, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
+__all__ = ["source"]  # a fixture, registered by being here
 
 
 @pytest.fixture(scope="module")
 def jarvis(
     tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
 ) -> Iterator[RunningJarvis]:
-    data = tmp_path_factory.mktemp("console-sessions")
-    running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
-    try:
+    with jarvis_with_runtime(tmp_path_factory, image, engine, "console-sessions") as running:
         yield running
-    finally:
-        running.stop()
-        remove_managed(engine, data)
 
 
 @pytest.fixture(scope="module")
 def browser(jarvis: RunningJarvis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebDriver, Shots]]:
-    """The local admin's Chromium, signed in by the one-time link `jarvis up` printed (the only one it prints)."""
-    with chromium(tmp_path_factory.mktemp("browser")) as (driver, shot):
-        driver.get(printed_link(jarvis))
-        wait_for(lambda: driver.current_url == jarvis.url("/console/"), "the link's redirect to the console")
-        yield driver, shot
-
-
-def source_repository(root: Path) -> Path:
-    git = git_available()
-    root.mkdir()
-    (root / "README.md").write_text("hello\n")
-    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run([git, *argv], cwd=root, env=BARE_GIT_ENV, check=True)
-    return root
+    with local_admin(jarvis, tmp_path_factory.mktemp("browser")) as signed_in:
+        yield signed_in
 
 
 async def call(jarvis: RunningJarvis, tool: str, **arguments: Any) -> Any:
@@ -66,9 +47,8 @@ def output_lines(driver: Any) -> list[str]:
 
 
 async def test_a_sessions_output_arrives_live_and_the_page_ends_it(
-    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], tmp_path: Path
+    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], source: Path
 ) -> None:
-    source = source_repository(tmp_path / "source")
     project = (await call(jarvis, "project", action="create", name="watched", source_url=str(source)))["created"]
     session = (await call(jarvis, "session", action="spawn", project_id=project["id"], prompt="hello"))["session"]
     driver, shot = browser
@@ -101,11 +81,10 @@ async def test_a_sessions_output_arrives_live_and_the_page_ends_it(
 
 
 async def test_the_stream_resumes_after_the_last_event_and_ends_with_the_session(
-    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], tmp_path: Path
+    jarvis: RunningJarvis, browser: tuple[WebDriver, Shots], source: Path
 ) -> None:
     """A browser that reconnects sends the last event's id: the stream goes on after it. A finished session's stream
     sends what is left and says how it ended."""
-    source = source_repository(tmp_path / "source")
     project = (await call(jarvis, "project", action="create", name="resumed", source_url=str(source)))["created"]
     pid = project["id"]
     sid = (await call(jarvis, "session", action="spawn", project_id=pid, prompt="exit 0"))["session"]["id"]

@@ -84,6 +84,15 @@ def printed_link(jarvis: RunningJarvis, timeout: float = 30) -> str:
     raise AssertionError(f"jarvis up printed no console link:\n{jarvis.log()[-3000:]}")
 
 
+@contextmanager
+def local_admin(jarvis: RunningJarvis, directory: Path) -> Iterator[tuple[WebDriver, Shots]]:
+    """The local admin's Chromium, signed in by the one-time link `jarvis up` printed (the only one it prints)."""
+    with chromium(directory) as (driver, shot):
+        driver.get(printed_link(jarvis))
+        wait_for(lambda: driver.current_url == jarvis.url("/console/"), "the link's redirect to the console")
+        yield driver, shot
+
+
 def sign_in_at_provider(driver: WebDriver, jarvis: RunningJarvis, account: str) -> None:
     """Sign `account` in to the console through the team's provider (oidc-provider's login form), as a person."""
     driver.get(jarvis.url("/console/"))

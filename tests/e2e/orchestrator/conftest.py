@@ -6,6 +6,7 @@ import json
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import docker
@@ -29,15 +30,26 @@ def runtime_env(image: str, home: Path, **extra: str) -> dict[str, str]:
     }
 
 
+@contextmanager
+def jarvis_with_runtime(
+    tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient, name: str
+) -> Iterator[RunningJarvis]:
+    """A `jarvis up` whose runtime drives the test engine with `image`; its containers are removed after it."""
+    data = tmp_path_factory.mktemp(name)
+    running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
+    try:
+        yield running
+    finally:
+        running.stop()
+        remove_managed(engine, data)
+
+
 @pytest.fixture(scope="module")
 def orchestrator(
     tmp_path_factory: pytest.TempPathFactory, image: str, engine: docker.DockerClient
 ) -> Iterator[RunningJarvis]:
-    data = tmp_path_factory.mktemp("orchestrator")
-    running = start_jarvis(data, env=runtime_env(image, tmp_path_factory.mktemp("home")))
-    yield running
-    running.stop()
-    remove_managed(engine, data)
+    with jarvis_with_runtime(tmp_path_factory, image, engine, "orchestrator") as running:
+        yield running
 
 
 @pytest.fixture
