@@ -109,6 +109,7 @@ def _context(busybox: bytes, agent: bytes, extra: Files | None = None) -> bytes:
             "grep",
             "whoami",
             "wget",
+            "nc",
         ):
             link = tarfile.TarInfo(f"rootfs/bin/{applet}")
             link.type, link.linkname = tarfile.SYMTYPE, "busybox"

@@ -7,6 +7,25 @@
 #   "exit N"       exits with status N
 #   "sleep N"      works for N seconds before answering
 #   "fail"         answers with an error result
+#   "call URL TOOL ACTION"  calls TOOL at Jarvis's MCP endpoint URL (one 2026-07-28 tools/call over HTTP, through the
+#                  egress proxy its http_proxy names) with its JARVIS_TOKEN, as an agent CLI's MCP client does:
+#                  arguments {"action": ACTION, "project_id": its project}, and no trace context of its own
+call_jarvis() {
+  meta='"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},'
+  meta="$meta"'"io.modelcontextprotocol/clientInfo":{"name":"fake-agent","version":"1"}'
+  body=$(printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"action":"%s","project_id":"%s"},"_meta":{%s}}}' \
+    "$2" "$3" "$JARVIS_PROJECT_ID" "$meta")
+  # Written out for nc: busybox wget sends a proxied request as GET, whatever its --post-data.
+  host=${1#http://}; host=${host%%/*}; proxy=${http_proxy#http://}; proxy=${proxy%/}
+  # nc stops reading at the end of its input: the input stays open while the answer comes (Connection: close).
+  answer=$({ printf 'POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
+    "$1" "$host" "$JARVIS_TOKEN" "$2" "${#body}" "$body"; sleep 5; } | nc "${proxy%:*}" "${proxy##*:}" 2>&1)
+  case "$answer" in
+    *'"result"'*'"isError":true'*|*'"error":{'*) echo "called $2: refused";;
+    *'"result"'*) echo "called $2: answered";;
+    *) echo "called $2: unreachable: $(printf '%s' "$answer" | tr -d '"\\' | tr '\n' ' ' | head -c 1500)";;
+  esac
+}
 printf '{"type":"system","subtype":"init","cwd":"%s","session_id":"%s"}\n' "$PWD" "$JARVIS_SESSION_ID"
 while IFS= read -r line; do
   case "$line" in
@@ -23,6 +42,7 @@ while IFS= read -r line; do
     "sleep "*) sleep "${text#sleep }";;
     "fail") printf '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"it broke"}\n'
             continue;;
+    "call "*) text=$(call_jarvis ${text#call });;
     "write "*) echo "written by the agent" > "${text#write }";;
     "stubborn") trap '' TERM HUP; while :; do sleep 1; done;;
   esac

@@ -48,6 +48,17 @@ def test_a_token_verifies_with_its_claims(tmp_path: Path) -> None:
     assert claims.email == "alice@example.test"
 
 
+def test_an_agent_credential_carries_the_trace_of_its_spawn(tmp_path: Path) -> None:
+    """Decision 0066: the agent's calls with it, naming no trace of their own, join its spawn's trace."""
+    keys = SigningKeys.load(tmp_path)
+    spawn = {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01"}
+    minted = access_tokens.issue(
+        keys, issuer=ISSUER, subject="alice", audience=AUDIENCE, scopes=[], client_id="c1", ttl_seconds=60, trace=spawn
+    )
+    assert access_tokens.verify(keys, minted, issuer=ISSUER, audience=AUDIENCE).trace == tuple(spawn.items())
+    assert access_tokens.verify(keys, token(keys), issuer=ISSUER, audience=AUDIENCE).trace == ()
+
+
 @pytest.mark.parametrize(
     ("overrides", "why"),
     [

@@ -106,3 +106,38 @@ def test_off_nothing_is_carried() -> None:
         check=True,
     )
     assert off.stdout.strip() == "{} {}"
+
+
+INCOMING = """
+import json, sys
+from opentelemetry import trace
+from jarvis.common import tracing
+tracing.configure("jarvis-probe", json.loads(sys.argv[1]))
+header = [(b"traceparent", b"00-" + b"1" * 32 + b"-" + b"2" * 16 + b"-01")]
+minted = tracing.fields({"traceparent": "00-" + "3" * 32 + "-" + "4" * 16 + "-01", "token": "jva_x", "tracestate": 1})
+def parent(headers, fallback):
+    with tracing.incoming(headers, fallback), tracing.span("request") as span:
+        return [f"{span.get_span_context().trace_id:032x}", f"{span.parent.span_id:016x}" if span.parent else ""]
+print(json.dumps({
+    "minted": minted,
+    "unreadable": [tracing.fields(None), tracing.fields(["traceparent"])],
+    "header wins": parent(header, minted),
+    "credential": parent([], minted),
+    "neither": parent([], {})[1],
+}))
+"""
+
+
+def test_a_request_naming_no_trace_joins_the_one_its_credential_was_minted_in() -> None:
+    """An agent's call with no traceparent of its own is the child of the span its credential names (decision 0066);
+    a traceparent header the caller sent wins; only the W3C fields of a stored record are read."""
+    on = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_BSP_SCHEDULE_DELAY": "60000"}
+    done = subprocess.run(
+        [sys.executable, "-c", INCOMING, json.dumps(on)], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    assert set(seen["minted"]) == {"traceparent"}
+    assert seen["unreadable"] == [{}, {}]
+    assert seen["header wins"] == ["1" * 32, "2" * 16]
+    assert seen["credential"] == ["3" * 32, "4" * 16]
+    assert seen["neither"] == ""

@@ -110,7 +110,8 @@ class McpGate:
         if len(req.calls) == 1 and req.calls[0].decision is not None:
             scope[DECISION_SCOPE_KEY] = req.calls[0].decision
         replayed, sending = replay(req.body, receive), self._remember_session(send, principal)
-        with tracing.incoming(scope["headers"]):  # a client's traceparent header, where it sent one
+        # A client's traceparent header, where it sent one; else the trace its agent credential was minted in.
+        with tracing.incoming(scope["headers"], dict(principal.trace)):
             if self.limiter is not None and req.calls and not principal.local:
                 # One pool of calls in flight per token and tool, whichever route reached the tool.
                 with self.limiter.running([(principal.token_id, c.limit_key) for c in req.calls]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from joserfc.errors import JoseError
 from joserfc.jwt import JWTClaimsRegistry
 
 from jarvis.aggregator.oauth.keys import InvalidToken, SigningKeys
+from jarvis.common import tracing
 
 __all__ = ["AccessClaims", "InvalidToken", "issue", "verify"]
 
@@ -35,6 +36,7 @@ class AccessClaims:
     groups: tuple[str, ...] = ()
     issued_at: int = 0
     session: str = ""  # the agent session an agent credential was minted for (decision 0057); "" for a client's
+    trace: tuple[tuple[str, str], ...] = ()  # an agent credential's: the trace of the spawn (decision 0066)
 
 
 def issue(
@@ -50,9 +52,12 @@ def issue(
     name: str = "",
     groups: Sequence[str] = (),
     session: str = "",
+    trace: Mapping[str, str] | None = None,
 ) -> str:
     now = int(time.time())
-    extra = {"session": session} if session else {}
+    extra: dict[str, Any] = {"session": session} if session else {}
+    if trace:
+        extra["trace"] = dict(trace)
     return keys.sign(
         {
             **extra,
@@ -100,6 +105,7 @@ def verify(keys: SigningKeys, token: str, *, issuer: str, audience: str) -> Acce
         groups=tuple(str(g) for g in claims.get("groups") or ()),
         issued_at=int(claims.get("iat") or 0),
         session=str(claims.get("session") or ""),
+        trace=tuple(tracing.fields(claims.get("trace")).items()),
     )
 
 

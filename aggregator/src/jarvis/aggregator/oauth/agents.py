@@ -25,6 +25,7 @@ from jarvis.aggregator.oauth import access_tokens
 from jarvis.aggregator.oauth.keys import SigningKeys
 from jarvis.aggregator.oauth.server.people import People, narrowed, user_identity
 from jarvis.aggregator.tooling.principal import Principal
+from jarvis.common import tracing
 from jarvis.common.errors import Unauthenticated
 from jarvis.common.scopes import PROJECT_SEPARATOR
 from jarvis.common.surfaces import PROFILE_PATH_PREFIX
@@ -108,6 +109,8 @@ class AgentCredentials:
             ttl_seconds=self.ttl_seconds,
             name=principal.name,
             session=session_id,
+            # The spawn's trace (the call's, around the runtime's): the agent's calls with it join it (decision 0066).
+            trace=tracing.carrier(),
         )
         self.minted += 1
         return AgentCredential(session_id, token, scopes), base + self.url_path
@@ -152,4 +155,5 @@ class RunCredentials:
             user=identity.subject,
             issued_at=int(grant.get("issued_at") or 0),
             via=f"session {grant.get('session_id', '')}",
+            trace=tuple(tracing.fields(grant.get("trace")).items()),
         )

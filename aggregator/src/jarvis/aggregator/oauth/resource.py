@@ -86,6 +86,7 @@ class ProtectedResource:
             issued_at=claims.issued_at,
             via=f"session {claims.session}" if claims.session else f"token {claims.client_id}",
             agent_session=claims.session,
+            trace=claims.trace,
         )
         await self.check_current(principal)
         return principal, claims.expires_at

@@ -24,6 +24,9 @@ class Principal:
     via: str = ""
     # The agent session an agent's credential was minted for, which it is good only while it runs (decision 0058).
     agent_session: str = ""
+    # The W3C trace context an agent's credential was minted in (its run's or spawn's): the parent of its calls that
+    # name none themselves, since agent CLIs do not forward one (decision 0066).
+    trace: tuple[tuple[str, str], ...] = ()
 
     @property
     def who(self) -> str:

@@ -8,7 +8,8 @@ before doing anything, so tracing costs nothing measurable.
 
 Context travels as W3C `traceparent`/`tracestate`: over gRPC in the call's metadata (`client_span`, `server_span`),
 to downstream MCP servers in the request's `_meta` (SEP-414) and, over HTTP, its headers (`inject`), in a queued
-task's headers (`carrier`, `continued`), and to an agent's process in its environment (`environment`).
+task's headers (`carrier`, `continued`), and to an agent's process in its environment (`environment`); an agent's
+calls back name it through their credential, which carries the trace it was minted in (`incoming`'s fallback).
 """
 
 from __future__ import annotations
@@ -157,14 +158,23 @@ def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str,
         yield current
 
 
+def fields(stored: object) -> dict[str, str]:
+    """The W3C fields in what was read back from storage (a credential's record or claims), nothing else."""
+    if not isinstance(stored, Mapping):
+        return {}
+    return {key: value for key, value in stored.items() if key in FIELDS and isinstance(value, str)}
+
+
 @contextlib.contextmanager
-def incoming(headers: Iterable[tuple[bytes, bytes]]) -> Iterator[None]:
-    """Serve an HTTP request under the trace its `traceparent`/`tracestate` headers name, where it sent them; the
-    trace context of an MCP request's `_meta` (SEP-414) is read by the SDK's span and wins for that request."""
+def incoming(headers: Iterable[tuple[bytes, bytes]], fallback: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Serve an HTTP request under the trace its `traceparent`/`tracestate` headers name, where it sent them, else
+    under `fallback` (the trace its caller's credential was minted in: an agent's, decision 0066); the trace context
+    of an MCP request's `_meta` (SEP-414) is read by the SDK's span and wins over both for that request."""
     if not _on:
         yield
         return
     carrier = {key.decode("latin-1"): value.decode("latin-1") for key, value in headers if key in _TRACE_HEADERS}
+    carrier = carrier or dict(fallback or {})
     if not carrier:
         yield
         return

@@ -15,6 +15,7 @@ from typing import Any
 
 from jarvis.api.registry.v1 import oauth_pb2 as pb
 from jarvis.api.registry.v1 import oauth_pb2_grpc as pb_grpc
+from jarvis.common import tracing
 from jarvis.common.errors import NotFound
 from jarvis.common.grpc_client import sync_call, sync_channel
 from jarvis.common.internal_plane import InternalPlane
@@ -51,6 +52,8 @@ class RegistryOwners:
             "session_id": session_id,
             "run_id": run_id,
             "issued_at": now,
+            # The run's trace: the agent's calls back into Jarvis with this credential join it (decision 0066).
+            "trace": tracing.carrier(),
         }
         record = pb.OAuthRecord(
             kind="agent",
