@@ -1,7 +1,8 @@
 """Traces to the last hop (issue 50 test 3, decision 0066): a schedule's fire, its run, the session it spawns and that
 agent's tool call back into Jarvis are one trace, though the agent sends no trace context of its own (as agent CLIs'
 MCP clients do not). The run's credential (`jva_`, which the agent sends on every call) was minted in the run's span;
-Jarvis parents a request made with it to that span.
+Jarvis parents a request made with it to that span. Likewise a session a person spawns: its JWT credential carries the
+trace of her `session` call.
 
 A real `jarvis up` with sign-in (alice owns the schedule, so its runs carry a credential for her) exports real
 OTLP/HTTP (tests/support/otlp_receiver.py). The fake agent, in a container without a network on the real Docker
@@ -61,6 +62,12 @@ def ancestry(span: ReceivedSpan, spans: list[ReceivedSpan]) -> list[str]:
     return names
 
 
+def only(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, (name, [s.name for s in spans])
+    return found[0]
+
+
 def agent_said(jarvis: RunningJarvis, token: str, project: str, session_id: str) -> str:
     page = {"action": "events", "project_id": project, "session_id": session_id, "wait": 2}
     return json.dumps(result(call(jarvis, token, "session", page))["events"])
@@ -114,3 +121,35 @@ def test_an_agents_call_back_into_jarvis_is_in_the_trace_of_the_fire_that_starte
     tokens = [s for s in spans if "jva_" in json.dumps(s.attributes)]
     assert not tokens, tokens  # the credential that carried the trace is in no attribute
     assert not any(prompt in json.dumps(s.attributes) for s in spans)
+
+
+def test_an_agent_a_person_spawned_calls_back_in_the_trace_of_the_spawn(traced: tuple[RunningJarvis, Receiver]) -> None:
+    """The session's JWT credential carries the trace of alice's `session` call that spawned it."""
+    jarvis, receiver = traced
+    alice = signed_in(jarvis, "alice", URL, "orchestrator")
+    port = jarvis.url("").rsplit(":", 1)[1].strip("/")
+    allowed = {"action": "create", "name": "spawned-agent", "egress_allow": [f"{HOST}:{port}"]}
+    project = result(call(jarvis, alice, "project", allowed))["created"]["id"]
+    spawn = {"action": "spawn", "project_id": project, "prompt": f"call http://{HOST}:{port}{URL} session list"}
+    spawned_at = time.time_ns()
+    session_id = result(call(jarvis, alice, "session", spawn))["session"]["id"]
+
+    def agents_call() -> ReceivedSpan | None:
+        with receiver.lock:
+            spans = list(receiver.spans)
+        # Alice's requests begin traces of their own (she sends none); the agent's continues one.
+        return next(
+            (s for s in spans if s.name == "tools/call session" and s.parent_id and s.start_ns > spawned_at), None
+        )
+
+    deadline = time.monotonic() + 60
+    while (served := agents_call()) is None:
+        said = agent_said(jarvis, alice, project, session_id)
+        assert time.monotonic() < deadline, f"no call of the agent's in a spawn's trace; the agent said {said}"
+        time.sleep(0.5)
+    spans = receiver.trace(served.trace_id)
+    chain = ancestry(served, spans)
+    # The agent's request, under the span its credential was minted in, in the pipeline of alice's spawn call.
+    assert (chain[0], chain[-2:]) == ("tools/call session", ["call session", "tools/call session"]), chain
+    spawned = only(spans, "runtime/SpawnSession")
+    assert served.parent_id == spawned.parent_id  # the spawn's gRPC call is the sibling of the agent's call
