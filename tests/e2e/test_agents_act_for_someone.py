@@ -71,6 +71,20 @@ def refused(answer: httpx2.Response) -> bool:
     )
 
 
+def enable(jarvis: RunningJarvis, account: str) -> None:
+    """Enable `account` again, and wait until Jarvis lets them in: each process reads a person's standing at most once
+    per JARVIS_AGGREGATOR_TOKEN_CACHE_SECONDS, so the next test's first call must not meet the cached "disabled"."""
+    jarvis.cli("user", "enable", account)
+    token = signed_in(jarvis, account, URL, "orchestrator")
+    opening = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": opening}
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    deadline = time.monotonic() + 15
+    while httpx2.post(jarvis.url(URL), json=hello, headers=headers, timeout=30).status_code == 401:
+        assert time.monotonic() < deadline, f"{account} was still refused 15 s after being enabled"
+        time.sleep(0.2)
+
+
 def agent_environment(jarvis: RunningJarvis, token: str, project_id: str) -> dict[str, str]:
     ran = result(call(jarvis, token, "container", {"action": "exec", "project_id": project_id, "command": AGENT_ENV}))
     pairs = (line.partition("=") for line in str(ran["stdout"]).splitlines())
@@ -141,7 +155,7 @@ def test_an_agent_session_acts_for_the_person_who_spawned_it(jarvis: RunningJarv
             time.sleep(0.3)
         assert "disabled" in answer.headers["www-authenticate"]
     finally:
-        jarvis.cli("user", "enable", "alice")
+        enable(jarvis, "alice")
 
 
 def test_an_agents_credential_lives_as_long_as_its_session(jarvis: RunningJarvis) -> None:
@@ -305,7 +319,7 @@ def test_a_schedule_whose_owner_is_disabled_stops_firing_and_says_why(jarvis: Ru
         assert now.get("next_fire_at") is None  # beat fires it no more
         assert "its owner alice@example.test is disabled" in now["paused_reason"]
     finally:
-        jarvis.cli("user", "enable", "alice")
+        enable(jarvis, "alice")
     # Enabled again, alice's schedule waits for someone to enable it, which clears the reason.
     assert status()["enabled"] is False
     again = result(
@@ -397,4 +411,4 @@ def test_a_scheduled_run_acts_for_the_schedules_owner(jarvis: RunningJarvis) -> 
             time.sleep(0.5)
         assert "owner alice@example.test is disabled" in why
     finally:
-        jarvis.cli("user", "enable", "alice")
+        enable(jarvis, "alice")

@@ -170,7 +170,7 @@ def test_entries_written_open_are_named_after_a_restart_with_tokens_and_connect_
             run_as_printed(running, words)
         for command in ("claude", "gemini", "opencode"):
             output = mcp_list(command, home, project)
-            assert "404" not in output, output
+            assert not re.search(r"\b404\b", output), output  # an HTTP 404, not a port ending in 404
             assert_connected(command, output, running)
         running = restart(running, "--require-auth")
         assert refresh_commands(running) == []  # every entry carries its token now
@@ -198,7 +198,7 @@ def test_with_sign_in_only_clients_that_cannot_sign_in_are_named_and_the_others_
         assert all("headers" not in claude[entry] for entry in ENTRIES)
         for command in ("claude", "opencode"):
             output = mcp_list(command, home, project)
-            assert "404" not in output, output
+            assert not re.search(r"\b404\b", output), output  # an HTTP 404, not a port ending in 404
             for entry in ENTRIES:
                 assert re.search(NEEDS_AUTHENTICATION[command].format(re.escape(entry)), output, re.MULTILINE), output
         assert_connected("gemini", mcp_list("gemini", home, project), running)

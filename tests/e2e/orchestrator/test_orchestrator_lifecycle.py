@@ -139,7 +139,7 @@ async def test_crash_leaves_no_orphans(tmp_path: Path, image: str, engine: docke
         while time.monotonic() < deadline and len(managed(engine, data)) > 1:
             time.sleep(0.2)
         assert [c.id for c in managed(engine, data)] == [started["id"]]
-        assert orphan.id not in {c.id for c in engine.containers.list(all=True)}
+        assert orphan.id not in {c.id for c in engine.containers.list(all=True, sparse=True)}
         async with mcp_client(running.url(URL)) as client:
             again = result_json(await client.call_tool("project", {"action": "get", "project_id": project["id"]}))
         assert again["container"]["id"] == started["id"]

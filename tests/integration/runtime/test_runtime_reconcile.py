@@ -111,7 +111,7 @@ def test_restart_after_sigkill_removes_orphans_and_readopts(
 
         remaining = engine.containers.list(all=True, filters={"label": f"jarvis.runtime.instance={instance}"})
         assert [c.id for c in remaining] == [container.id]
-        assert orphan.id not in {c.id for c in engine.containers.list(all=True)}
+        assert orphan.id not in {c.id for c in engine.containers.list(all=True, sparse=True)}
         assert not (data / "projects" / ".staging-p0123456789ab").exists()
         adopted = stub.GetProject(pb.ProjectRef(project_id=project.id), timeout=10)
         assert adopted.container.id == container.id

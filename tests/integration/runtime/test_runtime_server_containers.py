@@ -92,9 +92,11 @@ def attach(service: Service, image: str, **fields: Any) -> Attached:
 
 
 def wait_gone(engine: docker.DockerClient, container_id: str, timeout: float = 20) -> None:
+    # Sparse: ids from one listing. A full listing inspects each container after listing them all, and one removed
+    # in between (this very container, as it goes) raised NotFound from the listing itself.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if container_id not in {c.id for c in engine.containers.list(all=True)}:
+        if container_id not in {c.id for c in engine.containers.list(all=True, sparse=True)}:
             return
         time.sleep(0.1)
     raise AssertionError(f"container {container_id[:12]} still exists after {timeout} s")
