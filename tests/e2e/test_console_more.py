@@ -73,6 +73,7 @@ async def test_a_schedule_disabled_and_triggered_from_the_page(
     assert row(driver, f"schedule-{sid}").find_elements(By.CSS_SELECTOR, ".next time")
 
     row(driver, f"schedule-{sid}").find_element(By.CLASS_NAME, "trigger").click()
+    wait_for(lambda: driver.find_elements(By.ID, "note"), "the trigger's answer")  # the form's page, once loaded
     assert driver.find_element(By.ID, "note").text == f"Schedule {sid} triggered: 1 run queued."
     got = await call(jarvis, "/mcp/orchestrator", "schedule", action="get", schedule_id=sid)
     assert len(got["recent_runs"]) == 1
@@ -84,6 +85,7 @@ async def test_a_schedule_disabled_and_triggered_from_the_page(
     assert shown.find_element(By.CLASS_NAME, "outcome").text in ("queued", "running", "succeeded", "failed")
 
     row(driver, f"schedule-{sid}").find_element(By.CLASS_NAME, "switch").click()
+    wait_for(lambda: any("disabled" in e.text for e in driver.find_elements(By.ID, "note")), "the disable's answer")
     shot("schedule-disabled")
     assert driver.find_element(By.ID, "note").text == "Schedule nightly-build is disabled."
     assert row(driver, f"schedule-{sid}").find_element(By.CLASS_NAME, "state").text == "disabled"
@@ -104,6 +106,7 @@ async def test_a_schedule_disabled_and_triggered_from_the_page(
     shot("schedule-ran")
 
     row(driver, f"schedule-{sid}").find_element(By.CLASS_NAME, "switch").click()
+    wait_for(lambda: any("enabled" in e.text for e in driver.find_elements(By.ID, "note")), "the enable's answer")
     assert row(driver, f"schedule-{sid}").find_element(By.CLASS_NAME, "state").text == "enabled"
     got = await call(jarvis, "/mcp/orchestrator", "schedule", action="get", schedule_id=sid)
     assert got["schedule"]["enabled"] is True

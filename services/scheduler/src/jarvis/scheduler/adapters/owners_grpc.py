@@ -46,15 +46,17 @@ class RegistryOwners:
     def credential(self, subject: str, project_id: str, session_id: str, run_id: str, ttl_seconds: int) -> str:
         secret = RUN_CREDENTIAL_PREFIX + secrets.token_urlsafe(32)
         now = int(time.time())
-        body = {
+        body: dict[str, object] = {
             "subject": subject,
             "project_id": project_id,
             "session_id": session_id,
             "run_id": run_id,
             "issued_at": now,
-            # The run's trace: the agent's calls back into Jarvis with this credential join it (decision 0066).
-            "trace": tracing.carrier(),
         }
+        # The run's trace, where traces are on: the agent's calls back into Jarvis with this credential join it
+        # (decision 0066). Off, the record holds nothing of it.
+        if trace := tracing.carrier():
+            body["trace"] = trace
         record = pb.OAuthRecord(
             kind="agent",
             key=hashlib.sha256(secret.encode()).hexdigest(),
