@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.support.stack import REPO, free_port, result_json
+from tests.support.stack import REPO, free_port, result_json, stop_processes
 
 TOY = REPO / "tests" / "support" / "toy_server.py"
 REFERENCE = REPO / "tests" / "support" / "reference_server.py"
@@ -74,12 +74,7 @@ def reference(record: Path, *mode: str) -> Iterator[str]:
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_processes([process], grace=10)
 
 
 def everything_server() -> list[str]:
