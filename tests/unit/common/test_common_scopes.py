@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from jarvis.common.errors import InvalidArgument
-from jarvis.common.scopes import allows, reaches_surface, reads_metrics, validate_scope, validate_scopes
+from jarvis.common.scopes import (
+    allows,
+    covers,
+    reaches_surface,
+    reads_metrics,
+    uncovered,
+    validate_scope,
+    validate_scopes,
+)
 
 
 @pytest.mark.parametrize(
@@ -136,3 +144,51 @@ def test_the_admin_surface_is_reached_by_admin_alone_and_no_scope_names_it() -> 
             validate_scope(named)
     assert allows(["admin"], "admin", "user", "list", read_only=True, admin=True)
     assert not allows(["read"], "admin", "user", "list", read_only=True, admin=True)
+
+
+@pytest.mark.parametrize(
+    ("held", "wanted"),
+    [
+        (["admin"], "*"),
+        (["*"], "orchestrator:token:create"),
+        (["jarvis"], "jarvis:jarvis_server:list"),
+        (["jarvis"], "jarvis:read"),
+        (["jarvis:read"], "jarvis:read"),
+        (["read"], "jarvis:read"),
+        (["read"], "read@p1"),
+        (["orchestrator@p1"], "orchestrator:session@p1"),
+        (["metrics"], "metrics"),
+        (["profile:web"], "profile:web"),
+    ],
+)
+def test_a_scope_covers_what_allows_no_more(held: list[str], wanted: str) -> None:
+    assert covers(held, wanted)
+
+
+@pytest.mark.parametrize(
+    ("held", "wanted"),
+    [
+        (["jarvis"], "admin"),
+        (["read"], "*"),
+        (["jarvis:read"], "jarvis"),
+        (["jarvis:read"], "jarvis:jarvis_server"),
+        (["read"], "jarvis"),
+        (["jarvis"], "read"),
+        (["orchestrator@p1"], "orchestrator"),
+        (["orchestrator@p1"], "orchestrator@p2"),
+        (["read@p1"], "read"),
+        (["read"], "metrics"),
+        (["metrics"], "read"),
+        (["profile:web"], "profile"),
+        (["jarvis:jarvis_server:list"], "jarvis:jarvis_server"),
+    ],
+)
+def test_a_scope_does_not_cover_more_than_it_allows(held: list[str], wanted: str) -> None:
+    assert not covers(held, wanted)
+
+
+def test_uncovered_names_what_a_token_would_add() -> None:
+    assert uncovered(["jarvis", "read"], ["jarvis:jarvis_server", "orchestrator", "jarvis:read", "admin"]) == [
+        "orchestrator",
+        "admin",
+    ]

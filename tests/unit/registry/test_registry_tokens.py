@@ -104,3 +104,16 @@ def test_create_rejects_bad_input(registry: Registry, name: str, scopes: list[st
         registry.tokens.create(name, scopes, expires)
     with registry.db.read() as session:
         assert session.scalars(select(TokenRow)).all() == []
+
+
+def test_a_persons_token_names_them_and_only_they_list_or_revoke_it(registry: Registry) -> None:
+    alices, _ = registry.tokens.create("laptop", ["jarvis"], owner="sub-alice")
+    machines, _ = registry.tokens.create("ci", ["read"])
+    assert alices.owner == "sub-alice" and machines.owner == ""
+    assert [t.id for t in registry.tokens.list(owner="sub-alice")] == [alices.id]
+    assert [t.id for t in registry.tokens.list(owner="")] == [machines.id]
+    assert {t.id for t in registry.tokens.list()} == {alices.id, machines.id}
+    with pytest.raises(NotFound):  # bob names alice's token: not found, and it stays live
+        registry.tokens.revoke(alices.id, owner="sub-bob")
+    assert registry.tokens.list(owner="sub-alice")[0].revoked_at is None
+    assert registry.tokens.revoke(alices.id, owner="sub-alice").revoked_at is not None

@@ -335,19 +335,25 @@ class FakeRegistry(Service):
 
     # Tokens
 
-    async def create_token(self, name: str, scopes: list[str], expires_in_seconds: int = 0) -> TokenCreated:
-        self.asked("create_token", name=name, scopes=scopes, expires_in_seconds=expires_in_seconds)
+    async def create_token(
+        self, name: str, scopes: list[str], expires_in_seconds: int = 0, owner: str = ""
+    ) -> TokenCreated:
+        self.asked("create_token", name=name, scopes=scopes, expires_in_seconds=expires_in_seconds, owner=owner)
         number = next(self._ids)
-        token = TokenView(id=f"tok{number}", name=name, prefix=f"jv_{number}", scopes=scopes)
+        token = TokenView(id=f"tok{number}", name=name, prefix=f"jv_{number}", scopes=scopes, owner=owner)
         self.tokens[token.id] = token
         return TokenCreated(token, secret=f"jv_{number}_secret")
 
-    async def list_tokens(self, include_revoked: bool = False) -> list[TokenView]:
-        return [t for t in self.tokens.values() if include_revoked or t.revoked_at is None]
+    async def list_tokens(self, include_revoked: bool = False, owner: str | None = None) -> list[TokenView]:
+        return [
+            t
+            for t in self.tokens.values()
+            if (include_revoked or t.revoked_at is None) and (owner is None or t.owner == owner)
+        ]
 
-    async def revoke_token(self, token_id: str) -> TokenView:
+    async def revoke_token(self, token_id: str, owner: str | None = None) -> TokenView:
         self.asked("revoke_token", token_id=token_id)
-        if token_id not in self.tokens:
+        if token_id not in self.tokens or (owner is not None and self.tokens[token_id].owner != owner):
             raise NotFound(f"token '{token_id}' not found")
         self.tokens[token_id] = replace(self.tokens[token_id], revoked_at="2026-01-01T00:00:00Z")
         return self.tokens[token_id]

@@ -120,17 +120,22 @@ class RegistryAdmin(RegistryBase):
 
     # Tokens
 
-    async def create_token(self, name: str, scopes: list[str], expires_in_seconds: int = 0) -> TokenCreated:
-        request = registry_pb2.CreateTokenRequest(name=name, scopes=scopes, expires_in_seconds=expires_in_seconds)
+    async def create_token(
+        self, name: str, scopes: list[str], expires_in_seconds: int = 0, owner: str = ""
+    ) -> TokenCreated:
+        request = registry_pb2.CreateTokenRequest(
+            name=name, scopes=scopes, expires_in_seconds=expires_in_seconds, owner=owner
+        )
         response = await self._call(self._registry.CreateToken, request)
         return TokenCreated(token=token_view(response.token), secret=response.secret)
 
-    async def list_tokens(self, include_revoked: bool = False) -> list[TokenView]:
-        request = registry_pb2.ListTokensRequest(include_revoked=include_revoked)
+    async def list_tokens(self, include_revoked: bool = False, owner: str | None = None) -> list[TokenView]:
+        request = registry_pb2.ListTokensRequest(include_revoked=include_revoked, owner=owner)
         return [token_view(t) for t in (await self._call(self._registry.ListTokens, request)).tokens]
 
-    async def revoke_token(self, token_id: str) -> TokenView:
-        return token_view(await self._call(self._registry.RevokeToken, registry_pb2.RevokeTokenRequest(id=token_id)))
+    async def revoke_token(self, token_id: str, owner: str | None = None) -> TokenView:
+        request = registry_pb2.RevokeTokenRequest(id=token_id, owner=owner)
+        return token_view(await self._call(self._registry.RevokeToken, request))
 
     async def verify_token(self, secret: str) -> TokenView:
         return token_view(await self._call(self._registry.VerifyToken, registry_pb2.VerifyTokenRequest(secret=secret)))

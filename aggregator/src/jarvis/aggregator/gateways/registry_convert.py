@@ -138,6 +138,7 @@ def token_view(token: registry_pb2.Token) -> TokenView:
         expires_at=timestamp(token, "expires_at"),
         revoked_at=timestamp(token, "revoked_at"),
         last_used_at=timestamp(token, "last_used_at"),
+        owner=token.owner,
     )
 
 

@@ -235,6 +235,7 @@ class TokenView:
     expires_at: str | None = None
     revoked_at: str | None = None
     last_used_at: str | None = None
+    owner: str = ""  # the person it acts for (their subject); "" for a machine's token
 
 
 @dataclass(frozen=True)

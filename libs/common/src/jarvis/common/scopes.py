@@ -165,3 +165,41 @@ def reaches_surface(scopes: Iterable[str], surface: str) -> bool:
 def reads_metrics(scopes: Iterable[str]) -> bool:
     """Whether `scopes` may read the aggregator's /metrics where it needs a token: `metrics`, `admin` or `*`."""
     return any(s in (METRICS, ADMIN, ALL) for s in scopes)
+
+
+def covers(held: Iterable[str], wanted: str) -> bool:
+    """Whether `held` allows every call `wanted` allows, so that a token made with `wanted` by someone holding `held`
+    can do nothing its maker cannot. Judged on the grammar alone, without the tools: `read` does not cover
+    `<surface>:<tool>:<action>` even where that action only reads (refused where made; ask for `read` instead)."""
+    base, _, project = wanted.partition(PROJECT_SEPARATOR)
+    parts = tuple(base.split(":"))
+    for held_scope in held:
+        scope, _, bound = held_scope.partition(PROJECT_SEPARATOR)
+        if scope in (ADMIN, ALL):
+            return True
+        if bound and bound != project:  # a scope bound to a project covers only scopes bound to it
+            continue
+        if base in (ADMIN, ALL):
+            continue
+        if base == METRICS or scope == METRICS:
+            if base == scope:
+                return True
+            continue
+        if scope == READ:
+            if base == READ or (len(parts) == 2 and parts[1] == READ):
+                return True
+            continue
+        held_parts = tuple(scope.split(":"))
+        if held_parts == (parts[0], READ):
+            if parts[1:] == (READ,):
+                return True
+            continue
+        if base != READ and parts[: len(held_parts)] == held_parts:
+            return True
+    return False
+
+
+def uncovered(held: Iterable[str], wanted: Iterable[str]) -> list[str]:
+    """The scopes of `wanted` that `held` does not cover (`covers`), in their order."""
+    held = tuple(held)
+    return [w for w in wanted if not covers(held, w)]

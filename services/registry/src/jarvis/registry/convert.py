@@ -114,6 +114,7 @@ def token_to_pb(token: records.Token) -> pb.Token:
         expires_at=timestamp(token.expires_at),
         revoked_at=timestamp(token.revoked_at),
         last_used_at=timestamp(token.last_used_at),
+        owner=token.owner,
     )
 
 

@@ -216,15 +216,19 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     # ------------------------------------------------------------ tokens
 
     def CreateToken(self, request: pb.CreateTokenRequest, context: grpc.ServicerContext) -> pb.CreateTokenResponse:
-        token, secret = self._registry.tokens.create(request.name, request.scopes, request.expires_in_seconds)
+        token, secret = self._registry.tokens.create(
+            request.name, request.scopes, request.expires_in_seconds, owner=request.owner
+        )
         return pb.CreateTokenResponse(token=convert.token_to_pb(token), secret=secret)
 
     def ListTokens(self, request: pb.ListTokensRequest, context: grpc.ServicerContext) -> pb.ListTokensResponse:
-        tokens = self._registry.tokens.list(request.include_revoked)
+        owner = request.owner if request.HasField("owner") else None
+        tokens = self._registry.tokens.list(request.include_revoked, owner=owner)
         return pb.ListTokensResponse(tokens=[convert.token_to_pb(t) for t in tokens])
 
     def RevokeToken(self, request: pb.RevokeTokenRequest, context: grpc.ServicerContext) -> pb.Token:
-        return convert.token_to_pb(self._registry.tokens.revoke(request.id))
+        owner = request.owner if request.HasField("owner") else None
+        return convert.token_to_pb(self._registry.tokens.revoke(request.id, owner=owner))
 
     def VerifyToken(self, request: pb.VerifyTokenRequest, context: grpc.ServicerContext) -> pb.Token:
         return convert.token_to_pb(self._registry.tokens.verify(request.secret))

@@ -1522,10 +1522,13 @@ class Token(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _builtins.int
     REVOKED_AT_FIELD_NUMBER: _builtins.int
     LAST_USED_AT_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     prefix: _builtins.str
     """first characters of the secret, to recognise it"""
+    owner: _builtins.str
+    """the person it acts for (their subject); empty for a machine's token"""
     @_builtins.property
     def scopes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1547,10 +1550,11 @@ class Token(_message.Message):
         expires_at: _timestamp_pb2.Timestamp | None = ...,
         revoked_at: _timestamp_pb2.Timestamp | None = ...,
         last_used_at: _timestamp_pb2.Timestamp | None = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "last_used_at", b"last_used_at", "revoked_at", b"revoked_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "id", b"id", "last_used_at", b"last_used_at", "name", b"name", "prefix", b"prefix", "revoked_at", b"revoked_at", "scopes", b"scopes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "id", b"id", "last_used_at", b"last_used_at", "name", b"name", "owner", b"owner", "prefix", b"prefix", "revoked_at", b"revoked_at", "scopes", b"scopes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1563,9 +1567,12 @@ class CreateTokenRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     SCOPES_FIELD_NUMBER: _builtins.int
     EXPIRES_IN_SECONDS_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     expires_in_seconds: _builtins.int
     """0 means never"""
+    owner: _builtins.str
+    """the person it acts for; empty for a machine's token"""
     @_builtins.property
     def scopes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -1574,10 +1581,11 @@ class CreateTokenRequest(_message.Message):
         name: _builtins.str = ...,
         scopes: _abc.Iterable[_builtins.str] | None = ...,
         expires_in_seconds: _builtins.int = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_in_seconds", b"expires_in_seconds", "name", b"name", "scopes", b"scopes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_in_seconds", b"expires_in_seconds", "name", b"name", "owner", b"owner", "scopes", b"scopes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1612,17 +1620,23 @@ class ListTokensRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INCLUDE_REVOKED_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     include_revoked: _builtins.bool
+    owner: _builtins.str
+    """only this person's tokens ("": only machines'); every token when unset"""
     def __init__(
         self,
         *,
         include_revoked: _builtins.bool = ...,
+        owner: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "owner", b"owner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_revoked", b"include_revoked"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "include_revoked", b"include_revoked", "owner", b"owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__owner: _TypeAlias = _typing.Literal["owner"]  # noqa: Y015
+    _WhichOneofArgType__owner: _TypeAlias = _typing.Literal["_owner", b"_owner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__owner) -> _WhichOneofReturnType__owner | None: ...
 
 Global___ListTokensRequest: _TypeAlias = ListTokensRequest  # noqa: Y015
 
@@ -1651,17 +1665,23 @@ class RevokeTokenRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ID_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
+    owner: _builtins.str
+    """revoke only if the token is this person's (else NOT_FOUND)"""
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
+        owner: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "owner", b"owner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "id", b"id", "owner", b"owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__owner: _TypeAlias = _typing.Literal["owner"]  # noqa: Y015
+    _WhichOneofArgType__owner: _TypeAlias = _typing.Literal["_owner", b"_owner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__owner) -> _WhichOneofReturnType__owner | None: ...
 
 Global___RevokeTokenRequest: _TypeAlias = RevokeTokenRequest  # noqa: Y015
 

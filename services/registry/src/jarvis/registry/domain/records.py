@@ -121,6 +121,7 @@ class Token:
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    owner: str = ""  # the person it acts for; "" for a machine's token
 
 
 @dataclass(frozen=True)

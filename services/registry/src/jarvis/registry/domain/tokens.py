@@ -37,8 +37,11 @@ class Tokens:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def create(self, name: str, scopes: Iterable[str], expires_in_seconds: int = 0) -> tuple[Token, str]:
-        """The new token and its secret; the secret is not stored and cannot be shown again."""
+    def create(
+        self, name: str, scopes: Iterable[str], expires_in_seconds: int = 0, *, owner: str = ""
+    ) -> tuple[Token, str]:
+        """The new token and its secret; the secret is not stored and cannot be shown again. `owner` is the person it
+        acts for (their subject), "" for a machine's: what the owner may do is checked where it is used."""
         name = name.strip()
         if not name or len(name) > 200:
             raise InvalidArgument("token name is required (1-200 characters), e.g. 'ci' or 'alice-laptop'")
@@ -55,24 +58,29 @@ class Tokens:
             scopes=list(checked),
             created_at=now,
             expires_at=now + timedelta(seconds=expires_in_seconds) if expires_in_seconds else None,
+            owner=owner.strip()[:300],
         )
         with self._db.write() as session:
             session.add(row)
             session.flush()
             return token_from_row(row), secret
 
-    def list(self, include_revoked: bool = False) -> list[Token]:
+    def list(self, include_revoked: bool = False, *, owner: str | None = None) -> list[Token]:
+        """Every token, or only `owner`'s ("" for machines' tokens)."""
         query = select(TokenRow).order_by(TokenRow.created_at, TokenRow.id)
+        if owner is not None:
+            query = query.where(TokenRow.owner == owner)
         if not include_revoked:
             query = query.where(TokenRow.revoked_at.is_(None))
         with self._db.read() as session:
             return [token_from_row(r) for r in session.scalars(query)]
 
-    def revoke(self, token_id: str) -> Token:
-        """Revoke a token; revoking it again keeps the first revocation time."""
+    def revoke(self, token_id: str, *, owner: str | None = None) -> Token:
+        """Revoke a token (with `owner`, only if it is theirs: another's is not found, so an id reveals nothing);
+        revoking it again keeps the first revocation time."""
         with self._db.write() as session:
             row = session.get(TokenRow, token_id.strip())
-            if row is None:
+            if row is None or (owner is not None and row.owner != owner):
                 raise NotFound(f"token '{token_id}' not found; ListTokens shows token ids")
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
@@ -120,4 +128,5 @@ def token_from_row(row: TokenRow) -> Token:
         expires_at=row.expires_at,
         revoked_at=row.revoked_at,
         last_used_at=row.last_used_at,
+        owner=row.owner,
     )

@@ -101,6 +101,8 @@ class TokenRow(Base):
     expires_at: Mapped[datetime | None] = mapped_column()
     revoked_at: Mapped[datetime | None] = mapped_column()
     last_used_at: Mapped[datetime | None] = mapped_column()
+    # The person the token acts for (their subject at the team's provider); "" for a machine's token.
+    owner: Mapped[str] = mapped_column(String(300), default="", server_default="", index=True)
 
 
 class OAuthRecordRow(Base):
