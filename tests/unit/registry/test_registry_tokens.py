@@ -109,7 +109,8 @@ def test_create_rejects_bad_input(registry: Registry, name: str, scopes: list[st
 def test_a_persons_token_names_them_and_only_they_list_or_revoke_it(registry: Registry) -> None:
     alices, _ = registry.tokens.create("laptop", ["jarvis"], owner="sub-alice")
     machines, _ = registry.tokens.create("ci", ["read"])
-    assert alices.owner == "sub-alice" and machines.owner == ""
+    assert alices.owner == "sub-alice"
+    assert machines.owner == ""
     assert [t.id for t in registry.tokens.list(owner="sub-alice")] == [alices.id]
     assert [t.id for t in registry.tokens.list(owner="")] == [machines.id]
     assert {t.id for t in registry.tokens.list()} == {alices.id, machines.id}
