@@ -68,8 +68,10 @@ def call(
     trace_id: str,
     *,
     in_header: bool = False,
+    http: httpx2.Client | None = None,
 ) -> Any:
-    """A 2026-07-28 tools/call whose `_meta` (SEP-414), or else its HTTP headers, carry the client's trace context."""
+    """A 2026-07-28 tools/call whose `_meta` (SEP-414), or else its HTTP headers, carry the client's trace context;
+    on `http`'s connection where given (one worker's, where there are several)."""
     parent = f"00-{trace_id}-{CLIENT_SPAN}-01"
     meta = {
         PROTOCOL_VERSION_META_KEY: MODERN,
@@ -94,7 +96,7 @@ def call(
     }
     if in_header:
         headers["traceparent"] = parent
-    answer = httpx2.post(jarvis.url(path), content=json.dumps(body), headers=headers, timeout=30).json()
+    answer = (http or httpx2).post(jarvis.url(path), content=json.dumps(body), headers=headers, timeout=30).json()
     assert "result" in answer, answer
     return answer["result"]
 
@@ -232,22 +234,32 @@ def test_a_traceparent_header_is_the_parent_where_meta_has_none(traced: tuple[Ru
     assert named(spans, "tools/call tr__echo").parent_id == CLIENT_SPAN
 
 
-def test_a_slow_calls_latency_bucket_names_its_trace(traced: tuple[RunningJarvis, Receiver, str]) -> None:
-    jarvis, receiver, admin = traced
-    trace_id = new_trace()
-    call(jarvis, admin, "/mcp/profile/tr", "tr__slow", {"seconds": 0.6}, trace_id)
-    receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
-    headers = {"authorization": f"Bearer {admin}", "accept": "application/openmetrics-text; version=1.0.0"}
-    answer = httpx2.get(jarvis.url("/metrics"), headers=headers, timeout=30)
+def exemplar_buckets(jarvis: RunningJarvis, token: str, trace_id: str, http: httpx2.Client | None = None) -> list[str]:
+    """The `tr` server's latency buckets whose exemplar names `trace_id`, in an OpenMetrics scrape (as Prometheus
+    asks for it); on `http`'s connection where given."""
+    headers = {"authorization": f"Bearer {token}", "accept": "application/openmetrics-text; version=1.0.0"}
+    answer = (http or httpx2).get(jarvis.url("/metrics"), headers=headers, timeout=30)
     assert answer.headers["content-type"].startswith("application/openmetrics-text")
-    buckets = [
+    return [
         line
         for line in answer.text.splitlines()
         if line.startswith("jarvis_downstream_call_seconds_bucket{")
         and 'server="tr"' in line
         and f'trace_id="{trace_id}"' in line
     ]
-    assert buckets, [line for line in answer.text.splitlines() if "downstream_call_seconds_bucket" in line]
+
+
+def exemplar_value(bucket: str) -> float:
+    """The observed latency an exemplar line carries (`... # {trace_id="..."} <value> <timestamp>`)."""
+    return float(bucket.split(" # ")[1].split()[1])
+
+
+def test_a_slow_calls_latency_bucket_names_its_trace(traced: tuple[RunningJarvis, Receiver, str]) -> None:
+    jarvis, receiver, admin = traced
+    trace_id = new_trace()
+    call(jarvis, admin, "/mcp/profile/tr", "tr__slow", {"seconds": 0.6}, trace_id)
+    receiver.wait_for(lambda s: any(x.name == "backend tr" for x in s), trace_id)
+    buckets = exemplar_buckets(jarvis, admin, trace_id)
+    assert buckets
     # The exemplar sits in the bucket its call's latency fell in: at least the 0.6 s the server slept.
-    value = float(buckets[0].split(" # ")[1].split()[1])
-    assert value >= 0.6
+    assert exemplar_value(buckets[0]) >= 0.6

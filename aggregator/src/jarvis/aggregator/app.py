@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -349,6 +349,7 @@ class Aggregator:
         scope `metrics` or admin (MetricsAccess)."""
         if self.metrics_access is not None and (refusal := await self.metrics_access.refusal(request)):
             return refusal
-        if self.worker_metrics is not None:  # merged from the workers' text files: no exemplars
-            return Response(await asyncio.to_thread(self.worker_metrics.render), media_type=CONTENT_TYPE_LATEST)
-        return exposition(self.metrics_registry, request.headers.get("accept", ""))
+        accept = request.headers.get("accept", "")
+        if (workers := self.worker_metrics) is not None:  # merged from the workers' files, exemplars kept
+            return await asyncio.to_thread(lambda: exposition(workers.merged(), accept))
+        return exposition(self.metrics_registry, accept)
