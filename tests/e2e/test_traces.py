@@ -182,6 +182,15 @@ def test_a_streamable_http_server_gets_the_trace_in_its_headers_and_its_meta(
     steps = [named(spans, step) for step in ("scope", "rate limit", "withheld", "consent")]
     assert steps[0].parent_id == pipeline.span_id
     assert backend.parent_id == steps[-1].span_id
+    # The registry's part: no registry call is on this call's path (the profile and server are known), but its audit
+    # record goes to the registry in a batch (usage.py), whose RecordUsage span links to the call's span, and whose
+    # registry-side span is that client span's child: the context crossed gRPC.
+    recording = receiver.linking_to(pipeline)
+    assert (recording.name, recording.kind) == ("registry/RecordUsage", CLIENT_KIND)
+    assert recording.attributes["rpc.system"] == "grpc"
+    batch = receiver.wait_for(lambda s: any(x.parent_id == recording.span_id for x in s), recording.trace_id)
+    served = [s for s in batch if s.parent_id == recording.span_id]
+    assert [(s.kind, s.attributes["rpc.method"]) for s in served] == [(SERVER_KIND, "RecordUsage")], served
 
 
 def test_arguments_appear_by_name_only_and_a_refusal_sets_the_status(

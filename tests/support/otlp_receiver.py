@@ -33,6 +33,7 @@ class ReceivedSpan:
     status_message: str
     start_ns: int = 0
     end_ns: int = 0
+    links: tuple[tuple[str, str], ...] = ()  # (trace id, span id) of each span this one links to
 
 
 def _value(value: AnyValue) -> Any:
@@ -65,6 +66,7 @@ class Receiver:
                         span.status.message,
                         span.start_time_unix_nano,
                         span.end_time_unix_nano,
+                        tuple((link.trace_id.hex(), link.span_id.hex()) for link in span.links),
                     )
                     with self.lock:
                         self.spans.append(received)
@@ -72,6 +74,17 @@ class Receiver:
     def trace(self, trace_id: str) -> list[ReceivedSpan]:
         with self.lock:
             return [s for s in self.spans if s.trace_id == trace_id]
+
+    def linking_to(self, span: ReceivedSpan, timeout: float = 20.0) -> ReceivedSpan:
+        """The first span received that links to `span` (work done later on its behalf, as a batch's)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                found = [s for s in self.spans if (span.trace_id, span.span_id) in s.links]
+            if found:
+                return found[0]
+            time.sleep(0.1)
+        raise AssertionError(f"no span linking to {span.name} ({span.span_id}) within {timeout}s")
 
     def wait_for(
         self, found: Callable[[list[ReceivedSpan]], bool], trace_id: str, timeout: float = 20.0

@@ -13,8 +13,11 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
+from opentelemetry.trace import SpanContext
+
 from jarvis.aggregator.audit import AuditFields
 from jarvis.aggregator.views.registry import UsageEventRecord
+from jarvis.common import tracing
 from jarvis.common.errors import JarvisError
 
 log = logging.getLogger(__name__)
@@ -25,12 +28,13 @@ log = logging.getLogger(__name__)
 BATCH = 4096
 
 
-# tool, action, ok, latency in ms, when (ns since the epoch), audit fields (None for plain counters)
-_Event = tuple[str, str, bool, float, int, AuditFields | None]
+# tool, action, ok, latency in ms, when (ns since the epoch), audit fields (None for plain counters), and where
+# traced, the recorded call's span: the batch's RecordUsage span links to it
+_Event = tuple[str, str, bool, float, int, AuditFields | None, SpanContext | None]
 
 
 def _record(event: _Event) -> UsageEventRecord:
-    tool, action, ok, latency_ms, at_ns, audit = event
+    tool, action, ok, latency_ms, at_ns, audit, _ = event
     if audit is None:
         return UsageEventRecord(tool, action, ok, latency_ms, at_ns)
     return UsageEventRecord(
@@ -73,7 +77,7 @@ class UsageRecorder:
             # The registry is unreachable for long: keep memory bounded, count what is lost.
             self.dropped += 1
             return
-        self._events.append((tool, action, ok, latency_ms, time.time_ns(), audit))
+        self._events.append((tool, action, ok, latency_ms, time.time_ns(), audit, tracing.linked()))
         if len(self._events) >= BATCH:
             self._full.set()
 
@@ -89,8 +93,12 @@ class UsageRecorder:
             pending, self._events = self._events, []
             for start in range(0, len(pending), BATCH):
                 batch = pending[start : start + BATCH]
+                # Where traced, the batch's RecordUsage span links to each traced call it records (the first
+                # tracing.MAX_LINKS): a trace viewer goes from a call to the registry write of its audit record.
+                linked = [event[6] for event in batch if event[6] is not None]
                 try:
-                    await self._registry.record_usage(map(_record, batch))
+                    with tracing.linking(linked):
+                        await self._registry.record_usage(map(_record, batch))
                 except JarvisError as exc:
                     log.warning("usage not recorded yet; will retry", extra={"events": len(batch), "error": str(exc)})
                     self._events[:0] = pending[start : start + max(0, self._max - len(self._events))]

@@ -10,6 +10,8 @@ Context travels as W3C `traceparent`/`tracestate`: over gRPC in the call's metad
 to downstream MCP servers in the request's `_meta` (SEP-414) and, over HTTP, its headers (`inject`), in a queued
 task's headers (`carrier`, `continued`), and to an agent's process in its environment (`environment`); an agent's
 calls back name it through their credential, which carries the trace it was minted in (`incoming`'s fallback).
+Work done later for many calls at once (a batch of usage records) links to each call's span instead (`linked`,
+`linking`): OpenTelemetry's convention for batches, since a span has one parent.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import context, propagate, trace
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +35,11 @@ TRACER = "jarvis"
 FIELDS = ("traceparent", "tracestate")  # W3C trace context: HTTP headers, `_meta` keys, a queued task's headers
 _TRACE_HEADERS = tuple(field.encode() for field in FIELDS)
 
+# The SDK's default limit of links per span (OTEL_SPAN_LINK_COUNT_LIMIT): it would drop the rest anyway.
+MAX_LINKS = 128
+
 _on = False  # set once, by `configure`, where an endpoint is set
+_links: ContextVar[tuple[SpanContext, ...]] = ContextVar("jarvis_span_links", default=())
 
 
 def enabled() -> bool:
@@ -85,10 +92,28 @@ def tracer() -> trace.Tracer:
 def exemplar() -> dict[str, str] | None:
     """The current sampled span's trace id, as a latency histogram's exemplar (OpenMetrics): a dashboard's slow bucket
     then links to its trace. None when tracing is off or the span is not sampled."""
+    current = linked()
+    return None if current is None else {"trace_id": f"{current.trace_id:032x}"}
+
+
+def linked() -> SpanContext | None:
+    """The current sampled span's context, for work done later on this call's behalf (a batch that records it) to
+    link to; None when tracing is off or the span is not sampled (it is never exported: nothing to link to)."""
     if not _on:
         return None
     current = trace.get_current_span().get_span_context()
-    return {"trace_id": f"{current.trace_id:032x}"} if current.is_valid and current.trace_flags.sampled else None
+    return current if current.is_valid and current.trace_flags.sampled else None
+
+
+@contextlib.contextmanager
+def linking(spans: Sequence[SpanContext]) -> Iterator[None]:
+    """The gRPC client spans opened within link to `spans` (at most MAX_LINKS): a batch's one call to a service,
+    linked to each call it carries, as OpenTelemetry has batches do, since a span has one parent."""
+    token = _links.set(tuple(spans[:MAX_LINKS]))
+    try:
+        yield
+    finally:
+        _links.reset(token)
 
 
 def inject(carrier: MutableMapping[str, Any], span: Span | None = None) -> None:
@@ -192,7 +217,10 @@ def client_span(service: str, method: str) -> Iterator[list[tuple[str, str]]]:
         yield []
         return
     attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
-    with tracer().start_as_current_span(f"{service}/{method}", kind=SpanKind.CLIENT, attributes=attributes):
+    links = [Link(linked) for linked in _links.get()]
+    with tracer().start_as_current_span(
+        f"{service}/{method}", kind=SpanKind.CLIENT, attributes=attributes, links=links
+    ):
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
         yield list(carrier.items())
