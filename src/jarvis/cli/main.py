@@ -77,6 +77,7 @@ TOKEN_COLUMNS = (
     ("name", "name"),
     ("prefix", "prefix"),
     ("scopes", "scopes"),
+    ("owner", "acts for"),
     ("created_at", "created"),
     ("expires_at", "expires"),
     ("last_used_at", "last used"),

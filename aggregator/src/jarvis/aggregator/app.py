@@ -50,6 +50,7 @@ from jarvis.aggregator.oauth.agents import AgentCredentials, RunCredentials
 from jarvis.aggregator.oauth.resource import WELL_KNOWN, ProtectedResource, signing_keys
 from jarvis.aggregator.oauth.server.admin import PeopleAdmin
 from jarvis.aggregator.oauth.server.build import build_authorization_server
+from jarvis.aggregator.oauth.server.people import People
 from jarvis.aggregator.oauth.standing import StandingCache, keep_pausing, sweep
 from jarvis.aggregator.ratelimit import Limit, RateLimiter
 from jarvis.aggregator.sessions import SessionLedger, TrackedSessionManager
@@ -205,7 +206,12 @@ class Aggregator:
             runs=RunCredentials(self.sign_in_records) if signed_in else None,
             agent_sessions=LiveAgentSessions(runtime, settings.token_cache_seconds) if runtime is not None else None,
         )
-        self.verifier = TokenVerifier(registry, ttl=settings.token_cache_seconds, resource=self.resource)
+        self.verifier = TokenVerifier(
+            registry,
+            ttl=settings.token_cache_seconds,
+            resource=self.resource,
+            people=People(self.sign_in_records) if signed_in else None,
+        )
         self.metrics_access = MetricsAccess(self.verifier, self.metrics) if settings.metrics_token_required else None
         self.app = self._build_app()
 

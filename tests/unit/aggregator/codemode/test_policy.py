@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jarvis.aggregator.codemode.limits import CodePolicy, RunLimits, ScopeLimits, within
-from jarvis.aggregator.oauth.server.people import covers
+from jarvis.common.scopes import covers
 
 POLICY = CodePolicy(
     per_scope=(

@@ -24,11 +24,14 @@ from jarvis.aggregator.console.sessions import LOCAL
 from jarvis.aggregator.console.usage import UsagePages
 from jarvis.aggregator.console.web import COOKIE, HEADERS, PATH, SIGN_IN_PURPOSE, Act, field
 from jarvis.aggregator.downstream.auth.person import person_of
+from jarvis.aggregator.oauth.server.people import narrowed
 from jarvis.aggregator.oauth.upstream import Identity
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.common.surfaces import PROFILE_PATH_PREFIX
 
 KEY_FIELD = "key:"  # a form field holding the person's value for one of a server's keys
+# The scopes My tokens offers an admin, who holds them all (others are offered their own).
+ADMIN_OFFER = ("jarvis", "orchestrator", "debug", "servers", "read", "metrics", "admin")
 
 
 DISCONNECT = Act(
@@ -49,6 +52,7 @@ class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, Profile
             Route(f"{PATH}/", self.home, methods=["GET"]),
             Route(f"{PATH}/signin", self.start_sign_in, methods=["GET"]),
             Route(f"{PATH}/logout", self.logout, methods=["POST"]),
+            Route(f"{PATH}/connect/token", self.connect_token, methods=["POST"]),
             Route(f"{PATH}/accounts", self.accounts, methods=["GET"]),
             Route(f"{PATH}/accounts/connect", self.connect, methods=["POST"]),
             Route(f"{PATH}/accounts/disconnect", self.disconnect, methods=["POST"]),
@@ -78,7 +82,7 @@ class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, Profile
         who = await self._who(request)
         if isinstance(who, Response):
             return who
-        return self._page(request, "connect.html", {"surfaces": await self._surfaces(who[1])}, who=who)
+        return self._page(request, "connect.html", await self._connect(who[1]), who=who)
 
     async def start_sign_in(self, request: Request) -> Response:
         if self.sign_in is None:
@@ -102,7 +106,9 @@ class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, Profile
 
     # -- Connect a client
 
-    async def _surfaces(self, principal: Principal) -> list[dict[str, Any]]:
+    async def _surfaces(self, principal: Principal, made: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+        """Each surface the person may use, with its config for each client. `made`: a path and the secret of the
+        token just made for it, which its configs then carry (shown this once)."""
         base = await self.base_url()
         placeholder = "<your token>" if self.tokens_required and self.sign_in is None else None
         answer = []
@@ -111,9 +117,49 @@ class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, Profile
             if name is not None and principal.may_use_surface(name):
                 url = base + path
                 entry = _entry_name(path, name)
-                links = install_links(entry, url) if placeholder is None else []
-                answer.append({"name": name, "url": url, "snippets": snippets(entry, url, placeholder), "links": links})
+                secret = made[1] if made is not None and made[0] == path else None
+                links = install_links(entry, url) if placeholder is None and secret is None else []
+                answer.append(
+                    {
+                        "name": name,
+                        "path": path,
+                        "url": url,
+                        "snippets": snippets(entry, url, secret or placeholder),
+                        "links": links,
+                        "secret": secret,
+                    }
+                )
         return answer
+
+    async def _connect(
+        self, principal: Principal, made: tuple[str, str] | None = None, error: str = ""
+    ) -> dict[str, Any]:
+        surfaces = await self._surfaces(principal, made)
+        return {"surfaces": surfaces, "may_token": self.calls.may(principal, "token", "create"), "error": error}
+
+    async def connect_token(self, request: Request) -> Response:
+        """A token for one surface's configs, as the person's own (My tokens lists it): the `token` tool's create,
+        with what the person holds of that surface, so a client that cannot sign in (or a config pasted on a
+        machine without a browser) works at once."""
+        checked = await self._form(request)
+        if isinstance(checked, Response):
+            return checked
+        session, principal, form = checked
+        path = field(form, "surface")
+        name = self.surface_at(path) if path in self.paths() else None
+        if name is None:
+            values = await self._connect(principal, error="This Jarvis serves no such surface.")
+            return self._page(request, "connect.html", values, status=400, who=(session, principal))
+        wanted = [f"profile:{name}"] if path.startswith(PROFILE_PATH_PREFIX) else [name]
+        arguments = {
+            "action": "create",
+            "name": f"{_entry_name(path, name)} config",
+            "scope": " ".join(narrowed(principal.scopes, wanted)),
+        }
+        answer = await self.calls.call(principal, "token", arguments)
+        made = (path, str(answer.payload["secret"])) if answer.ok else None
+        values = await self._connect(principal, made, error=answer.error)
+        return self._page(request, "connect.html", values, status=200 if answer.ok else 400, who=(session, principal))
 
     # -- My accounts
 
@@ -203,8 +249,11 @@ class Console(AdminPages, AgentSessionPages, PeoplePages, SchedulePages, Profile
             listed = await self.calls.call(principal, "token", {"action": "list"})
         else:
             listed = Answer(None, "Your scopes do not allow managing access tokens: that is an admin's.")
+        # The scopes offered are the person's own: a token may do no more than its maker.
+        offered = ADMIN_OFFER if principal.sees_everything else principal.scopes
         return {
             "tokens": listed.payload.get("tokens", []) if listed.ok else [],
+            "offered": offered,
             "error": listed.error,
             "may_create": self.calls.may(principal, "token", "create"),
             "may_revoke": self.calls.may(principal, "token", "revoke"),

@@ -27,7 +27,7 @@ from jarvis.aggregator.oauth.resource import USER_TOKEN_PREFIX
 from jarvis.aggregator.oauth.server.browser import BrowserSignIn
 from jarvis.aggregator.oauth.server.people import People, user_identity
 from jarvis.aggregator.oauth.upstream import Identity
-from jarvis.aggregator.tooling.principal import LOCAL_ADMIN, Principal
+from jarvis.aggregator.tooling.principal import CONSOLE, LOCAL_ADMIN, Principal
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ class ConsoleBase:
             name=identity.email or identity.name or identity.subject,
             scopes=await self.people.scopes_for(identity),
             user=identity.subject,
-            via="console",
+            via=CONSOLE,
         )
 
     async def _who(self, request: Request, *, admin: bool = False) -> tuple[Session, Principal] | Response:

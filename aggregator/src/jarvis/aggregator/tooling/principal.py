@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from jarvis.common import scopes as scope_rules
 
+CONSOLE = "console"  # a Principal's `via` in the console's browser session
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -27,6 +29,12 @@ class Principal:
     # The W3C trace context an agent's credential was minted in (its run's or spawn's): the parent of its calls that
     # name none themselves, since agent CLIs do not forward one (decision 0066).
     trace: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def at_console(self) -> bool:
+        """The person themselves, in the console's browser session (its forms carry a CSRF token): not a client's
+        or an agent's credential, nor a token minted from one. Only here may they manage their own tokens."""
+        return bool(self.user) and self.via == CONSOLE
 
     @property
     def who(self) -> str:

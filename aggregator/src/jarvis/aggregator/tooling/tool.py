@@ -29,6 +29,8 @@ class Action(Generic[P]):
     `read_only`, `destructive` and `idempotent` describe what the action does; the tool's
     annotations are derived from its actions so they can never disagree with the code.
     `admin` marks writes that define a command or image (they need the admin scope);
+    `self_service` marks an action on the caller's own records (their own tokens): a person at the console may make
+    it whatever their scopes, the handler keeping to their records; anyone else needs what the action says;
     `admin_if` marks the calls of an otherwise ordinary action that need it too, judged on the
     arguments (a custom client config path, a setting that weakens security), and `admin_why` says why those
     calls need it, for the refusal to tell the caller.
@@ -47,6 +49,7 @@ class Action(Generic[P]):
     admin: bool = False
     admin_if: Callable[[Mapping[str, Any]], bool] | None = None
     admin_why: Callable[[Mapping[str, Any]], str] | None = None
+    self_service: bool = False
     any_json: frozenset[str] = field(default=frozenset(), init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -58,7 +61,11 @@ class Action(Generic[P]):
         object.__setattr__(self, "any_json", _any_json(self.params))
 
     def needs_admin(self, args: Mapping[str, Any]) -> bool:
-        return self.admin or (self.admin_if is not None and self.admin_if(args))
+        return self.admin or self.admin_if_met(args)
+
+    def admin_if_met(self, args: Mapping[str, Any]) -> bool:
+        """Whether these arguments need admin whoever calls (`admin_if`), a self-service call included."""
+        return self.admin_if is not None and self.admin_if(args)
 
     def why_admin(self, args: Mapping[str, Any]) -> str:
         """Why these arguments need the admin scope when the action itself does not ("" if they do not)."""
@@ -178,6 +185,8 @@ class Tool:
 
     def permits(self, principal: Principal, surface: str, action: Action[Any] | None, args: Mapping[str, Any]) -> bool:
         """Whether `principal` may make this call; a `project_id` argument is checked against project-bound scopes."""
+        if action is not None and action.self_service and principal.at_console and not action.admin_if_met(args):
+            return True
         project = args.get("project_id")
         return principal.may(
             surface,

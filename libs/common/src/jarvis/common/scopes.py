@@ -167,39 +167,31 @@ def reads_metrics(scopes: Iterable[str]) -> bool:
     return any(s in (METRICS, ADMIN, ALL) for s in scopes)
 
 
-def covers(held: Iterable[str], wanted: str) -> bool:
-    """Whether `held` allows every call `wanted` allows, so that a token made with `wanted` by someone holding `held`
-    can do nothing its maker cannot. Judged on the grammar alone, without the tools: `read` does not cover
-    `<surface>:<tool>:<action>` even where that action only reads (refused where made; ask for `read` instead)."""
-    base, _, project = wanted.partition(PROJECT_SEPARATOR)
-    parts = tuple(base.split(":"))
-    for held_scope in held:
-        scope, _, bound = held_scope.partition(PROJECT_SEPARATOR)
-        if scope in (ADMIN, ALL):
-            return True
-        if bound and bound != project:  # a scope bound to a project covers only scopes bound to it
-            continue
-        if base in (ADMIN, ALL):
-            continue
-        if base == METRICS or scope == METRICS:
-            if base == scope:
-                return True
-            continue
-        if scope == READ:
-            if base == READ or (len(parts) == 2 and parts[1] == READ):
-                return True
-            continue
-        held_parts = tuple(scope.split(":"))
-        if held_parts == (parts[0], READ):
-            if parts[1:] == (READ,):
-                return True
-            continue
-        if base != READ and parts[: len(held_parts)] == held_parts:
-            return True
-    return False
+def covers_unbound(wide: str, narrow: str) -> bool:
+    """Whether the unbound scope `wide` allows all that `narrow` does (`jarvis` covers `jarvis:jarvis_server:list`
+    and `jarvis:read`; `read` covers `<surface>:read`; `admin` and `*` cover all)."""
+    if wide in (ADMIN, ALL) or wide == narrow:
+        return True
+    if narrow in (ADMIN, ALL, READ, METRICS) or wide == METRICS:
+        return False
+    if wide == READ:
+        return narrow.count(":") == 1 and narrow.endswith(":" + READ)
+    return narrow.startswith(wide + ":")
+
+
+def covers(granted: str, asked: str) -> bool:
+    """Whether the granted scope allows all that the asked one does: the same, a narrower tool or action of it,
+    or it bound to a project the granted one is not bound to (`jarvis` covers `jarvis:jarvis_server@p1`). Judged on
+    the grammar alone: `read` does not cover `<surface>:<tool>:<action>` even where that action only reads."""
+    base, _, project = granted.partition(PROJECT_SEPARATOR)
+    asked_base, _, asked_project = asked.partition(PROJECT_SEPARATOR)
+    if project and project != asked_project:
+        return False
+    return covers_unbound(base, asked_base)
 
 
 def uncovered(held: Iterable[str], wanted: Iterable[str]) -> list[str]:
-    """The scopes of `wanted` that `held` does not cover (`covers`), in their order."""
+    """The scopes of `wanted` that no scope of `held` covers, in their order: what a token made with `wanted` by
+    someone holding `held` could do that its maker cannot."""
     held = tuple(held)
-    return [w for w in wanted if not covers(held, w)]
+    return [w for w in wanted if not any(covers(h, w) for h in held)]

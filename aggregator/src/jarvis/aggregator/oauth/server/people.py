@@ -16,7 +16,17 @@ from typing import Any
 from jarvis.aggregator.gateways.oauth_state import OAuthStateGateway
 from jarvis.aggregator.oauth.upstream import Identity
 from jarvis.common.errors import InvalidArgument
-from jarvis.common.scopes import ADMIN, ALL, METRICS, PROJECT_SEPARATOR, READ, validate_scope, validate_scopes
+from jarvis.common.scopes import (
+    ADMIN,
+    ALL,
+    METRICS,
+    PROJECT_SEPARATOR,
+    READ,
+    covers,
+    covers_unbound,
+    validate_scope,
+    validate_scopes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,28 +113,6 @@ class People:
         return tuple(granted)
 
 
-def _base_covers(wide: str, narrow: str) -> bool:
-    """Whether the unbound scope `wide` allows all that `narrow` does (`jarvis` covers `jarvis:jarvis_server:list`
-    and `jarvis:read`; `read` covers `<surface>:read`; `admin` and `*` cover all)."""
-    if wide in (ADMIN, ALL) or wide == narrow:
-        return True
-    if narrow in (ADMIN, ALL, READ, METRICS) or wide == METRICS:
-        return False
-    if wide == READ:
-        return narrow.count(":") == 1 and narrow.endswith(":" + READ)
-    return narrow.startswith(wide + ":")
-
-
-def covers(granted: str, asked: str) -> bool:
-    """Whether the granted scope allows all that the asked one does: the same, a narrower tool or action of it,
-    or it bound to a project the granted one is not bound to (`jarvis` covers `jarvis:jarvis_server@p1`)."""
-    base, _, project = granted.partition(PROJECT_SEPARATOR)
-    asked_base, _, asked_project = asked.partition(PROJECT_SEPARATOR)
-    if project and project != asked_project:
-        return False
-    return _base_covers(base, asked_base)
-
-
 def meet(granted: str, asked: str) -> str | None:
     """The widest scope both allow (their intersection in the scope lattice), or None when they share nothing the
     grammar can name: `jarvis` and `jarvis:jarvis_check_status` meet at `jarvis:jarvis_check_status`,
@@ -134,9 +122,9 @@ def meet(granted: str, asked: str) -> str | None:
     if project and asked_project and project != asked_project:
         return None
     bound = project or asked_project
-    if _base_covers(base, asked_base):
+    if covers_unbound(base, asked_base):
         narrower = asked_base
-    elif _base_covers(asked_base, base):
+    elif covers_unbound(asked_base, base):
         narrower = base
     elif READ in (base, asked_base):
         # `read` meets a whole surface at that surface's read-only actions: `read` and `jarvis` give `jarvis:read`

@@ -19,7 +19,8 @@ from jarvis.aggregator.oauth.server.clients import Client
 from jarvis.aggregator.oauth.server.deps import PROTOCOL_SCOPES, REFRESH_SECONDS, Deps
 from jarvis.aggregator.oauth.server.errors import NO_STORE, OAuthError
 from jarvis.aggregator.oauth.server.flow import secret_key
-from jarvis.aggregator.oauth.server.people import covers, narrowed, user_identity
+from jarvis.aggregator.oauth.server.people import narrowed, user_identity
+from jarvis.common.scopes import covers
 
 _MAX_FORM_FIELD = 4096
 
