@@ -45,6 +45,7 @@ from jarvis.aggregator.views.registry import (
     ToolPinView,
     TransportName,
     UsageEventRecord,
+    UsageBucketView,
     UsageStatView,
 )
 from jarvis.aggregator.views.runtime import (
@@ -286,6 +287,9 @@ class FakeRegistry(Service):
     ) -> list[AuditEntryView]:
         self.asked("audit", tool=tool, token=token, limit=limit)
         return self.audit_entries[:limit]
+
+    async def usage_over_time(self, since: datetime, bucket_seconds: int) -> list[UsageBucketView]:
+        raise NotImplementedError
 
     async def list_tool_pins(self, server: str = "") -> list[ToolPinView]:
         raise NotImplementedError

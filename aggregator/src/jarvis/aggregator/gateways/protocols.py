@@ -41,6 +41,7 @@ from jarvis.aggregator.views.registry import (
     TokenView,
     ToolPinView,
     TransportName,
+    UsageBucketView,
     UsageStatView,
 )
 from jarvis.aggregator.views.runtime import (
@@ -135,6 +136,8 @@ class RegistryApi(ServiceApi, Protocol):
     async def audit(
         self, tool: str, token: str, limit: int, *, before_id: int = 0, since: datetime | None = None
     ) -> list[AuditEntryView]: ...
+
+    async def usage_over_time(self, since: datetime, bucket_seconds: int) -> list[UsageBucketView]: ...
 
     async def list_tool_pins(self, server: str = "") -> list[ToolPinView]: ...
 

@@ -39,6 +39,7 @@ from jarvis.aggregator.views.registry import (
     ServerView,
     ToolPinView,
     TransportName,
+    UsageBucketView,
     UsageEventRecord,
     UsageStatView,
 )
@@ -238,6 +239,24 @@ class RegistryGateway(RegistryAdmin):
             if built % _EVENTS_PER_TURN == 0:
                 await asyncio.sleep(0)
         await self._call(self._registry.RecordUsage, request)
+
+    async def usage_over_time(self, since: datetime, bucket_seconds: int) -> list[UsageBucketView]:
+        """The audit log's calls since `since`, counted per bucket, tool, action and target, oldest first."""
+        request = registry_pb2.GetUsageOverTimeRequest(bucket_seconds=bucket_seconds)
+        request.since.FromDatetime(since if since.tzinfo else since.replace(tzinfo=UTC))
+        response = await self._call(self._registry.GetUsageOverTime, request)
+        return [
+            UsageBucketView(
+                start=timestamp(b, "start") or "",
+                tool=b.tool,
+                action=b.action,
+                target=b.target,
+                calls=b.calls,
+                errors=b.errors,
+                latency_bins=dict(b.latency_bins),
+            )
+            for b in response.buckets
+        ]
 
     async def audit(
         self, tool: str, token: str, limit: int, *, before_id: int = 0, since: datetime | None = None

@@ -133,6 +133,19 @@ class UsageStatView:
 
 
 @dataclass(frozen=True)
+class UsageBucketView:
+    """Calls in one time bucket to one tool, action and target; latencies as jarvis.common.latency_bins counts."""
+
+    start: str
+    tool: str
+    action: str
+    target: str
+    calls: int
+    errors: int
+    latency_bins: dict[int, int]
+
+
+@dataclass(frozen=True)
 class AuditEntryView:
     id: int
     tool: str

@@ -155,6 +155,18 @@ def audit_entry_to_pb(entry: records.AuditEntry) -> pb.AuditEntry:
     )
 
 
+def usage_bucket_to_pb(bucket: records.UsageBucket) -> pb.UsageBucket:
+    return pb.UsageBucket(
+        start=timestamp(bucket.start),
+        tool=bucket.tool,
+        action=bucket.action,
+        target=bucket.target,
+        calls=bucket.calls,
+        errors=bucket.errors,
+        latency_bins=bucket.latency_bins,
+    )
+
+
 def usage_stat_to_pb(stat: records.UsageStat) -> pb.UsageStat:
     return pb.UsageStat(
         tool=stat.tool,

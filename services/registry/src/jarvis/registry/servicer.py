@@ -9,6 +9,7 @@ from google.protobuf.message import Message
 
 from jarvis.api.registry.v1 import registry_pb2 as pb
 from jarvis.api.registry.v1 import registry_pb2_grpc as pb_grpc
+from jarvis.common.errors import InvalidArgument
 from jarvis.registry import convert
 from jarvis.registry.app import Registry
 from jarvis.registry.domain.client_links import ClientChange
@@ -242,6 +243,14 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
     def GetUsage(self, request: pb.GetUsageRequest, context: grpc.ServicerContext) -> pb.GetUsageResponse:
         stats = self._registry.usage.stats(request.tool)
         return pb.GetUsageResponse(stats=[convert.usage_stat_to_pb(s) for s in stats])
+
+    def GetUsageOverTime(
+        self, request: pb.GetUsageOverTimeRequest, context: grpc.ServicerContext
+    ) -> pb.GetUsageOverTimeResponse:
+        if not request.HasField("since"):
+            raise InvalidArgument("since is required: the time the first bucket starts")
+        buckets = self._registry.usage.over_time(request.since.ToDatetime(tzinfo=UTC), int(request.bucket_seconds))
+        return pb.GetUsageOverTimeResponse(buckets=[convert.usage_bucket_to_pb(b) for b in buckets])
 
     def ListAudit(self, request: pb.ListAuditRequest, context: grpc.ServicerContext) -> pb.ListAuditResponse:
         since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None

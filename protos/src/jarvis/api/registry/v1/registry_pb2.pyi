@@ -1880,6 +1880,114 @@ class GetUsageResponse(_message.Message):
 Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
 
 @_typing.final
+class GetUsageOverTimeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SINCE_FIELD_NUMBER: _builtins.int
+    BUCKET_SECONDS_FIELD_NUMBER: _builtins.int
+    bucket_seconds: _builtins.int
+    """60 to 86400"""
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """required; buckets start here"""
+
+    def __init__(
+        self,
+        *,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        bucket_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bucket_seconds", b"bucket_seconds", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageOverTimeRequest: _TypeAlias = GetUsageOverTimeRequest  # noqa: Y015
+
+@_typing.final
+class UsageBucket(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LatencyBinsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.int
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.int = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    START_FIELD_NUMBER: _builtins.int
+    TOOL_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    CALLS_FIELD_NUMBER: _builtins.int
+    ERRORS_FIELD_NUMBER: _builtins.int
+    LATENCY_BINS_FIELD_NUMBER: _builtins.int
+    tool: _builtins.str
+    action: _builtins.str
+    target: _builtins.str
+    calls: _builtins.int
+    errors: _builtins.int
+    """calls whose outcome was not ok"""
+    @_builtins.property
+    def start(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def latency_bins(self) -> _containers.ScalarMap[_builtins.int, _builtins.int]:
+        """latency bin (jarvis.common.latency_bins) -> calls"""
+
+    def __init__(
+        self,
+        *,
+        start: _timestamp_pb2.Timestamp | None = ...,
+        tool: _builtins.str = ...,
+        action: _builtins.str = ...,
+        target: _builtins.str = ...,
+        calls: _builtins.int = ...,
+        errors: _builtins.int = ...,
+        latency_bins: _abc.Mapping[_builtins.int, _builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "calls", b"calls", "errors", b"errors", "latency_bins", b"latency_bins", "start", b"start", "target", b"target", "tool", b"tool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageBucket: _TypeAlias = UsageBucket  # noqa: Y015
+
+@_typing.final
+class GetUsageOverTimeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUCKETS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def buckets(self) -> _containers.RepeatedCompositeFieldContainer[Global___UsageBucket]: ...
+    def __init__(
+        self,
+        *,
+        buckets: _abc.Iterable[Global___UsageBucket] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["buckets", b"buckets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageOverTimeResponse: _TypeAlias = GetUsageOverTimeResponse  # noqa: Y015
+
+@_typing.final
 class AuditEntry(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

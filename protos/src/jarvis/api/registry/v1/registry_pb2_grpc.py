@@ -184,6 +184,11 @@ class RegistryServiceStub:
                 request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.FromString,
                 _registered_method=True)
+        self.GetUsageOverTime = channel.unary_unary(
+                '/jarvis.api.registry.v1.RegistryService/GetUsageOverTime',
+                request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeRequest.SerializeToString,
+                response_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeResponse.FromString,
+                _registered_method=True)
         self.ListAudit = channel.unary_unary(
                 '/jarvis.api.registry.v1.RegistryService/ListAudit',
                 request_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.ListAuditRequest.SerializeToString,
@@ -406,6 +411,14 @@ class RegistryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsageOverTime(self, request, context):
+        """The audit log's calls since a time, counted per time bucket, tool, action and target, with their latencies as
+        a histogram (jarvis.common.latency_bins): the console's Usage charts, without paging the log to the aggregator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListAudit(self, request, context):
         """The audit log: the usage events that say who called (surface set), newest first; pruned by retention.
         """
@@ -598,6 +611,11 @@ def add_RegistryServiceServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.FromString,
                     response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'GetUsageOverTime': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsageOverTime,
+                    request_deserializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeRequest.FromString,
+                    response_serializer=jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeResponse.SerializeToString,
             ),
             'ListAudit': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAudit,
@@ -1440,6 +1458,33 @@ class RegistryService:
             '/jarvis.api.registry.v1.RegistryService/GetUsage',
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageRequest.SerializeToString,
             jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsageOverTime(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jarvis.api.registry.v1.RegistryService/GetUsageOverTime',
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeRequest.SerializeToString,
+            jarvis_dot_api_dot_registry_dot_v1_dot_registry__pb2.GetUsageOverTimeResponse.FromString,
             options,
             channel_credentials,
             insecure,

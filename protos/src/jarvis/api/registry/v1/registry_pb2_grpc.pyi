@@ -70,6 +70,10 @@ class RegistryServiceStub:
     RecordUsage: _grpc.UnaryUnaryMultiCallable[_registry_pb2.RecordUsageRequest, _registry_pb2.RecordUsageResponse]
     """Usage statistics, fed by the aggregator."""
     GetUsage: _grpc.UnaryUnaryMultiCallable[_registry_pb2.GetUsageRequest, _registry_pb2.GetUsageResponse]
+    GetUsageOverTime: _grpc.UnaryUnaryMultiCallable[_registry_pb2.GetUsageOverTimeRequest, _registry_pb2.GetUsageOverTimeResponse]
+    """The audit log's calls since a time, counted per time bucket, tool, action and target, with their latencies as
+    a histogram (jarvis.common.latency_bins): the console's Usage charts, without paging the log to the aggregator.
+    """
     ListAudit: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListAuditRequest, _registry_pb2.ListAuditResponse]
     """The audit log: the usage events that say who called (surface set), newest first; pruned by retention."""
     Bootstrap: _grpc.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]
@@ -122,6 +126,10 @@ class RegistryServiceAsyncStub(RegistryServiceStub):
     RecordUsage: _aio.UnaryUnaryMultiCallable[_registry_pb2.RecordUsageRequest, _registry_pb2.RecordUsageResponse]  # type: ignore[assignment]
     """Usage statistics, fed by the aggregator."""
     GetUsage: _aio.UnaryUnaryMultiCallable[_registry_pb2.GetUsageRequest, _registry_pb2.GetUsageResponse]  # type: ignore[assignment]
+    GetUsageOverTime: _aio.UnaryUnaryMultiCallable[_registry_pb2.GetUsageOverTimeRequest, _registry_pb2.GetUsageOverTimeResponse]  # type: ignore[assignment]
+    """The audit log's calls since a time, counted per time bucket, tool, action and target, with their latencies as
+    a histogram (jarvis.common.latency_bins): the console's Usage charts, without paging the log to the aggregator.
+    """
     ListAudit: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListAuditRequest, _registry_pb2.ListAuditResponse]  # type: ignore[assignment]
     """The audit log: the usage events that say who called (surface set), newest first; pruned by retention."""
     Bootstrap: _aio.UnaryUnaryMultiCallable[_registry_pb2.BootstrapRequest, _registry_pb2.BootstrapResponse]  # type: ignore[assignment]
@@ -351,6 +359,16 @@ class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _registry_pb2.GetUsageRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.GetUsageResponse, _abc.Awaitable[_registry_pb2.GetUsageResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetUsageOverTime(
+        self,
+        request: _registry_pb2.GetUsageOverTimeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.GetUsageOverTimeResponse, _abc.Awaitable[_registry_pb2.GetUsageOverTimeResponse]]:
+        """The audit log's calls since a time, counted per time bucket, tool, action and target, with their latencies as
+        a histogram (jarvis.common.latency_bins): the console's Usage charts, without paging the log to the aggregator.
+        """
 
     @_abc_1.abstractmethod
     def ListAudit(

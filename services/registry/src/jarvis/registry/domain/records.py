@@ -147,6 +147,20 @@ class AuditEntry:
 
 
 @dataclass(frozen=True)
+class UsageBucket:
+    """The audit log's calls in one time bucket to one tool, action and target, with their latencies' histogram
+    (jarvis.common.latency_bins: bin -> calls)."""
+
+    start: datetime
+    tool: str
+    action: str
+    target: str
+    calls: int
+    errors: int
+    latency_bins: dict[int, int]
+
+
+@dataclass(frozen=True)
 class UsageStat:
     tool: str
     action: str

@@ -10,15 +10,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, case, delete, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from jarvis.common import latency_bins
 from jarvis.common.errors import InvalidArgument
-from jarvis.registry.domain.records import AuditEntry, UsageEvent, UsageStat
+from jarvis.registry.domain.records import AuditEntry, UsageBucket, UsageEvent, UsageStat
 from jarvis.registry.storage.database import Database
 from jarvis.registry.storage.models import AuditRow, UsageRow
 from jarvis.registry.storage.types import utcnow
@@ -37,6 +38,13 @@ _PRUNE_EVERY_SECONDS = 60.0
 # The table itself, not the ORM class: a Core executemany skips the ORM's per-row bookkeeping.
 _AUDIT_TABLE = cast(Table, AuditRow.__table__)
 _MAX_PAGE = 1000
+MIN_BUCKET_SECONDS, MAX_BUCKET_SECONDS = 60, 86_400
+_CHUNK = 10_000  # rows fetched at a time by over_time
+
+
+def _aware(at: datetime) -> datetime:
+    """A stored time, in UTC with its zone (SQLite hands them back naive)."""
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 class Usage:
@@ -116,6 +124,36 @@ class Usage:
                 )
                 for r in session.scalars(query)
             ]
+
+    def over_time(self, since: datetime, bucket_seconds: int) -> list[UsageBucket]:
+        """The calls since `since` per bucket of `bucket_seconds`, tool, action and target, oldest first. Reads only
+        the columns it counts, a chunk at a time, and keeps a histogram per group, not every latency: memory grows
+        with the groups (buckets times tools), not the calls."""
+        if not MIN_BUCKET_SECONDS <= bucket_seconds <= MAX_BUCKET_SECONDS:
+            raise InvalidArgument(
+                f"bucket_seconds must be {MIN_BUCKET_SECONDS} to {MAX_BUCKET_SECONDS} (a minute to a day); "
+                f"got {bucket_seconds}"
+            )
+        query = (
+            select(AuditRow.at, AuditRow.tool, AuditRow.action, AuditRow.target, AuditRow.outcome, AuditRow.latency_ms)
+            .where(AuditRow.at >= since)
+            .execution_options(yield_per=_CHUNK)
+        )
+        groups: dict[tuple[int, str, str, str], list[Any]] = {}  # key -> [calls, errors, bins]
+        with self._db.read() as session:
+            for at, tool, action, target, outcome, latency_ms in session.execute(query):
+                bucket = int((_aware(at) - since).total_seconds() // bucket_seconds)
+                group = groups.get((bucket, tool, action, target))
+                if group is None:
+                    group = groups[(bucket, tool, action, target)] = [0, 0, {}]
+                group[0] += 1
+                group[1] += 0 if outcome == "ok" else 1
+                bin_index = latency_bins.bin_of(latency_ms)
+                group[2][bin_index] = group[2].get(bin_index, 0) + 1
+        return [
+            UsageBucket(since + timedelta(seconds=bucket * bucket_seconds), tool, action, target, *figures)
+            for (bucket, tool, action, target), figures in sorted(groups.items())
+        ]
 
     def _prune(self, session: Session) -> None:
         now = time.monotonic()
