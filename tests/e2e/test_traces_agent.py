@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import docker
 import pytest
 
 from tests.e2e.orchestrator.conftest import runtime_env
 from tests.e2e.test_agents_act_for_someone import URL, call, result
+from tests.support.console import personal_token
 from tests.support.docker_env import egress_agent_image, remove_managed
 from tests.support.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
 from tests.support.per_person_oauth import signed_in
@@ -123,12 +125,20 @@ def test_an_agents_call_back_into_jarvis_is_in_the_trace_of_the_fire_that_starte
     assert not any(prompt in json.dumps(s.attributes) for s in spans)
 
 
-def test_an_agent_a_person_spawned_calls_back_in_the_trace_of_the_spawn(traced: tuple[RunningJarvis, Receiver]) -> None:
-    """The session's JWT credential carries the trace of alice's `session` call that spawned it."""
+@pytest.mark.parametrize("credential", ["sign-in", "personal token"])
+def test_an_agent_a_person_spawned_calls_back_in_the_trace_of_the_spawn(
+    traced: tuple[RunningJarvis, Receiver], credential: str, tmp_path: Path
+) -> None:
+    """The session's JWT credential carries the trace of alice's `session` call that spawned it, whether she called
+    with her client's sign-in or with a token of her own (decision 0071: it speaks for her, so her agent gets her
+    credential; a machine's token would give it none)."""
     jarvis, receiver = traced
-    alice = signed_in(jarvis, "alice", URL, "orchestrator")
+    if credential == "sign-in":
+        alice = signed_in(jarvis, "alice", URL, "orchestrator")
+    else:
+        alice = personal_token(jarvis, "alice", "alice-spawner", ["orchestrator"], tmp_path)
     port = jarvis.url("").rsplit(":", 1)[1].strip("/")
-    allowed = {"action": "create", "name": "spawned-agent", "egress_allow": [f"{HOST}:{port}"]}
+    allowed = {"action": "create", "name": f"spawned-agent-{credential[:4]}", "egress_allow": [f"{HOST}:{port}"]}
     project = result(call(jarvis, alice, "project", allowed))["created"]["id"]
     spawn = {"action": "spawn", "project_id": project, "prompt": f"call http://{HOST}:{port}{URL} session list"}
     spawned_at = time.time_ns()

@@ -122,3 +122,22 @@ def session_cookie(driver: WebDriver) -> dict[str, object]:
 def as_browser(jarvis: RunningJarvis, driver: WebDriver) -> httpx2.Client:
     """An HTTP client holding the browser's console session: to read a status code, which a browser does not say."""
     return httpx2.Client(base_url=jarvis.base_url, cookies={COOKIE: str(session_cookie(driver)["value"])}, timeout=30)
+
+
+def personal_token(jarvis: RunningJarvis, account: str, name: str, scopes: list[str], directory: Path) -> str:
+    """The secret of a token `account` makes for themselves on My tokens (decision 0071), signed in through the
+    team's provider in a browser of their own: the only way a person's token is made."""
+    with chromium(directory) as (driver, _):
+        sign_in_at_provider(driver, jarvis, account)
+        with as_browser(jarvis, driver) as client:
+            page = client.get("/console/tokens").text
+            csrf = page.split('name="csrf" value="')[1].split('"')[0]
+            made = client.post(
+                "/console/tokens",
+                data={"csrf": csrf, "name": name, "scope": " ".join(scopes)},
+                headers={"origin": jarvis.base_url},
+            )
+        assert made.status_code == 200, made.text
+        secret = made.text.split('id="secret"')[1].split(">", 1)[1].split("<", 1)[0]
+        assert secret.startswith("jv_"), secret
+        return secret
