@@ -37,6 +37,8 @@ GARBAGE: list[dict[str, str]] = [
     {"schedule_id": "\u0000"},
     {"name": "no-such-server", "tool": "\u0000"},
     {"name": "no-such-server", "tool": "t" * 5000},
+    {"name": "no-such-server", "env:TOY_NAME": "v", "unset": "TOY_NAME", "new_env_name": "\u0000"},
+    {"name": "no-such-server", "env:": "v" * 20000, "new_env_name": "n" * 5000, "new_env_value": "line\nbreak"},
 ]
 FORMS = (
     "/console/tokens",
@@ -56,6 +58,7 @@ FORMS = (
     "/console/admin/servers/approve",
     "/console/admin/servers/reject",
     "/console/admin/servers/install",
+    "/console/admin/servers/edit",
 )
 PAGES = (
     "/console/?token=",
@@ -76,6 +79,16 @@ PAGES = (
     "/console/admin/servers?server=%00&q=" + "q" * 3000,
     "/console/admin/audit?before_id=99999999999999999999999&since=yesterday&outcome=%00",
     "/console/admin/audit.csv?until=2026-13-45T99:99",
+)
+# The live pages' server-sent events: each opened with odd queries and Last-Event-IDs, its status read, then closed
+# (a stream that opens goes on until the client leaves).
+STREAMS = (
+    ("/console/admin/servers/events?after=%00", "%00"),
+    ("/console/admin/servers/events?after=" + "a" * 5000, "x" * 5000),
+    ("/console/admin/audit/events?since=yesterday&after=-1", ""),
+    ("/console/admin/audit/events?after=99999999999999999999999", "99999999999999999999999"),
+    ("/console/admin/audit/events?outcome=%00&who=" + "w" * 5000, "-5"),
+    ("/console/admin/audit/events?before_id=1&until=2026-13-45T99:99", "abc"),
 )
 
 
@@ -106,4 +119,9 @@ def fuzz_console(client: httpx2.Client, origin: str, report: Report | None = Non
         count(f"POST {path} json", client.post(path, content=b"{}", headers=typed))
     for path in PAGES:
         count(f"GET {path}", client.get(path))
+    for path, last in STREAMS:
+        with client.stream("GET", path, headers={"last-event-id": last}) as streamed:
+            if streamed.status_code >= 500:
+                streamed.read()
+            count(f"GET {path} (stream)", streamed)
     return report

@@ -1,15 +1,15 @@
-"""The admin's pages: Servers, Audit and Health (issue 49); People is people.py's.
+"""The admin's pages: Servers, Audit and Health (issue 49); People is people.py's, the live streams live.py's.
 
 Each answers 403 from the server to a person without the admin scope (`_who(admin=True)`), and each action is the
-MCP tool's call as the admin: `jarvis_server` (list, info, search, install, uninstall), the admin surface's `server`
-(restart, approve) and `audit`, and `jarvis_check_status`. Env and header values arrive masked by the tools.
+MCP tool's call as the admin: `jarvis_server` (list, info, search, install, uninstall, edit), the admin surface's
+`server` (restart, approve) and `audit`, and `jarvis_check_status`. Env and header values arrive masked by the tools
+and are never sent to the browser: the edit form's fields are for new values only, an empty one keeps what is stored.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,11 +20,11 @@ from starlette.routing import Route
 
 from jarvis.aggregator.calls.record import OUTCOMES
 from jarvis.aggregator.console.calls import Answer
-from jarvis.aggregator.console.web import HEADERS, PATH, Act, ConsoleBase, field
+from jarvis.aggregator.console.live import ADMIN, AUDIT_FILTERS, LivePages, audit_arguments, rows_digest
+from jarvis.aggregator.console.web import HEADERS, Act, field
 from jarvis.aggregator.tooling.principal import Principal
 
-ADMIN = f"{PATH}/admin"
-AUDIT_FILTERS = ("who", "tool", "server", "outcome", "since", "until")
+ENV_FIELD = "env:"  # a form field holding a new value for one of a server's env variables
 AUDIT_COLUMNS = ("id", "at", "token_name", "token_id", "surface", "tool", "action", "target", "outcome", "latency_ms")
 EXPORT_PAGE, EXPORT_MAX = 1000, 50_000  # a CSV export reads the filtered log a page at a time, up to this many rows
 # A cell a spreadsheet would run as a formula (a caller chose the arguments logged): kept as text.
@@ -70,13 +70,31 @@ INSTALL = Act(
 )
 
 
-def audit_arguments(query: Mapping[str, str], limit: int, before_id: int = 0) -> dict[str, Any]:
-    """The `audit` tool's arguments from the page's filter form (empty filters left out)."""
-    arguments: dict[str, Any] = {"action": "list", "limit": limit}
-    arguments.update({name: query[name].strip() for name in AUDIT_FILTERS if query.get(name, "").strip()})
-    if before_id > 0:
-        arguments["before_id"] = before_id
-    return arguments
+def env_changes(form: FormData) -> dict[str, str | None]:
+    """`jarvis_server edit`'s env from the edit form: a variable given a new value is set, one ticked `unset` is
+    removed (null), and one left empty keeps its stored value (edit merges: the names it is not given stay as they
+    are, so the page never needs, nor sends, the values it masks)."""
+    env: dict[str, str | None] = {
+        key.removeprefix(ENV_FIELD): str(value)
+        for key, value in form.multi_items()
+        if key.startswith(ENV_FIELD) and len(key) > len(ENV_FIELD) and value
+    }
+    env.update({str(name): None for name in form.getlist("unset") if name})
+    added = field(form, "new_env_name").strip()
+    if added:
+        env[added] = field(form, "new_env_value")
+    return env
+
+
+def _edited(answer: Answer, form: FormData) -> str:
+    launch = ((answer.payload or {}).get("edited") or {}).get("launch") or {}
+    shown = ", ".join(f"{name}={value}" for name, value in (launch.get("env") or {}).items())  # masked by the tool
+    return f"Saved {field(form, 'name')}'s environment: {shown or 'none'}. A changed launch restarts it."
+
+
+EDIT = Act(
+    "jarvis_server", lambda form: {"action": "edit", "name": field(form, "name"), "env": env_changes(form)}, _edited
+)
 
 
 def _cell(value: Any) -> str:
@@ -84,9 +102,11 @@ def _cell(value: Any) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-class AdminPages(ConsoleBase):
+class AdminPages(LivePages):
     def admin_routes(self) -> list[Route]:
         return [
+            *self.live_routes(),
+            Route(f"{ADMIN}/servers/edit", self.edit, methods=["POST"]),
             Route(f"{ADMIN}/servers", self.servers, methods=["GET"]),
             Route(f"{ADMIN}/servers/restart", self.restart, methods=["POST"]),
             Route(f"{ADMIN}/servers/approve", self.approve, methods=["POST"]),
@@ -112,8 +132,10 @@ class AdminPages(ConsoleBase):
         listed = await self._ask(principal, "jarvis_server", {"action": "list"})
         info = await self._ask(principal, "jarvis_server", {"action": "info", "name": server}) if server else None
         found = await self._ask(principal, "jarvis_server", {"action": "search", "query": query}) if query else None
+        servers = listed.payload.get("servers", []) if listed.ok else []
         return {
-            "servers": listed.payload.get("servers", []) if listed.ok else [],
+            "servers": servers,
+            "rows_digest": rows_digest(servers),  # where the page's live stream starts (live.py)
             "error": listed.error,
             "note": note,
             "query": query,
@@ -125,6 +147,7 @@ class AdminPages(ConsoleBase):
             "may_approve": self.calls.may(principal, "server", "approve"),
             "may_uninstall": self.calls.may(principal, "jarvis_server", "uninstall"),
             "may_install": self.calls.may(principal, "jarvis_server", "install"),
+            "may_edit": self.calls.may(principal, "jarvis_server", "edit"),
         }
 
     async def restart(self, request: Request) -> Response:
@@ -139,6 +162,9 @@ class AdminPages(ConsoleBase):
     async def install(self, request: Request) -> Response:
         return await self._act(request, INSTALL, self._servers, "servers.html", admin=True)
 
+    async def edit(self, request: Request) -> Response:
+        return await self._act(request, EDIT, self._servers, "servers.html", admin=True)
+
     # -- Audit
 
     async def audit(self, request: Request) -> Response:
@@ -150,7 +176,11 @@ class AdminPages(ConsoleBase):
         arguments = audit_arguments(query, 100, int(before) if before.isdigit() else 0)
         found = await self._ask(who[1], "audit", arguments)
         filters = {name: query.get(name, "") for name in AUDIT_FILTERS}
+        # The first page follows new entries (live.py) from the newest in the log now; an older page stays as it is.
+        tail = found.ok and not before
         values = {
+            "after": await self.latest_audit_id(who[1]) if tail else 0,
+            "tail": tail,
             "entries": found.payload.get("entries", []) if found.ok else [],
             "scanned_to": found.payload.get("scanned_to", 0) if found.ok else 0,
             "error": found.error,

@@ -56,6 +56,7 @@ class AuditQuery:
     until: Time = ""
     # Bounded as the registry's int64 ids are: a larger number is the caller's error, not the registry's.
     before_id: Annotated[int, Arg("entries older than this id (paging)", minimum=0, maximum=2**63 - 1)] = 0
+    after_id: Annotated[int, Arg("entries newer than this id (a tail)", minimum=0, maximum=2**63 - 1)] = 0
     limit: Limit = 100
 
 
@@ -107,16 +108,26 @@ class Admin:
         await self.ctx.usage.flush()  # the calls made just now are in the log
         found: list[AuditEntryView] = []
         before, scanned = p.before_id, 0
+        # Without a filter of its own to apply here, every entry the registry answers is one: it is asked for no
+        # more than are wanted. Between after_id and before_id (a tail's new entries) there are at most that many
+        # ids: so a tail that polls reads only what is new.
+        filtered = bool(p.server or p.outcome or until)
         while len(found) < p.limit and scanned < MAX_SCAN:
-            page = await self.ctx.registry.audit(p.tool, p.who, PAGE, before_id=before, since=since)
+            size = PAGE if filtered else p.limit - len(found)
+            size = min(size, before - p.after_id - 1) if p.after_id and before else size
+            if size < 1:
+                return AuditPage(found, 0)
+            page = await self.ctx.registry.audit(p.tool, p.who, size, before_id=before, since=since)
             scanned += len(page)
             for entry in page:
+                if entry.id <= p.after_id:
+                    return AuditPage(found, 0)
                 before = entry.id
                 if _matches(entry, p, until):
                     found.append(entry)
                     if len(found) == p.limit:
                         return AuditPage(found, before)
-            if len(page) < PAGE:
+            if len(page) < size:
                 return AuditPage(found, 0)
         return AuditPage(found, before)
 
