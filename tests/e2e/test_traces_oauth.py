@@ -1,5 +1,6 @@
-"""Traces (issue 50): the browser's return from a consent is a span of the call that asked for it, and the OAuth
-token refresh a later call needs is a span of that call's trace (the authorization server is told the trace too). A
+"""Traces (issue 50): the browser's return from a consent is a span of the call that asked for it, the call that
+continues (the person's next one to that server) links to the call that asked, and the OAuth token refresh a later
+call needs is a span of that call's trace (the authorization server is told the trace too). A
 real `jarvis up` exporting real OTLP/HTTP, and an OAuth-protected server whose access tokens live 3 s
 (tests/support/oauth_downstream.py: the MCP SDK's own authorization server)."""
 
@@ -67,12 +68,21 @@ async def test_a_token_refresh_is_a_span_of_the_call_that_needed_it(
             assert "alice" in json.dumps(result), result
             assert notes.accounts.grants.count("refresh_token") == refreshes + 1
             spans = receiver.wait_for(lambda s: any(x.name == "tools/call notes__whoami" for x in s), trace_id)
+            later = secrets.token_hex(16)  # the consent is continued once: the call after is not linked to it
+            await asyncio.to_thread(call, jarvis, admin, "/mcp/profile/notes", "notes__whoami", {}, later)
+            after = receiver.wait_for(lambda s: any(x.name == "tools/call notes__whoami" for x in s), later)
         finally:
             jarvis.stop()
     callback = named(consent, "consent callback")
     assert callback.kind == SERVER_KIND
     assert callback.parent_id in {s.span_id for s in consent}, [(s.name, s.span_id) for s in consent]
     assert callback.attributes["jarvis.downstream.server"] == "notes"
+
+    # The call that continued links to the call that asked (the span the callback is the child of): a trace viewer
+    # goes from the asking call to the browser's callback and on to this call, in a trace of its own.
+    continued = named(spans, "consent")
+    assert continued.links == ((asking, callback.parent_id),), continued
+    assert all(not s.links for s in after), [(s.name, s.links) for s in after]
 
     refresh = named(spans, "oauth refresh")
     backend = named(spans, "backend notes")

@@ -105,6 +105,16 @@ def linked() -> SpanContext | None:
     return current if current.is_valid and current.trace_flags.sampled else None
 
 
+def link(fields: Mapping[str, Any], attributes: Mapping[str, Any] | None = None) -> None:
+    """Link the current span to the span W3C `fields` name: work that continues what another trace began (a call
+    made again after the consent its first try asked for). Nothing when off, or when `fields` name no span."""
+    if not _on:
+        return
+    linked = trace.get_current_span(propagate.extract(_strings(fields))).get_span_context()
+    if linked.is_valid:
+        trace.get_current_span().add_link(linked, dict(attributes or {}))
+
+
 @contextlib.contextmanager
 def linking(spans: Sequence[SpanContext]) -> Iterator[None]:
     """The gRPC client spans opened within link to `spans` (at most MAX_LINKS): a batch's one call to a service,

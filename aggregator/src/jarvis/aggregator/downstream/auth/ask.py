@@ -215,6 +215,8 @@ class PersonConsent:
         async def send() -> dict[str, Any]:
             return cast(dict[str, Any], await proceed(dataclasses.replace(call, params=params)))
 
+        if self.personal.consents is not None:  # where traced, a call that continues a consent links to its asking
+            await self.personal.consents.continued(asking.person, self.server)
         try:
             return await asking.send(send, params)
         except NeedsConsent as needed:

@@ -223,6 +223,16 @@ class Consents:
             )
         return flow
 
+    async def continued(self, person: str, server: str) -> None:
+        """Where this call is traced: if it is `person`'s first call to `server` since a consent they gave (within the
+        consent's lifetime), its span links to the call that asked for it, so a trace viewer goes from that call to
+        the browser's callback (a span in its trace) and on to this one. One vault read per traced call."""
+        if not person or tracing.linked() is None:
+            return
+        asked = await VaultStorage(self.store, person, server).take_asked()
+        if asked:
+            tracing.link(asked, {"jarvis.consent": "continued", "jarvis.downstream.server": server})
+
     async def _run(self, flow: Flow, url: str) -> None:
         async def publish(authorize_url: str) -> None:
             wanted = await provider.storage.wanted_scope()
@@ -260,6 +270,9 @@ class Consents:
             if provider.context.current_tokens is None:
                 flow.error = f"server '{flow.server}' did not ask for authorization (it answered without a 401)"
             else:
+                if flow.trace:  # traced: the person's next call links to the one that asked (`continued`)
+                    until = time.time() + self.settings.consent_seconds - (time.monotonic() - flow.created)
+                    await provider.storage.ask_continued(flow.trace, until)
                 self.on_connected(flow.server, flow.person)
         except ConsentDenied as exc:
             flow.error = str(exc)

@@ -2,6 +2,8 @@
 
 The grant holds the tokens, when the access token expires (absolute, so a restarted Jarvis still refreshes ahead of
 expiry), and the client registration (DCR's, a pre-registered one, or the CIMD client id) with the issuer it is for.
+Where traced, a consent just given also leaves the trace of the call that asked for it (`asked`), until the person's
+next call takes it: every worker reads the grant, so the call that continues links back wherever it lands.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Protocol
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from jarvis.aggregator.gateways.vault import GrantState
+from jarvis.common import tracing
 
 
 class GrantStore(Protocol):
@@ -106,6 +109,24 @@ class VaultStorage:
         grant = await self._read()
         grant["wanted_scope"] = scope
         await self._write(grant)
+
+    async def ask_continued(self, fields: dict[str, str], until: float) -> None:
+        """Keep the W3C `fields` of the call that asked for the consent just given, for the person's next call (until
+        `until`, unix seconds) to link to."""
+        grant = await self._read()
+        grant["asked"] = {**fields, "until": until}
+        await self._write(grant)
+
+    async def take_asked(self) -> dict[str, str]:
+        """The W3C fields `ask_continued` kept, once (empty when none, or past their time). Written back only when
+        there was one: once per consent, right after it, so a refresh's write is not raced on every call."""
+        grant = await self._read()
+        asked = grant.pop("asked", None)
+        if not isinstance(asked, dict):
+            return {}
+        await self._write(grant)
+        until = asked.get("until")
+        return tracing.fields(asked) if isinstance(until, (int, float)) and until > time.time() else {}
 
     async def forget_tokens(self) -> None:
         """Drop the tokens (a refresh token the server no longer takes), keeping the client registration."""
