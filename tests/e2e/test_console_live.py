@@ -2,14 +2,16 @@
 sign-in: the Servers page shows a server installed, started and uninstalled by another client over MCP without a
 reload; the Audit page shows a new call its filter matches and not one it does not; the streams refuse bob (403) and
 a signed-out browser (401) and resume after Last-Event-ID without repeating an entry; and alice sets a server's env
-from the page, which the real downstream server then reports, while the page never holds a stored value. Screenshots
-are in each test's tmp dir."""
+from the page, which the real downstream server then reports, while the page never holds a stored value. With two
+workers, every stream shows the calls and installs either worker served. Screenshots are in each test's tmp dir."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.e2e.test_console_admin import csrf_of, jarvis
-from tests.support.console import as_browser, chromium, sign_in_at_provider, wait_for
+from tests.e2e.test_console_workers import FRESH, workers
+from tests.support.console import COOKIE, as_browser, chromium, printed_link, sign_in_at_provider, wait_for
 from tests.support.downstream import create_profile, create_toy, eventually, text_of
 from tests.support.stack import RunningJarvis, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
-__all__ = ["jarvis"]  # a fixture (alice an admin, bob a person), registered by being here
+__all__ = ["jarvis", "workers"]  # fixtures (alice an admin and bob a person; two workers), registered by being here
 
 PROFILE = "/mcp/profile/live"
 SECRET = "s3cret-never-on-a-page"  # steady's stored value of TOY_SECRET
@@ -267,3 +270,50 @@ async def test_the_admin_sets_env_from_the_page_and_no_value_reaches_it(
 
 async def _named(jarvis: RunningJarvis, token: str, name: str) -> bool:
     return (await whoami(jarvis, token)).get("name") == name
+
+
+async def test_every_workers_stream_sees_every_workers_changes(workers: RunningJarvis) -> None:
+    """Six streams of each kind, each on a connection of its own (the kernel spreads them over both workers), and
+    six calls, each on a connection of its own too: every stream shows every call, and the server they installed."""
+    with httpx2.Client(base_url=workers.base_url, limits=FRESH, timeout=30) as http:
+        signed_in = http.get(printed_link(workers).removeprefix(workers.base_url))
+        assert signed_in.status_code == 303
+        cookie = {COOKIE: signed_in.cookies[COOKIE]}
+        pids: set[int] = set()
+
+        def both_answer() -> bool:
+            pids.update(http.get("/livez").json()["pid"] for _ in range(10))
+            return len(pids) == 2
+
+        wait_for(both_answer, "both workers answering on the one port", timeout=60)
+    async with mcp_client(workers.url()) as client:
+        await create_toy(client, "spread")
+        await create_profile(client, "spread", "spread")
+
+    def tail(_: int) -> list[Event]:
+        with httpx2.Client(base_url=workers.base_url, cookies=cookie, limits=FRESH) as client:
+            path = "/console/admin/audit/events?tool=spread__echo"
+            return read_events(client, path, lambda events: len(row_ids(events)) >= 6)
+
+    def rows(_: int) -> list[Event]:
+        with httpx2.Client(base_url=workers.base_url, cookies=cookie, limits=FRESH) as client:
+            page = client.get("/console/admin/servers").text  # the digest of the rows a page shows now
+            digest = re.findall(r"servers/events\?after=(\w+)", page)[0]
+            path = f"/console/admin/servers/events?after={digest}"
+            return read_events(
+                client, path, lambda events: any('id="server-later"' in e.get("data", "") for e in events)
+            )
+
+    with ThreadPoolExecutor(12) as pool:
+        tails = [pool.submit(tail, n) for n in range(6)]
+        servers = [pool.submit(rows, n) for n in range(6)]
+        await asyncio.sleep(3)  # the streams are open
+        for n in range(6):
+            async with mcp_client(workers.url("/mcp/profile/spread")) as client:
+                assert not (await client.call_tool("spread__echo", {"text": f"call {n}"})).is_error
+        async with mcp_client(workers.url()) as client:
+            await create_toy(client, "later")
+        seen = [sorted(row_ids(f.result(timeout=60))) for f in tails]
+        assert all(len(set(ids)) == len(ids) == 6 for ids in seen), seen
+        assert all(ids == seen[0] for ids in seen), seen  # the same six calls, once each, on every stream
+        assert all(f.result(timeout=60) for f in servers)
