@@ -3,15 +3,13 @@ charts with their numbers in tables.
 
 Two tools answer, as the admin: `jarvis_server action=usage`, the registry's running totals per tool and action
 (calls, errors, mean and max latency since the registry began counting), and the admin surface's `audit
-action=list`, whose entries (one per call a client made, with its time, latency and outcome) give the last
-WINDOW_HOURS hour by hour, each server's and tool's p95, and the server a call went to. The registry keeps no time
-buckets and no latency distribution of its own (services/registry/domain/usage.py): the window is as long as the
-audit log's retention allows and as wide as WINDOW_MAX calls.
+action=usage`, the audit log's calls of the last WINDOW_HOURS counted by the registry per hour, tool and target with
+a latency histogram each (GetUsageOverTime), which this page merges per hour, per server and per tool to read their
+p95 (jarvis.common.latency_bins: within 5 %). The window is as long as the audit log's retention allows.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,35 +21,35 @@ from starlette.routing import Route
 
 from jarvis.aggregator.console import charts
 from jarvis.aggregator.console.web import PATH, ConsoleBase
-from jarvis.aggregator.tooling.principal import Principal
+from jarvis.common import latency_bins
 
 USAGE = f"{PATH}/admin/usage"
 WINDOW_HOURS = 24
-WINDOW_MAX, AUDIT_PAGE = 5000, 1000  # the calls the window reads at most, a page of the audit log at a time
 OWN_TOOLS = "Jarvis's own tools"  # the "server" of a call to a tool Jarvis serves itself
 SHOWN_TOOLS = 15  # bars in a chart of one bar per tool
 
 
 @dataclass
 class Figures:
-    """Calls, those that did not end ok (errors and refusals, as the registry counts them), and their latencies."""
+    """Calls, those that did not end ok (errors and refusals, as the registry counts them), and their latencies'
+    histogram."""
 
     calls: int = 0
     errors: int = 0
-    latencies: list[float] = field(default_factory=list)
+    bins: dict[int, int] = field(default_factory=dict)
 
-    def add(self, ok: bool, latency_ms: float) -> None:
-        self.calls += 1
-        self.errors += 0 if ok else 1
-        self.latencies.append(latency_ms)
+    def add(self, bucket: dict[str, Any]) -> None:
+        self.calls += int(bucket.get("calls") or 0)
+        self.errors += int(bucket.get("errors") or 0)
+        # JSON made the bins' keys strings
+        self.bins = latency_bins.merge(
+            [self.bins, {int(k): int(v) for k, v in (bucket.get("latency_bins") or {}).items()}]
+        )
 
     @property
     def p95(self) -> float:
-        """The nearest-rank 95th percentile of the latencies, in ms; 0 without calls."""
-        if not self.latencies:
-            return 0.0
-        ordered = sorted(self.latencies)
-        return ordered[math.ceil(0.95 * len(ordered)) - 1]
+        """The 95th percentile of the latencies, in ms (at most 5 % above the exact one); 0 without calls."""
+        return latency_bins.percentile(self.bins, 0.95)
 
 
 def tool_name(entry: dict[str, Any]) -> str:
@@ -68,25 +66,24 @@ def when(stamp: str | None) -> datetime | None:
     return parsed.replace(tzinfo=UTC) if parsed is not None and parsed.tzinfo is None else parsed
 
 
-def window(entries: Iterable[dict[str, Any]], servers: set[str], start: datetime) -> dict[str, Any]:
-    """The audit entries since `start` per hour, per server and per tool."""
+def window(buckets: Iterable[dict[str, Any]], servers: set[str], start: datetime) -> dict[str, Any]:
+    """The registry's hourly counts since `start`, per hour, per server and per tool."""
     hours = [Figures() for _ in range(WINDOW_HOURS)]
     by_server: dict[str, Figures] = {}
     by_tool: dict[str, Figures] = {}
-    for entry in entries:
-        at = when(entry.get("at"))
+    for bucket in buckets:
+        at = when(bucket.get("start"))
         if at is None or at < start:
             continue
-        ok, latency = entry.get("outcome") == "ok", float(entry.get("latency_ms") or 0.0)
-        target = str(entry.get("target", ""))
-        server = target if target in servers and not entry.get("action") else OWN_TOOLS
+        target = str(bucket.get("target", ""))
+        server = target if target in servers and not bucket.get("action") else OWN_TOOLS
         hour = min(int((at - start).total_seconds() // 3600), WINDOW_HOURS - 1)
         for figures in (
             hours[hour],
             by_server.setdefault(server, Figures()),
-            by_tool.setdefault(tool_name(entry), Figures()),
+            by_tool.setdefault(tool_name(bucket), Figures()),
         ):
-            figures.add(ok, latency)
+            figures.add(bucket)
     labels = [(start + timedelta(hours=i)).strftime("%H:00") for i in range(WINDOW_HOURS)]
     return {
         "hours": list(zip(labels, hours, strict=True)),
@@ -119,31 +116,19 @@ class UsagePages(ConsoleBase):
         listed = await self._ask(principal, "jarvis_server", {"action": "list"})
         servers = {str(s.get("name")) for s in listed.payload.get("servers", [])} if listed.ok else set()
         start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=WINDOW_HOURS - 1)
-        entries, error = await self._recent(principal, start)
+        counted_by_hour = await self._ask(
+            principal, "audit", {"action": "usage", "since": start.isoformat(), "bucket_seconds": 3600}
+        )
         rows = totals(counted.payload.get("usage") or [] if counted.ok else [])
+        buckets = counted_by_hour.payload.get("buckets") or [] if counted_by_hour.ok else []
         values = {
             "totals": rows,
             "totals_chart": charts.rows([(r["name"], float(r.get("calls") or 0)) for r in rows[:SHOWN_TOOLS]]),
-            "window": window(entries, servers, start),
+            "window": window(buckets, servers, start),
             "window_hours": WINDOW_HOURS,
             "since": start.strftime("%Y-%m-%d %H:00 UTC"),
-            "truncated": len(entries) >= WINDOW_MAX,
-            "error": counted.error or error,
+            "error": counted.error or counted_by_hour.error,
             "charts": charts,
         }
-        return self._page(request, "usage.html", values, status=200 if counted.ok and not error else 400, who=who)
-
-    async def _recent(self, principal: Principal, start: datetime) -> tuple[list[dict[str, Any]], str]:
-        """The audit entries since `start`, newest first, up to WINDOW_MAX."""
-        entries: list[dict[str, Any]] = []
-        arguments: dict[str, Any] = {"action": "list", "since": start.isoformat(), "limit": AUDIT_PAGE}
-        while len(entries) < WINDOW_MAX:
-            page = await self._ask(principal, "audit", arguments)
-            if not page.ok:
-                return entries, page.error
-            entries += page.payload.get("entries", [])
-            before = int(page.payload.get("scanned_to") or 0)
-            if before == 0:
-                break
-            arguments["before_id"] = before
-        return entries[:WINDOW_MAX], ""
+        ok = counted.ok and counted_by_hour.ok
+        return self._page(request, "usage.html", values, status=200 if ok else 400, who=who)

@@ -15,7 +15,7 @@ from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream.hosting import report
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
-from jarvis.aggregator.views.registry import AuditEntryView
+from jarvis.aggregator.views.registry import AuditEntryView, UsageBucketView
 from jarvis.common.errors import InvalidArgument
 from jarvis.common.params import Arg, Named
 
@@ -61,6 +61,18 @@ class AuditQuery:
 
 
 @dataclass(frozen=True)
+class UsageQuery:
+    since: Time
+    bucket_seconds: Annotated[int, Arg("s: 60 (a minute) to 86400 (a day)", minimum=60, maximum=86_400)] = 3600
+
+
+@dataclass(frozen=True)
+class UsageOverTime:
+    # Per bucket, tool, action and target; latencies as counts per bin of jarvis.common.latency_bins (5 % wide).
+    buckets: list[UsageBucketView]
+
+
+@dataclass(frozen=True)
 class AuditPage:
     entries: list[AuditEntryView]
     # The oldest entry id looked at: pass it as before_id for the next page; 0 when the log has no more.
@@ -102,6 +114,14 @@ class Admin:
 
     async def restart(self, p: Named, _: Principal) -> Restarted:
         return Restarted((await report.restart(self.ctx.downstream, [p.name]))[0])
+
+    async def usage(self, p: UsageQuery, _: Principal) -> UsageOverTime:
+        """The log's calls since `since`, counted by the registry per bucket (the console's Usage charts)."""
+        since = _time(p.since, "since")
+        if since is None:
+            raise InvalidArgument("audit action=usage needs since, an ISO 8601 time such as 2026-01-31T09:00Z")
+        await self.ctx.usage.flush()  # the calls made just now are counted
+        return UsageOverTime(await self.ctx.registry.usage_over_time(since, p.bucket_seconds))
 
     async def audit(self, p: AuditQuery, _: Principal) -> AuditPage:
         since, until = _time(p.since, "since"), _time(p.until, "until")
@@ -149,11 +169,14 @@ def build(ctx: ToolContext) -> list[Tool]:
         ),
         Tool(
             name="audit",
-            description="The audit log, filtered: list",
+            description="The audit log, filtered: list|usage",
             summary=(
                 "Who called which tool, when, on what, and the outcome: the audit log newest first, filtered by "
-                "person or token, tool, server, outcome and time."
+                "person or token, tool, server, outcome and time; or its calls counted per hour, tool and target."
             ),
-            actions=[Action("list", a.audit, AuditQuery, read_only=True, idempotent=True, admin=True)],
+            actions=[
+                Action("list", a.audit, AuditQuery, read_only=True, idempotent=True, admin=True),
+                Action("usage", a.usage, UsageQuery, read_only=True, idempotent=True, admin=True),
+            ],
         ),
     ]
