@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -73,24 +73,29 @@ def audit_rows(driver: WebDriver) -> list[tuple[str, str]]:
     ]
 
 
+def events_of(answer: httpx2.Response) -> Iterator[Event]:
+    """A server-sent events stream's events, as they come."""
+    current: Event = {}
+    for line in answer.iter_lines():
+        if line:
+            key, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            current[key] = f"{current[key]}\n{value}" if key == "data" and key in current else value
+        elif current:
+            yield current
+            current = {}
+
+
 def read_events(
     client: httpx2.Client, path: str, enough: Callable[[list[Event]], bool], headers: dict[str, str] | None = None
 ) -> list[Event]:
     """The stream's events until `enough` says so (its read times out after 30 s of nothing)."""
     events: list[Event] = []
-    current: Event = {}
     with client.stream("GET", path, headers=headers or {}, timeout=30) as answer:
         assert answer.status_code == 200, answer.read()
         assert answer.headers["content-type"].startswith("text/event-stream")
-        for line in answer.iter_lines():
-            if line:
-                key, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                current[key] = f"{current[key]}\n{value}" if key == "data" and key in current else value
-                continue
-            if current:
-                events.append(current)
-                current = {}
+        for event in events_of(answer):
+            events.append(event)
             if enough(events):
                 return events
     raise AssertionError(f"the stream ended: {events}")
@@ -202,6 +207,23 @@ async def test_the_streams_are_an_admins_and_resume_without_repeating(
             assert len(row_ids(resumed)) == 1, resumed
             assert not set(row_ids(resumed)) & set(row_ids(got)), resumed
             assert "steady__echo" in resumed[0]["data"]
+
+
+def test_a_stream_ends_when_its_admin_is_disabled(jarvis: RunningJarvis, servers: str, tmp_path: Path) -> None:
+    """The streams look at their person's standing again (every 10 s): carol, disabled, is sent `end`."""
+    jarvis.cli("role", "set", "carols", "--user", "carol@example.test", "--scope", "admin")
+    with chromium(tmp_path) as (carol, shot):
+        sign_in_at_provider(carol, jarvis, "carol")
+        carol.get(jarvis.url("/console/admin/servers"))
+        shot("carol-servers")
+        with as_browser(jarvis, carol) as client:
+            with client.stream("GET", "/console/admin/audit/events?tool=none-such", timeout=40) as answer:
+                assert answer.status_code == 200  # an admin's stream, open
+                jarvis.cli("user", "disable", "carol@example.test")
+                ended = next(e for e in events_of(answer) if e.get("event") in ("end", "failed"))
+            assert ended["event"] == "end", ended
+            assert "no longer an admin" in ended["data"]
+            assert client.get("/console/admin/audit/events").status_code == 401  # and no stream opens again
 
 
 async def whoami(jarvis: RunningJarvis, token: str) -> dict[str, Any]:
