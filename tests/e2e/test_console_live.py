@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.e2e.test_console_admin import csrf_of, jarvis
 from tests.e2e.test_console_workers import FRESH, workers
-from tests.support.console import COOKIE, as_browser, chromium, printed_link, sign_in_at_provider, wait_for
+from tests.support.console import COOKIE, Shots, as_browser, chromium, printed_link, sign_in_at_provider, wait_for
 from tests.support.downstream import create_profile, create_toy, eventually, text_of
 from tests.support.stack import RunningJarvis, mcp_client, result_json
 
@@ -54,6 +55,15 @@ async def call(jarvis: RunningJarvis, token: str, tool: str, path: str = PROFILE
         result = await client.call_tool(tool, arguments)
     assert not result.is_error, text_of(result)
     return result
+
+
+@contextmanager
+def alice_at(jarvis: RunningJarvis, page: str, tmp_path: Path) -> Iterator[tuple[WebDriver, Shots]]:
+    """alice, the admin, signed in and at `page`."""
+    with chromium(tmp_path) as (alice, shot):
+        sign_in_at_provider(alice, jarvis, "alice")
+        alice.get(jarvis.url(page))
+        yield alice, shot
 
 
 def same_page(driver: WebDriver) -> Callable[[], bool]:
@@ -108,9 +118,7 @@ def row_ids(events: list[Event]) -> list[str]:
 async def test_the_servers_page_follows_installs_starts_and_uninstalls(
     jarvis: RunningJarvis, servers: str, tmp_path: Path
 ) -> None:
-    with chromium(tmp_path) as (alice, shot):
-        sign_in_at_provider(alice, jarvis, "alice")
-        alice.get(jarvis.url("/console/admin/servers"))
+    with alice_at(jarvis, "/console/admin/servers", tmp_path) as (alice, shot):
         assert cell(alice, "steady", "state") == "running"
         assert not alice.find_elements(By.ID, "server-newcomer")
         unchanged = same_page(alice)
@@ -142,10 +150,8 @@ async def test_the_servers_page_follows_installs_starts_and_uninstalls(
 
 
 async def test_the_audit_page_shows_new_matching_calls(jarvis: RunningJarvis, servers: str, tmp_path: Path) -> None:
-    with chromium(tmp_path) as (alice, shot):
-        sign_in_at_provider(alice, jarvis, "alice")
-        # (By tool: the page's own `audit` call, which names server=steady, is in the log too, and would match.)
-        alice.get(jarvis.url("/console/admin/audit?tool=steady__echo&outcome=ok"))
+    # (By tool: the page's own `audit` call, which names server=steady, is in the log too, and would match.)
+    with alice_at(jarvis, "/console/admin/audit?tool=steady__echo&outcome=ok", tmp_path) as (alice, shot):
         before = audit_rows(alice)
         assert before
         assert all("steady__echo" in text for _, text in before), before
@@ -240,9 +246,7 @@ async def env_shown(jarvis: RunningJarvis, token: str) -> dict[str, str]:
 async def test_the_admin_sets_env_from_the_page_and_no_value_reaches_it(
     jarvis: RunningJarvis, servers: str, tmp_path: Path
 ) -> None:
-    with chromium(tmp_path) as (alice, shot):
-        sign_in_at_provider(alice, jarvis, "alice")
-        alice.get(jarvis.url("/console/admin/servers?server=steady"))
+    with alice_at(jarvis, "/console/admin/servers?server=steady", tmp_path) as (alice, shot):
         form = alice.find_element(By.ID, "edit")
         names = [str(label.text) for label in form.find_elements(By.CSS_SELECTOR, "tbody th label")]
         assert {"TOY_NAME", "TOY_SECRET"} <= set(names), names
