@@ -24,7 +24,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from tests.e2e.test_console_admin import csrf_of, jarvis
 from tests.e2e.test_console_workers import FRESH, workers
 from tests.support.console import COOKIE, Shots, as_browser, chromium, printed_link, sign_in_at_provider, wait_for
-from tests.support.downstream import create_profile, create_toy, eventually, text_of
+from tests.support.downstream import create_profile, create_toy, eventually, reference, text_of
 from tests.support.stack import RunningJarvis, mcp_client, result_json
 
 pytestmark = pytest.mark.anyio
@@ -272,7 +272,7 @@ async def test_the_admin_sets_env_from_the_page_and_no_value_reaches_it(
         assert set(await env_shown(jarvis, servers)) >= {"TOY_NAME", "TOY_SECRET", "TOY_EXTRA"}
         alice.get(jarvis.url("/console/admin/servers?server=steady"))
         assert "extra" not in str(alice.find_element(By.ID, "edit").get_attribute("innerHTML")).replace("TOY_EXTRA", "")
-        alice.find_element(By.CSS_SELECTOR, "input[name=unset][value=TOY_EXTRA]").click()
+        alice.find_element(By.CSS_SELECTOR, "input[name=unset_env][value=TOY_EXTRA]").click()
         alice.find_element(By.ID, "save-env").click()
         wait_for(lambda: alice.find_elements(By.ID, "note"), "the removal's answer")
         shot("edit-removed")
@@ -286,7 +286,7 @@ async def test_the_admin_sets_env_from_the_page_and_no_value_reaches_it(
             csrf = csrf_of(client.get("/console/admin/servers").text)
             forged = client.post(
                 "/console/admin/servers/edit",
-                data={"csrf": csrf, "name": "steady", "env:TOY_NAME": "forged", "unset": "TOY_SECRET"},
+                data={"csrf": csrf, "name": "steady", "env:TOY_NAME": "forged", "unset_env": "TOY_SECRET"},
                 headers={"origin": "http://evil.example"},
             )
         assert forged.status_code == 403
@@ -343,3 +343,53 @@ async def test_every_workers_stream_sees_every_workers_changes(workers: RunningJ
         assert all(len(set(ids)) == len(ids) == 6 for ids in seen), seen
         assert all(ids == seen[0] for ids in seen), seen  # the same six calls, once each, on every stream
         assert all(f.result(timeout=60) for f in servers)
+
+
+async def test_the_admin_sets_a_remote_servers_header_from_the_page(
+    jarvis: RunningJarvis, servers: str, tmp_path: Path
+) -> None:
+    """A streamable-HTTP server's headers, edited as its env is: added, replaced, removed; the real server (the SDK's,
+    recording what each request carried) receives each value, and no page holds one."""
+    record = tmp_path / "requests.jsonl"
+    first, second = "team-key-one", "team-key-two"
+
+    async def keys_received() -> list[str | None]:
+        await call(jarvis, servers, "remote__test_simple_text", "/mcp/profile/remote")
+        calls = [json.loads(line) for line in record.read_text().splitlines()]
+        return [c.get("teamKey") for c in calls if c["method"] == "tools/call"]
+
+    with reference(record) as url, alice_at(jarvis, "/console/admin/servers", tmp_path) as (alice, shot):
+        async with mcp_client(jarvis.url(), servers) as client:
+            create = {"action": "create", "name": "remote", "type": "streamable-http", "url": url}
+            result_json(await client.call_tool("jarvis_server", create))
+            await create_profile(client, "remote", "remote")
+        assert (await keys_received())[-1] is None
+
+        def save(*fields: tuple[str, str]) -> None:
+            alice.get(jarvis.url("/console/admin/servers?server=remote"))
+            for name, value in fields:
+                alice.find_element(By.CSS_SELECTOR, f'#edit-headers input[name="{name}"]').send_keys(value)
+            alice.find_element(By.ID, "save-headers").click()
+            wait_for(lambda: alice.find_elements(By.ID, "note"), "the edit's answer")
+
+        def tick(name: str) -> None:
+            alice.get(jarvis.url("/console/admin/servers?server=remote"))
+            alice.find_element(By.CSS_SELECTOR, f'input[name=unset_header][value="{name}"]').click()
+            alice.find_element(By.ID, "save-headers").click()
+            wait_for(lambda: alice.find_elements(By.ID, "note"), "the removal's answer")
+
+        save(("new_header_name", "X-Team-Key"), ("new_header_value", first))
+        shot("header-added")
+        assert alice.find_element(By.ID, "note").text.startswith("Saved remote's headers: X-Team-Key: <set>")
+        await eventually(lambda: _last_is(keys_received, first), timeout=30, what="the server gets the header")
+        save(("header:X-Team-Key", second))
+        assert first not in alice.page_source
+        assert second not in alice.page_source
+        await eventually(lambda: _last_is(keys_received, second), timeout=30, what="the server gets the new value")
+        tick("X-Team-Key")
+        shot("header-removed")
+        await eventually(lambda: _last_is(keys_received, None), timeout=30, what="the header gone")
+
+
+async def _last_is(received: Callable[[], Any], value: str | None) -> bool:
+    return bool((await received())[-1] == value)

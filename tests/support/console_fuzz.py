@@ -37,8 +37,18 @@ GARBAGE: list[dict[str, str]] = [
     {"schedule_id": "\u0000"},
     {"name": "no-such-server", "tool": "\u0000"},
     {"name": "no-such-server", "tool": "t" * 5000},
-    {"name": "no-such-server", "env:TOY_NAME": "v", "unset": "TOY_NAME", "new_env_name": "\u0000"},
+    {
+        "name": "no-such-server",
+        "env:TOY_NAME": "v",
+        "unset_env": "TOY_NAME",
+        "new_env_name": "\u0000",
+        "header:X-Key": "v",
+        "unset_header": "X",
+    },
     {"name": "no-such-server", "env:": "v" * 20000, "new_env_name": "n" * 5000, "new_env_value": "line\nbreak"},
+    {"name": "no-such-server", "new_header_name": "Bad Header\r\nX", "new_header_value": "v\r\nInjected: 1"},
+    {"surface": "/mcp/profile/../jarvis"},
+    {"surface": "\u0000" * 300},
 ]
 FORMS = (
     "/console/tokens",
@@ -59,6 +69,8 @@ FORMS = (
     "/console/admin/servers/reject",
     "/console/admin/servers/install",
     "/console/admin/servers/edit",
+    "/console/admin/servers/headers",
+    "/console/connect/token",
 )
 PAGES = (
     "/console/?token=",

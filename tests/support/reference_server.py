@@ -391,7 +391,13 @@ async def _record(ctx: ServerRequestContext[Any], call_next: CallNext) -> Handle
     headers = getattr(ctx.request, "headers", None) or {}
     header = headers.get("traceparent")
     # A cookie, if one ever reached it: a console session must not (issue 49).
-    traced = {"traceparentHeader": header, "traceparentMeta": meta.get("traceparent"), "cookie": headers.get("cookie")}
+    # And `X-Team-Key`, the header an admin sets for a remote server on the console's Servers page.
+    traced = {
+        "traceparentHeader": header,
+        "traceparentMeta": meta.get("traceparent"),
+        "cookie": headers.get("cookie"),
+        "teamKey": headers.get("x-team-key"),
+    }
     entry.update({key: value for key, value in traced.items() if value is not None})
     with open(str(RECORD), "a") as record:
         record.write(json.dumps(entry) + "\n")

@@ -132,6 +132,22 @@ def test_edit_errors(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> 
     assert stub.GetServer(pb.GetServerRequest(name="a")).launch.command == "uvx"
 
 
+def test_edit_merges_a_remote_servers_headers(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
+    launch = pb.LaunchSpec(
+        transport=pb.TRANSPORT_STREAMABLE_HTTP, url="https://a.example/mcp", headers={"X-Keep": "1", "X-Drop": "2"}
+    )
+    stub.CreateServer(pb.CreateServerRequest(name="r", launch=launch))
+    edited = stub.EditServer(pb.EditServerRequest(name="r", set_headers={"X-New": "3"}, unset_headers=["X-Drop"]))
+    assert dict(edited.launch.headers) == {"X-Keep": "1", "X-New": "3"}
+    cases = [
+        (pb.EditServerRequest(name="r", unset_headers=["X-Nope"]), "no header(s) X-Nope"),
+        (pb.EditServerRequest(name="r", set_headers={"X-Keep": "4"}, unset_headers=["X-Keep"]), "both set and unset"),
+    ]
+    for request, message in cases:
+        assert message in rpc_error(stub.EditServer, request, Code.INVALID_ARGUMENT).details()
+    assert dict(stub.GetServer(pb.GetServerRequest(name="r")).launch.headers) == {"X-Keep": "1", "X-New": "3"}
+
+
 def test_edit_remote_url_is_checked(stub: pb_grpc.RegistryServiceStub, rpc_error: RpcError) -> None:
     stub.CreateServer(
         pb.CreateServerRequest(

@@ -44,8 +44,8 @@ from jarvis.aggregator.views.registry import (
     TokenView,
     ToolPinView,
     TransportName,
-    UsageEventRecord,
     UsageBucketView,
+    UsageEventRecord,
     UsageStatView,
 )
 from jarvis.aggregator.views.runtime import (

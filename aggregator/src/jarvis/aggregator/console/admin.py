@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -70,30 +71,43 @@ INSTALL = Act(
 )
 
 
-def env_changes(form: FormData) -> dict[str, str | None]:
-    """`jarvis_server edit`'s env from the edit form: a variable given a new value is set, one ticked `unset` is
-    removed (null), and one left empty keeps its stored value (edit merges: the names it is not given stay as they
-    are, so the page never needs, nor sends, the values it masks)."""
-    env: dict[str, str | None] = {
-        key.removeprefix(ENV_FIELD): str(value)
+def launch_changes(form: FormData, kind: str) -> dict[str, str | None]:
+    """`jarvis_server edit`'s `env` (kind "env") or `headers` (kind "header") from the edit form: a name given a new
+    value (`<kind>:<name>`) is set, one ticked `unset_<kind>` is removed (null), and one left empty keeps its stored
+    value (edit merges: the names it is not given stay as they are, so the page never needs, nor sends, the values it
+    masks); `new_<kind>_name` and `new_<kind>_value` add one."""
+    prefix = f"{kind}:"
+    changes: dict[str, str | None] = {
+        key.removeprefix(prefix): str(value)
         for key, value in form.multi_items()
-        if key.startswith(ENV_FIELD) and len(key) > len(ENV_FIELD) and value
+        if key.startswith(prefix) and len(key) > len(prefix) and value
     }
-    env.update({str(name): None for name in form.getlist("unset") if name})
-    added = field(form, "new_env_name").strip()
+    changes.update({str(name): None for name in form.getlist(f"unset_{kind}") if name})
+    added = field(form, f"new_{kind}_name").strip()
     if added:
-        env[added] = field(form, "new_env_value")
-    return env
+        changes[added] = field(form, f"new_{kind}_value")
+    return changes
 
 
-def _edited(answer: Answer, form: FormData) -> str:
-    launch = ((answer.payload or {}).get("edited") or {}).get("launch") or {}
-    shown = ", ".join(f"{name}={value}" for name, value in (launch.get("env") or {}).items())  # masked by the tool
-    return f"Saved {field(form, 'name')}'s environment: {shown or 'none'}. A changed launch restarts it."
+def _saved(kind: str, what: str, separator: str) -> Callable[[Answer, FormData], str]:
+    def note(answer: Answer, form: FormData) -> str:
+        launch = ((answer.payload or {}).get("edited") or {}).get("launch") or {}
+        shown = ", ".join(f"{k}{separator}{v}" for k, v in (launch.get(kind) or {}).items())  # masked by the tool
+        return f"Saved {field(form, 'name')}'s {what}: {shown or 'none'}. A changed launch restarts it."
+
+    return note
 
 
 EDIT = Act(
-    "jarvis_server", lambda form: {"action": "edit", "name": field(form, "name"), "env": env_changes(form)}, _edited
+    "jarvis_server",
+    lambda form: {"action": "edit", "name": field(form, "name"), "env": launch_changes(form, "env")},
+    _saved("env", "environment", "="),
+)
+# A remote server's headers: the admin surface's `server`, since the `jarvis` surface's listing is at its budget.
+EDIT_HEADERS = Act(
+    "server",
+    lambda form: {"action": "headers", "name": field(form, "name"), "headers": launch_changes(form, "header")},
+    _saved("headers", "headers", ": "),
 )
 
 
@@ -107,6 +121,7 @@ class AdminPages(LivePages):
         return [
             *self.live_routes(),
             Route(f"{ADMIN}/servers/edit", self.edit, methods=["POST"]),
+            Route(f"{ADMIN}/servers/headers", self.edit_headers, methods=["POST"]),
             Route(f"{ADMIN}/servers", self.servers, methods=["GET"]),
             Route(f"{ADMIN}/servers/restart", self.restart, methods=["POST"]),
             Route(f"{ADMIN}/servers/approve", self.approve, methods=["POST"]),
@@ -164,6 +179,9 @@ class AdminPages(LivePages):
 
     async def edit(self, request: Request) -> Response:
         return await self._act(request, EDIT, self._servers, "servers.html", admin=True)
+
+    async def edit_headers(self, request: Request) -> Response:
+        return await self._act(request, EDIT_HEADERS, self._servers, "servers.html", admin=True)
 
     # -- Audit
 

@@ -59,6 +59,8 @@ class ServerEdit:
     args: list[str] | None = None
     set_env: dict[str, str] = field(default_factory=dict)
     unset_env: list[str] = field(default_factory=list)
+    set_headers: dict[str, str] = field(default_factory=dict)
+    unset_headers: list[str] = field(default_factory=list)
 
 
 class RegistryGateway(RegistryAdmin):
@@ -185,6 +187,8 @@ class RegistryGateway(RegistryAdmin):
             replace_args=edit.args is not None,
             set_env=edit.set_env,
             unset_env=edit.unset_env,
+            set_headers=edit.set_headers,
+            unset_headers=edit.unset_headers,
         )
         return server_view(await self._call(self._registry.EditServer, request))
 

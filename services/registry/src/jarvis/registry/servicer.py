@@ -60,6 +60,8 @@ class RegistryServicer(pb_grpc.RegistryServiceServicer):
             url=_optional(request, "url"),
             image=_optional(request, "image"),
             cwd=_optional(request, "cwd"),
+            set_headers=dict(request.set_headers),
+            unset_headers=tuple(request.unset_headers),
         )
         return convert.server_to_pb(self._registry.servers.edit(edit))
 

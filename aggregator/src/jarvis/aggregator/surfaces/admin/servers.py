@@ -13,6 +13,8 @@ from typing import Annotated
 from jarvis.aggregator.calls.record import OUTCOMES
 from jarvis.aggregator.context import ToolContext
 from jarvis.aggregator.downstream.hosting import report
+from jarvis.aggregator.gateways.registry import ServerEdit
+from jarvis.aggregator.surfaces.jarvis.servers import Edited, Servers, changes_of
 from jarvis.aggregator.tooling.principal import Principal
 from jarvis.aggregator.tooling.tool import Action, Tool
 from jarvis.aggregator.views.registry import AuditEntryView, UsageBucketView
@@ -58,6 +60,12 @@ class AuditQuery:
     before_id: Annotated[int, Arg("entries older than this id (paging)", minimum=0, maximum=2**63 - 1)] = 0
     after_id: Annotated[int, Arg("entries newer than this id (a tail)", minimum=0, maximum=2**63 - 1)] = 0
     limit: Limit = 100
+
+
+@dataclass(frozen=True)
+class Headers:
+    name: str
+    headers: Annotated[dict[str, str | None], Arg("header name to its value; null removes it")]
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,14 @@ class Admin:
         approved = [pin.tool for pin in after if before.get(pin.tool) == QUARANTINED and pin.state == PINNED]
         return Approved(p.name, approved, [pin.tool for pin in after if pin.state == QUARANTINED])
 
+    async def headers(self, p: Headers, _: Principal) -> Edited:
+        """A remote server's HTTP headers, set or removed (merged by the registry, as `jarvis_server edit` merges env;
+        here, not there, because the `jarvis` surface's listing is at its budget)."""
+        set_headers, unset_headers = changes_of(p.headers)
+        if not set_headers and not unset_headers:
+            raise InvalidArgument("server action=headers needs headers to set (name: value) or remove (name: null)")
+        return await Servers(self.ctx).apply(ServerEdit(p.name, set_headers=set_headers, unset_headers=unset_headers))
+
     async def restart(self, p: Named, _: Principal) -> Restarted:
         return Restarted((await report.restart(self.ctx.downstream, [p.name]))[0])
 
@@ -157,14 +173,15 @@ def build(ctx: ToolContext) -> list[Tool]:
     return [
         Tool(
             name="server",
-            description="Hosted servers, an admin's: restart|approve",
+            description="Hosted servers, an admin's: restart|approve|headers",
             summary=(
-                "Restart a hosted MCP server, or approve its quarantined tools: those whose definitions changed "
-                "since they were pinned (a rug pull), withheld from every client until an admin accepts them."
+                "Restart a hosted MCP server, approve its quarantined tools (those whose definitions changed "
+                "since they were pinned, a rug pull, withheld until an admin accepts them), or set its HTTP headers."
             ),
             actions=[
                 Action("restart", a.restart, Named, admin=True),
                 Action("approve", a.approve, Approve, idempotent=True, admin=True),
+                Action("headers", a.headers, Headers, idempotent=True, admin=True),
             ],
         ),
         Tool(

@@ -212,6 +212,11 @@ def _summary(server: ServerView, running: report.Running) -> ServerSummary:
     )
 
 
+def changes_of(values: Mapping[str, str | None] | None) -> tuple[dict[str, str], list[str]]:
+    """A tool's `{name: value}` edit: the names to set, and those to remove (null values)."""
+    return _set_values(values), [k for k, v in (values or {}).items() if v is None]
+
+
 def _set_values(env: Mapping[str, str | None] | None) -> dict[str, str]:
     return {k: v for k, v in (env or {}).items() if v is not None}
 
@@ -289,7 +294,7 @@ class Servers:
                 "jarvis_server action=edit needs something to change: new_name, description, command, "
                 "args, env (a null value removes a variable), url or image"
             )
-        env = p.env or {}
+        set_env, unset_env = changes_of(p.env)
         edit = ServerEdit(
             name=p.name,
             new_name=p.new_name,
@@ -298,11 +303,15 @@ class Servers:
             url=p.url,
             image=p.image,
             args=p.args,
-            set_env=_set_values(env),
-            unset_env=[k for k, v in env.items() if v is None],
+            set_env=set_env,
+            unset_env=unset_env,
         )
+        return await self.apply(edit)
+
+    async def apply(self, edit: ServerEdit) -> Edited:
+        """An edit made in the registry, then followed: a changed launch spec restarts the server."""
         edited = await self.ctx.registry.edit_server(edit)
-        await self._changed()  # a changed launch spec restarts it
+        await self._changed()
         return Edited(self._shown(edited))
 
     async def usage(self, p: Usage, principal: Principal) -> UsageReport:

@@ -384,6 +384,26 @@ class EditServerRequest(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class SetHeadersEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     NAME_FIELD_NUMBER: _builtins.int
     NEW_NAME_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
@@ -395,6 +415,8 @@ class EditServerRequest(_message.Message):
     URL_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
     CWD_FIELD_NUMBER: _builtins.int
+    SET_HEADERS_FIELD_NUMBER: _builtins.int
+    UNSET_HEADERS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     new_name: _builtins.str
     description: _builtins.str
@@ -410,6 +432,12 @@ class EditServerRequest(_message.Message):
     def set_env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
     def unset_env(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def set_headers(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """a remote server's HTTP headers, merged as env is"""
+
+    @_builtins.property
+    def unset_headers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -424,10 +452,12 @@ class EditServerRequest(_message.Message):
         url: _builtins.str | None = ...,
         image: _builtins.str | None = ...,
         cwd: _builtins.str | None = ...,
+        set_headers: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        unset_headers: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_command", b"_command", "_cwd", b"_cwd", "_description", b"_description", "_image", b"_image", "_new_name", b"_new_name", "_url", b"_url", "command", b"command", "cwd", b"cwd", "description", b"description", "image", b"image", "new_name", b"new_name", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_command", b"_command", "_cwd", b"_cwd", "_description", b"_description", "_image", b"_image", "_new_name", b"_new_name", "_url", b"_url", "args", b"args", "command", b"command", "cwd", b"cwd", "description", b"description", "image", b"image", "name", b"name", "new_name", b"new_name", "replace_args", b"replace_args", "set_env", b"set_env", "unset_env", b"unset_env", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_command", b"_command", "_cwd", b"_cwd", "_description", b"_description", "_image", b"_image", "_new_name", b"_new_name", "_url", b"_url", "args", b"args", "command", b"command", "cwd", b"cwd", "description", b"description", "image", b"image", "name", b"name", "new_name", b"new_name", "replace_args", b"replace_args", "set_env", b"set_env", "set_headers", b"set_headers", "unset_env", b"unset_env", "unset_headers", b"unset_headers", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__command: _TypeAlias = _typing.Literal["command"]  # noqa: Y015
     _WhichOneofArgType__command: _TypeAlias = _typing.Literal["_command", b"_command"]  # noqa: Y015

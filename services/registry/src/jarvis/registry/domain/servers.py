@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
@@ -39,6 +39,8 @@ class ServerEdit:
     url: str | None = None
     image: str | None = None
     cwd: str | None = None
+    set_headers: dict[str, str] = field(default_factory=dict)
+    unset_headers: tuple[str, ...] = ()
 
     @property
     def touches_launch(self) -> bool:
@@ -47,6 +49,8 @@ class ServerEdit:
             or self.replace_args
             or self.set_env
             or self.unset_env
+            or self.set_headers
+            or self.unset_headers
             or any(v is not None for v in (self.command, self.url, self.image, self.cwd))
         )
 
@@ -159,14 +163,9 @@ def _ensure_free(session: Session, name: str) -> None:
 
 def _edited_launch(row: ServerRow, edit: ServerEdit) -> Launch:
     launch = launch_of(row)
-    overlap = sorted(set(edit.set_env) & set(edit.unset_env))
-    if overlap:
-        raise InvalidArgument(f"environment variable(s) {', '.join(overlap)} are both set and unset; pick one")
-    unknown = sorted(set(edit.unset_env) - set(launch.env))
-    if unknown:
-        raise InvalidArgument(f"server '{row.name}' has no environment variable(s) {', '.join(unknown)} to unset")
     args = tuple(edit.args) if edit.replace_args else (*launch.args, *edit.args)
-    env = {k: v for k, v in launch.env.items() if k not in edit.unset_env} | edit.set_env
+    env = _merged(row.name, "environment variable", launch.env, edit.set_env, edit.unset_env)
+    headers = _merged(row.name, "header", launch.headers, edit.set_headers, edit.unset_headers)
     return Launch(
         transport=launch.transport,
         command=launch.command if edit.command is None else edit.command,
@@ -174,9 +173,24 @@ def _edited_launch(row: ServerRow, edit: ServerEdit) -> Launch:
         env=env,
         cwd=launch.cwd if edit.cwd is None else edit.cwd,
         url=launch.url if edit.url is None else edit.url,
-        headers=launch.headers,
+        headers=headers,
         image=launch.image if edit.image is None else edit.image,
     )
+
+
+def _merged(
+    server: str, kind: str, current: Mapping[str, str], set_: Mapping[str, str], unset: Iterable[str]
+) -> dict[str, str]:
+    """`current` with `set_` set and `unset` removed: env and headers alike; a name both set and unset, or unset but
+    not there, is the caller's mistake, named."""
+    unset = tuple(unset)
+    overlap = sorted(set(set_) & set(unset))
+    if overlap:
+        raise InvalidArgument(f"{kind}(s) {', '.join(overlap)} are both set and unset; pick one")
+    unknown = sorted(set(unset) - set(current))
+    if unknown:
+        raise InvalidArgument(f"server '{server}' has no {kind}(s) {', '.join(unknown)} to unset")
+    return {k: v for k, v in current.items() if k not in unset} | dict(set_)
 
 
 def find_server(session: Session, name: str) -> ServerRow:
