@@ -142,6 +142,8 @@ def test_edit_merges_a_remote_servers_headers(stub: pb_grpc.RegistryServiceStub,
     cases = [
         (pb.EditServerRequest(name="r", unset_headers=["X-Nope"]), "no header(s) X-Nope"),
         (pb.EditServerRequest(name="r", set_headers={"X-Keep": "4"}, unset_headers=["X-Keep"]), "both set and unset"),
+        (pb.EditServerRequest(name="r", set_headers={"Bad Name": "1"}), "invalid header name 'Bad Name'"),
+        (pb.EditServerRequest(name="r", set_headers={"X-Evil": "1\r\nInjected: 2"}), "line break"),
     ]
     for request, message in cases:
         assert message in rpc_error(stub.EditServer, request, Code.INVALID_ARGUMENT).details()

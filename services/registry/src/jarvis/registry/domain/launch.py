@@ -20,6 +20,9 @@ _METADATA_HOSTS = {
     "instance-data.ec2.internal",
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# RFC 9110 field names (tokens), and values without CR, LF or NUL: a value that broke the line would add a header.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE_BREAKS = re.compile(r"[\r\n\x00]")
 _FIELDS_OF: dict[str, set[str]] = {
     "stdio": {"command", "args", "env", "cwd"},
     "streamable-http": {"url", "headers"},
@@ -50,6 +53,11 @@ def validate_launch(launch: Launch) -> Launch:
     for name in launch.env:
         if not _ENV_NAME.match(name):
             raise InvalidArgument(f"invalid environment variable name '{name}': use letters, digits and '_'")
+    for name, value in launch.headers.items():
+        if not _HEADER_NAME.match(name):
+            raise InvalidArgument(f"invalid header name {name!r}: use letters, digits and '-' (e.g. X-Api-Key)")
+        if _HEADER_VALUE_BREAKS.search(value):
+            raise InvalidArgument(f"header {name}'s value holds a line break or NUL: give it on one line")
     return launch
 
 
