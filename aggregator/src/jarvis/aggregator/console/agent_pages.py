@@ -1,4 +1,5 @@
-"""My sessions (issue 49): the agent sessions of the projects a person may see, each with its output, live.
+"""My sessions (issue 49): the agent sessions of the projects a person may see, each with its output, live, and
+the changes the agent made to its workspace; a person who may spawn starts one from the page.
 
 The output arrives over server-sent events: `/console/sessions/<project>/<session>/events` long-polls the `session`
 tool's `events` action as the person (the same pipeline, scopes and audit as an MCP client's) and sends each event as
@@ -14,7 +15,7 @@ from typing import Any
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from jarvis.aggregator.console.calls import Answer
@@ -24,6 +25,7 @@ from jarvis.aggregator.tooling.principal import Principal
 SESSIONS = f"{PATH}/sessions"
 RUNNING = "running"  # the runtime's state of a session whose agent still works; every other state is final
 SHOWN_EVENTS = 500  # a session page shows at most this many events; the stream goes on from the last
+SHOWN_DIFF_BYTES = 64 * 1024  # of the workspace's diff, a page shows at most this much (the tool says it truncated)
 WAIT_SECONDS = 15.0  # each long poll of the stream (the tool allows up to 20)
 
 
@@ -64,6 +66,7 @@ class AgentSessionPages(ConsoleBase):
         return [
             Route(SESSIONS, self.sessions_page, methods=["GET"]),
             Route(f"{SESSIONS}/end", self.end_session, methods=["POST"]),
+            Route(f"{SESSIONS}/start", self.start_session, methods=["POST"]),
             Route(SESSIONS + "/{project_id}/{session_id}", self.session_page, methods=["GET"]),
             Route(SESSIONS + "/{project_id}/{session_id}/events", self.session_events, methods=["GET"]),
             Route(f"{PATH}/static/live.js", self.live_script, methods=["GET"]),
@@ -83,7 +86,16 @@ class AgentSessionPages(ConsoleBase):
             sessions = found.payload.get("sessions", []) if found.ok else []
             sessions.sort(key=lambda s: s.get("created_at") or "", reverse=True)
             projects.append({"project": project, "sessions": sessions, "error": found.error})
-        return {"projects": projects, "note": note, "may_end": self.calls.may(principal, "session", "end")}
+        return {
+            "projects": projects,
+            "note": note,
+            "may_end": self.calls.may(principal, "session", "end"),
+            # Offered per project: a project-bound scope may spawn in its project only (the call checks again).
+            "may_spawn": {
+                p["project"]["id"]: self.calls.may(principal, "session", "spawn", project=p["project"]["id"])
+                for p in projects
+            },
+        }
 
     async def sessions_page(self, request: Request) -> Response:
         who = await self._who(request)
@@ -94,6 +106,21 @@ class AgentSessionPages(ConsoleBase):
 
     async def end_session(self, request: Request) -> Response:
         return await self._act(request, END, self._projects_and_sessions, "sessions.html")
+
+    async def start_session(self, request: Request) -> Response:
+        """`session action=spawn` as the person, then the new session's page, where its output arrives live."""
+        checked = await self._form(request)
+        if isinstance(checked, Response):
+            return checked
+        session, principal, form = checked
+        project = field(form, "project_id")
+        arguments = {"action": "spawn", "project_id": project, "prompt": field(form, "prompt")}
+        answer = await self.calls.call(principal, "session", arguments)
+        spawned = (answer.payload or {}).get("session") if answer.ok else None
+        if not spawned:
+            values = await self._projects_and_sessions(principal, note=answer.error or "The session did not start.")
+            return self._page(request, "sessions.html", values, status=400, who=(session, principal))
+        return RedirectResponse(f"{SESSIONS}/{project}/{spawned['id']}", 303, headers=HEADERS)
 
     async def session_page(self, request: Request) -> Response:
         who = await self._who(request)
@@ -108,6 +135,7 @@ class AgentSessionPages(ConsoleBase):
         shown = events.payload.get("events", []) if events.ok else []
         values = {
             "agent_session": got.payload,
+            "changes": await self._changes(who[1], project, session),
             "lines": [(e.get("seq", 0), event_line(e)) for e in shown],
             "cursor": events.payload.get("next_cursor", 0) if events.ok else 0,
             "error": events.error,
@@ -115,6 +143,13 @@ class AgentSessionPages(ConsoleBase):
             "may_end": self.calls.may(who[1], "session", "end"),
         }
         return self._page(request, "session.html", values, who=who)
+
+    async def _changes(self, principal: Principal, project: str, session: str) -> Answer:
+        """The session's workspace changes (`project_changes`), or why there are none to show."""
+        arguments = {"project_id": project, "session_id": session, "max_bytes": SHOWN_DIFF_BYTES}
+        if not self.calls.may(principal, "project_changes", project=project):
+            return Answer(None, "Your scopes do not allow project_changes.")
+        return await self.calls.call(principal, "project_changes", arguments)
 
     async def session_events(self, request: Request) -> Response:
         """The session's events from the cursor on, as server-sent events, until the session is over or the browser

@@ -34,9 +34,10 @@ class ToolCalls:
             for tool in surface.tools:
                 self.tools.setdefault(tool.name, (surface, tool))
 
-    def may(self, principal: Principal, tool: str, action: str = "") -> bool:
-        """Whether `principal`'s scopes allow `action` of `tool` (what a page offers; the call is checked again).
-        A tool without actions (`jarvis_check_status`) is asked with no action."""
+    def may(self, principal: Principal, tool: str, action: str = "", *, project: str = "") -> bool:
+        """Whether `principal`'s scopes allow `action` of `tool` (what a page offers; the call is checked again),
+        on `project` where given (a project-bound scope allows its project only). A tool without actions
+        (`jarvis_check_status`) is asked with no action."""
         found = self.tools.get(tool)
         if found is None:
             return False
@@ -44,7 +45,7 @@ class ToolCalls:
         act = next((a for a in definition.actions if a.name == action), None)
         if act is None and definition.actions:
             return False
-        return definition.permits(principal, surface.name, act, {})
+        return definition.permits(principal, surface.name, act, {"project_id": project} if project else {})
 
     async def call(self, principal: Principal, tool: str, arguments: dict[str, Any]) -> Answer:
         found = self.tools.get(tool)

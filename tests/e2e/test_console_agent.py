@@ -1,0 +1,86 @@
+"""Issue 49, browser test 4 with a real agent: the local admin starts a session of the real Claude Code, in the real
+agent image, from My sessions in headless Chromium; its output (the scripted fake of the Anthropic Messages API,
+reached only through the runtime's egress proxy) arrives on the session page over server-sent events without a
+reload; the page then shows the file the agent wrote among the workspace's changes, and ends the session.
+Screenshots are in the test's tmp dir."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.e2e.orchestrator.conftest import runtime_env
+from tests.support import anthropic_fake
+from tests.support.anthropic_fake import AnthropicFake
+from tests.support.console import local_admin, wait_for
+from tests.support.docker_env import remove_managed
+from tests.support.http_fake import serve_app
+from tests.support.real_agent import API_HOST, IMAGE, KEY, REAL_HOSTS, require_agent_image, source_repo
+from tests.support.stack import mcp_client, result_json, start_jarvis
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_she_starts_claude_code_from_the_page_and_watches_it_work(
+    tmp_path: Path, engine: docker.DockerClient
+) -> None:
+    require_agent_image(engine)
+    fake = AnthropicFake()
+    data = tmp_path / "data"
+    with serve_app(fake.app()) as url:
+        port = int(url.rsplit(":", 1)[1])
+        env = runtime_env(
+            IMAGE,
+            tmp_path / "home",
+            JARVIS_RUNTIME_MEMORY="1g",
+            JARVIS_RUNTIME_PIDS="256",
+            JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps({name: ["127.0.0.1"] for name in (API_HOST, *REAL_HOSTS)}),
+            JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]),
+        )
+        jarvis = start_jarvis(data, env=env)
+        try:
+            async with mcp_client(jarvis.url("/mcp/orchestrator")) as client:
+
+                async def call(tool: str, **arguments: Any) -> Any:
+                    return result_json(await client.call_tool(tool, arguments))
+
+                create = {"name": "console-claude", "agent": "claude", "egress_allow": [f"{API_HOST}:{port}"]}
+                source = str(source_repo(tmp_path / "src"))
+                project = (await call("project", action="create", source_url=source, **create))["created"]["id"]
+                for name, value in (("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", f"http://{API_HOST}:{port}")):
+                    await call("project", action="secret_set", project_id=project, name=name, value=value)
+
+            with local_admin(jarvis, tmp_path / "browser") as (driver, shot):
+                driver.find_element(By.LINK_TEXT, "My sessions").click()
+                driver.find_element(By.ID, f"prompt-{project}").send_keys("Write HELLO.md, please.")
+                shot("start")
+                driver.find_element(By.ID, f"start-{project}").click()
+                wait_for(lambda: "/console/sessions/" in driver.current_url, "the new session's page", timeout=60)
+                page = driver.execute_script("return window.performance.timeOrigin")
+
+                def output() -> str:
+                    return " ".join(str(e.text) for e in driver.find_elements(By.CSS_SELECTOR, "#output > div"))
+
+                wait_for(lambda: anthropic_fake.FINAL in output(), "Claude Code's answer on the open page", timeout=180)
+                shot("answered")
+                assert driver.execute_script("return window.performance.timeOrigin") == page  # no reload
+                # The file it wrote, among its workspace's changes; then the page ends the session.
+                driver.refresh()
+                shot("changes")
+                status = driver.find_element(By.ID, "changes-status").text
+                assert f"?? {anthropic_fake.FILE}" in status, status
+                assert KEY not in driver.page_source
+                driver.find_element(By.ID, "end").click()
+                wait_for(lambda: driver.find_elements(By.ID, "note"), "the end's answer")
+                shot("ended")
+                assert re.search(r"Session \S+: (ended|exited)\.", driver.find_element(By.ID, "note").text)
+        finally:
+            jarvis.stop()
+            remove_managed(engine, data)
+    assert fake.keys() == {KEY}
