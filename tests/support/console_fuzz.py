@@ -48,6 +48,7 @@ GARBAGE: list[dict[str, str]] = [
     {"name": "no-such-server", "env:": "v" * 20000, "new_env_name": "n" * 5000, "new_env_value": "line\nbreak"},
     {"name": "no-such-server", "new_header_name": "Bad Header\r\nX", "new_header_value": "v\r\nInjected: 1"},
     {"surface": "/mcp/profile/../jarvis"},
+    {"project_id": "p0123456789ab", "prompt": "x" * 30000},
     {"surface": "\u0000" * 300},
 ]
 FORMS = (
@@ -57,6 +58,7 @@ FORMS = (
     "/console/accounts/disconnect",
     "/console/accounts/keys",
     "/console/sessions/end",
+    "/console/sessions/start",
     "/console/schedules/enable",
     "/console/schedules/disable",
     "/console/schedules/trigger",
