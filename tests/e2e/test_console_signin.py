@@ -119,7 +119,10 @@ async def test_alice_signs_in_sees_her_accounts_and_creates_a_token(
         driver.get(jarvis.url("/console/admin/people"))
         shot("alice-people")
         assert driver.find_element(By.TAG_NAME, "h1").text == "People"
-        assert "alice@example.test" in driver.page_source
+        # Her row: her effective scopes (by her group's role and her own) and when she last signed in.
+        hers = driver.find_element(By.XPATH, "//tr[th[text()='alice@example.test']]")
+        assert set(hers.find_element(By.CLASS_NAME, "scopes").text.split()) == {"jarvis", "profile", "servers", "admin"}
+        assert hers.find_element(By.CLASS_NAME, "seen").text.endswith(" UTC")
 
 
 async def test_an_admin_gives_a_group_a_role_and_its_people_see_the_surfaces_at_once(

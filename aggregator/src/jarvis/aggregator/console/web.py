@@ -11,6 +11,7 @@ import hmac
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,6 +60,13 @@ class Act:
     done: Callable[[Answer, FormData], str]
 
 
+def utc(seconds: Any) -> str:
+    """Unix seconds as a person reads them ("2026-12-06 16:50 UTC"); "" for none."""
+    if not isinstance(seconds, int | float) or seconds <= 0:
+        return ""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def field(form: FormData, name: str) -> str:
     return str(form.get(name, "") or "")
 
@@ -96,6 +104,7 @@ class ConsoleBase:
         self.templates = Environment(
             loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True), auto_reload=False
         )
+        self.templates.filters["utc"] = utc
         if sign_in is not None:
             sign_in.handlers[SIGN_IN_PURPOSE] = self.identified
 

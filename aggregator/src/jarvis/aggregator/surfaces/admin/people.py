@@ -7,7 +7,7 @@ on the `admin` surface (decision 0069), so `jarvis` and `orchestrator` keep the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 from jarvis.aggregator.context import PeopleEditor, RoleRecord, ToolContext
@@ -29,6 +29,7 @@ class UserView:
     first_seen: int
     last_seen: int
     disabled: bool
+    scopes: list[str] = field(default_factory=list)  # what their roles give them now (in a listing)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,8 @@ class PeopleActions:
     async def list_users(self, p: ListUsers, _: Principal) -> UserList:
         users = [user_view(body) for body in await self.admin.users()]
         users = [u for u in users if u.disabled] if p.disabled_only else users
+        # Each person's effective scopes, as the authorization server computes them at their next token.
+        users = [replace(u, scopes=list(await self.admin.role_scopes(u.subject))) for u in users]
         return UserList(users, len(users))
 
     async def disable(self, p: Who, _: Principal) -> UserChanged:
