@@ -6,7 +6,6 @@ Screenshots are in the test's tmp dir."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,13 @@ import docker
 import pytest
 from selenium.webdriver.common.by import By
 
-from tests.e2e.orchestrator.conftest import runtime_env
+from tests.e2e.test_real_agent import jarvis_env
 from tests.support import anthropic_fake
 from tests.support.anthropic_fake import AnthropicFake
 from tests.support.console import local_admin, wait_for
 from tests.support.docker_env import remove_managed
 from tests.support.http_fake import serve_app
-from tests.support.real_agent import API_HOST, IMAGE, KEY, REAL_HOSTS, require_agent_image, source_repo
+from tests.support.real_agent import API_HOST, KEY, require_agent_image, source_repo
 from tests.support.stack import mcp_client, result_json, start_jarvis
 
 pytestmark = pytest.mark.anyio
@@ -35,15 +34,7 @@ async def test_she_starts_claude_code_from_the_page_and_watches_it_work(
     data = tmp_path / "data"
     with serve_app(fake.app()) as url:
         port = int(url.rsplit(":", 1)[1])
-        env = runtime_env(
-            IMAGE,
-            tmp_path / "home",
-            JARVIS_RUNTIME_MEMORY="1g",
-            JARVIS_RUNTIME_PIDS="256",
-            JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps({name: ["127.0.0.1"] for name in (API_HOST, *REAL_HOSTS)}),
-            JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]),
-        )
-        jarvis = start_jarvis(data, env=env)
+        jarvis = start_jarvis(data, env=jarvis_env(tmp_path / "home"))
         try:
             async with mcp_client(jarvis.url("/mcp/orchestrator")) as client:
 

@@ -204,6 +204,20 @@ def test_aider_edits_its_workspace_through_the_egress_proxy(
     assert set(refused) == {"elsewhere.test", API_HOST, "raw.githubusercontent.com"}
 
 
+def jarvis_env(home: Path) -> dict[str, str]:
+    """`jarvis up`'s environment for the real agent image against the fakes: the model API's name (and the probes')
+    resolved to loopback by the runtime's test hooks, and room for a real CLI."""
+    resolve = {name: ["127.0.0.1"] for name in (API_HOST, "elsewhere.test", *REAL_HOSTS)}
+    return runtime_env(
+        IMAGE,
+        home,
+        JARVIS_RUNTIME_MEMORY="1g",
+        JARVIS_RUNTIME_PIDS="256",
+        JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps(resolve),
+        JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]),
+    )
+
+
 @pytest.mark.anyio
 async def test_claude_code_through_the_orchestrators_mcp_surface(tmp_path: Path, engine: docker.DockerClient) -> None:
     """The same task driven as a user drives it: an MCP client on `jarvis up`'s orchestrator surface."""
@@ -212,16 +226,7 @@ async def test_claude_code_through_the_orchestrators_mcp_surface(tmp_path: Path,
     data = tmp_path / "data"
     with serve_app(fake.app()) as url:
         port = int(url.rsplit(":", 1)[1])
-        resolve = {name: ["127.0.0.1"] for name in (API_HOST, "elsewhere.test", *REAL_HOSTS)}
-        env = runtime_env(
-            IMAGE,
-            tmp_path / "home",
-            JARVIS_RUNTIME_MEMORY="1g",
-            JARVIS_RUNTIME_PIDS="256",
-            JARVIS_RUNTIME_EGRESS_RESOLVE=json.dumps(resolve),
-            JARVIS_RUNTIME_EGRESS_INTERNAL_HOSTS=json.dumps([API_HOST]),
-        )
-        running = start_jarvis(data, env=env)
+        running = start_jarvis(data, env=jarvis_env(tmp_path / "home"))
         try:
             async with mcp_client(running.url("/mcp/orchestrator")) as client:
 
