@@ -6,6 +6,7 @@ keep running untraced."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -141,3 +142,39 @@ def test_a_request_naming_no_trace_joins_the_one_its_credential_was_minted_in() 
     assert seen["header wins"] == ["1" * 32, "2" * 16]
     assert seen["credential"] == ["3" * 32, "4" * 16]
     assert seen["neither"] == ""
+
+
+UNSAMPLED = """
+import json, sys
+from jarvis.common import tracing
+tracing.configure("jarvis-probe", json.loads(sys.argv[1]))
+remote = [(b"traceparent", b"00-" + b"5" * 32 + b"-" + b"6" * 16 + b"-00")]
+with tracing.span("root") as root, tracing.span("step") as step:
+    dropped = step is root and not root.get_span_context().trace_flags.sampled
+with tracing.incoming(remote), tracing.span("request") as request:
+    asked = request.get_span_context().span_id != int("6" * 16, 16)
+print(json.dumps({"dropped root's step is no span": dropped, "remote unsampled parent still asks": asked}))
+"""
+
+
+def test_a_trace_this_process_dropped_opens_no_step_spans() -> None:
+    """Under a root span this process's sampler dropped, a step is no new span (it would be dropped too, at the cost of
+    a kept one); under a caller's unsampled parent the sampler is still asked, for a span of its own."""
+    off_by_ratio = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+        "OTEL_BSP_SCHEDULE_DELAY": "60000",
+        "OTEL_TRACES_SAMPLER": "traceidratio",
+        "OTEL_TRACES_SAMPLER_ARG": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", UNSAMPLED, json.dumps(off_by_ratio)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, **off_by_ratio},
+    )
+    assert json.loads(done.stdout) == {
+        "dropped root's step is no span": True,
+        "remote unsampled parent still asks": True,
+    }

@@ -17,6 +17,7 @@ Work done later for many calls at once (a batch of usage records) links to each 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -85,7 +86,11 @@ def flush(timeout_seconds: float = 5.0) -> None:
         force_flush(int(timeout_seconds * 1000))
 
 
+@functools.cache
 def tracer() -> trace.Tracer:
+    """Jarvis's tracer, made once: the SDK makes a new one, with its instrumentation scope, at every `get_tracer`
+    (a third of what tracing cost a proxied call, measured). Made before `configure`, it is the API's proxy, which
+    turns to the provider once one is set."""
     return trace.get_tracer(TRACER)
 
 
@@ -188,6 +193,14 @@ def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str,
     """A span under the current one (nothing when tracing is off)."""
     if not _on:
         yield trace.INVALID_SPAN
+        return
+    parent = trace.get_current_span()
+    decided = parent.get_span_context()
+    if decided.is_valid and not decided.is_remote and not decided.trace_flags.sampled:
+        # This process's sampler dropped the trace: its steps would be dropped spans that cost as much to open as kept
+        # ones. The standard samplers decide a child as its trace's root was decided here (by the parent, or by the
+        # same trace id's ratio), so none is lost. A remote parent's flag is the caller's, and the sampler still asks.
+        yield parent
         return
     with tracer().start_as_current_span(name, kind=kind, attributes=dict(attributes or {})) as current:
         yield current
