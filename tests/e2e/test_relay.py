@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,15 +44,23 @@ def _requests() -> list[dict[str, Any]]:
     ]
 
 
-def _relay(running: RunningJarvis, token: str | None) -> tuple[list[dict[str, Any]], str, float]:
-    """Write every request at once, close stdin, and read until the relay exits: (answers, stderr, seconds)."""
+def _relay(
+    running: RunningJarvis, token: str | None, *, elsewhere: Path | None = None
+) -> tuple[list[dict[str, Any]], str, float]:
+    """Write every request at once, close stdin, and read until the relay exits: (answers, stderr, seconds). With
+    `elsewhere`, a person's machine (that home, no data dir of the Jarvis's): `jarvis mcp --url`, as Claude Desktop's
+    entry from the console runs it."""
     env = {k: v for k, v in os.environ.items() if k != "JARVIS_TOKEN"}
     env.update(running.extra_env)
     if token:
         env["JARVIS_TOKEN"] = token
+    command = ["--data-dir", str(running.data_dir), "mcp", "--surface", "jarvis"]
+    if elsewhere is not None:
+        env["HOME"] = str(elsewhere)
+        command = ["--data-dir", str(elsewhere / "data"), "mcp", "--url", running.url("/mcp/jarvis")]
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "jarvis.cli", "--data-dir", str(running.data_dir), "mcp", "--surface", "jarvis"],
+        [sys.executable, "-m", "jarvis.cli", *command],
         input="".join(json.dumps(r) + "\n" for r in _requests()),
         capture_output=True,
         text=True,
@@ -74,6 +83,23 @@ def test_a_script_that_closes_stdin_gets_every_answer_and_the_relay_exits(secure
     assert any(t["name"] == "jarvis_config" for t in by_id[2]["result"]["tools"])
     assert not by_id[3]["result"].get("isError"), by_id[3]
     assert took < 15, f"the relay took {took:.1f} s to answer and exit"
+
+
+def test_a_person_elsewhere_relays_by_url_with_their_token(secured: RunningJarvis, tmp_path: Path) -> None:
+    """Claude Desktop's entry from the console: `jarvis mcp --url` on a machine that holds none of this Jarvis's data
+    relays to the surface at that URL with JARVIS_TOKEN, and a URL that is not one is refused before anything runs."""
+    token = secured.create_token("jarvis", name="desktop")
+    answers, stderr, _ = _relay(secured, token, elsewhere=tmp_path)
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert sorted(by_id) == [1, 2, 3], (answers, stderr[-2000:])
+    assert any(t["name"] == "jarvis_config" for t in by_id[2]["result"]["tools"])
+    assert not by_id[3]["result"].get("isError"), by_id[3]
+    assert not (tmp_path / "data").exists()  # it kept no data of its own
+    refused = subprocess.run(
+        [sys.executable, "-m", "jarvis.cli", "mcp", "--url", "ftp://x"], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode != 0
+    assert "is no http(s) URL" in refused.stderr
 
 
 def test_without_the_token_every_request_names_what_to_do(secured: RunningJarvis) -> None:

@@ -248,13 +248,22 @@ def _serve(service: str, workers: int | None = None) -> None:
     show_default=True,
     help=f"{', '.join(SURFACES)}, or profile/<name>.",
 )
+@click.option(
+    "--url",
+    default="",
+    help="Relay to the surface at this URL of a Jarvis elsewhere (e.g. https://jarvis.example/mcp/jarvis), with "
+    "JARVIS_TOKEN as its bearer: for a client that only spawns servers, such as Claude Desktop.",
+)
 @click.pass_context
-def mcp(ctx: click.Context, surface: str) -> None:
+def mcp(ctx: click.Context, surface: str, url: str) -> None:
     """Serve one surface over stdio (for clients that spawn their servers).
 
     When a `jarvis up` serves the same data dir, relay to it over HTTP instead of starting a second Jarvis
-    (give its token in JARVIS_TOKEN if it requires one).
+    (give its token in JARVIS_TOKEN if it requires one); with --url, relay to that Jarvis, wherever it runs.
     """
+    if url:
+        _relay_to(ctx, url)
+        return
     from jarvis.cli.datadir import DataDirLock
     from jarvis.cli.settings import settings_for
     from jarvis.common.logging import configure_logging
@@ -285,6 +294,21 @@ def mcp(ctx: click.Context, surface: str) -> None:
 
     path = SURFACE_PATHS.get(surface) or PROFILE_PATH_PREFIX + surface.removeprefix(PROFILE_SURFACE)
     anyio.run(bridge_stdio, url + path, os.environ.get("JARVIS_TOKEN", ""), invocation(ctx.obj["data_dir"]))
+
+
+def _relay_to(ctx: click.Context, url: str) -> None:
+    """`jarvis mcp --url`: stdio to the surface at `url`, no data dir of its own (the Jarvis there has one)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(f"{url!r} is no http(s) URL; give a surface's, e.g. https://jarvis.example/mcp/jarvis")
+    import anyio
+
+    from jarvis.cli.banner import invocation
+    from jarvis.cli.bridge import bridge_stdio
+
+    anyio.run(bridge_stdio, url, os.environ.get("JARVIS_TOKEN", ""), invocation(ctx.obj["data_dir"]))
 
 
 def _serving_url(lock: DataDirLock, holder: Holder, wait: float = 30.0) -> str:

@@ -58,3 +58,22 @@ def test_install_links_are_the_clients_deep_links() -> None:
     assert cursor.href.startswith("cursor://anysphere.cursor-deeplink/mcp/install?")
     assert query["name"] == ["jarvis"]
     assert json.loads(base64.b64decode(query["config"][0])) == {"url": "http://127.0.0.1:8000/mcp/jarvis"}
+
+
+def test_claude_desktop_spawns_jarvis_which_relays_to_the_url() -> None:
+    """Claude Desktop's file takes only servers it spawns: the entry runs `jarvis mcp --url` with the token in env."""
+    by_client = {s.client: s for s in snippets("jarvis", "https://j.example/mcp/jarvis", "<your token>")}
+    desktop = json.loads(by_client["Claude Desktop"].text)
+    assert desktop == {
+        "mcpServers": {
+            "jarvis": {
+                "command": "jarvis",
+                "args": ["mcp", "--url", "https://j.example/mcp/jarvis"],
+                "env": {"JARVIS_TOKEN": "<your token>"},
+            }
+        }
+    }
+    signs_in = json.loads(
+        {s.client: s for s in snippets("jarvis", "https://j.example/mcp/jarvis")}["Claude Desktop"].text
+    )
+    assert "env" not in signs_in["mcpServers"]["jarvis"]

@@ -70,6 +70,12 @@ def snippets(name: str, url: str, token: str | None = None) -> list[Snippet]:
         answer.append(Snippet(shape.display_name, shape.where, json.dumps(document, indent=2)))
     codex_headers = f'\nhttp_headers = {{ Authorization = "Bearer {token}" }}' if token else ""
     answer.append(Snippet("Codex CLI", "~/.codex/config.toml", f'[mcp_servers.{name}]\nurl = "{url}"{codex_headers}'))
+    # Claude Desktop's file takes only servers it spawns: Jarvis's CLI on the person's machine relays to this one.
+    desktop: dict[str, object] = {"command": "jarvis", "args": ["mcp", "--url", url]}
+    if token:
+        desktop["env"] = {"JARVIS_TOKEN": token}
+    where = "claude_desktop_config.json, with Jarvis installed (`jarvis` on PATH)"
+    answer.append(Snippet("Claude Desktop", where, json.dumps({"mcpServers": {name: desktop}}, indent=2)))
     return answer
 
 
