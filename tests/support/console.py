@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx2
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -104,11 +105,16 @@ def sign_in_at_provider(driver: WebDriver, jarvis: RunningJarvis, account: str) 
 
 
 def wait_for(check: object, what: str, timeout: float = 30) -> None:
+    """Poll `check` until it is true. An element it read may belong to the page a form post is replacing (stale):
+    that is "not yet", not a failure."""
     assert callable(check)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if check():
-            return
+        try:
+            if check():
+                return
+        except StaleElementReferenceException:
+            pass
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
 
