@@ -106,7 +106,8 @@ def default_steps(limiter: RateLimiter | None) -> tuple[Step, ...]:
 
 class CallPipeline:
     """Runs a routed call through `steps` to its backend, and records it once. Where traces are on, the call is a
-    span with a child per step and one for the backend (its arguments only by name, never their values)."""
+    span with a child for each step that took time or refused, and one for the backend (its arguments only by name,
+    never their values)."""
 
     def __init__(self, recorder: CallRecorder, steps: Sequence[Step]) -> None:
         self.recorder = recorder
@@ -156,9 +157,11 @@ class CallPipeline:
                 span.set_status(StatusCode.ERROR, outcome)
 
     async def _through(self, call: ToolCall, route: Route) -> Result:
-        proceed: Proceed = _backend(route) if tracing.enabled() else route.send
+        # Only a call whose span is kept (sampled) times its steps: a dropped one's would be dropped too.
+        traced = tracing.linked() is not None
+        proceed: Proceed = _backend(route) if traced else route.send
         for step in reversed(self.steps):
-            proceed = _bound(step, route, proceed)
+            proceed = _bound(step, route, proceed, traced)
         return await proceed(call)
 
 
@@ -183,19 +186,88 @@ def _backend(route: Route) -> Proceed:
     return send
 
 
-def _bound(step: Step, route: Route, proceed: Proceed) -> Proceed:
-    if tracing.enabled():
+def _bound(step: Step, route: Route, proceed: Proceed, traced: bool) -> Proceed:
+    if traced:
 
-        async def traced(call: ToolCall) -> Result:
-            with tracing.span(step.name):
-                return await step(call, route, proceed)
+        async def timed_step(call: ToolCall) -> Result:
+            timed = _TimedStep(step.name)
+            try:
+                return await step(call, route, timed.around(proceed))
+            except Exception as exc:
+                timed.failed(exc)
+                raise
+            finally:
+                timed.end()
 
-        return traced
+        return timed_step
 
     async def run(call: ToolCall) -> Result:
         return await step(call, route, proceed)
 
     return run
+
+
+# A step whose own work (not the rest of the chain it runs) took less gets no span (decision 0072): scope, withheld
+# and a rate limit not reached are checks of microseconds, and their spans cost as much as a consent wait's.
+STEP_SPAN_NS = 1_000_000
+
+
+class _TimedStep:
+    """One run of a step, traced where it took time of its own or ended the call. Its span begins when the step
+    began but is opened only once that is known, and is current for the rest of the chain it runs after (the backend
+    of a call that waited for consent is the consent's child)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.began = time.time_ns()
+        self.inside = 0  # ns spent in the rest of the chain
+        self.passed_on: BaseException | None = None  # what the rest of the chain raised, not this step
+        self.span: trace.Span | None = None
+
+    def around(self, proceed: Proceed) -> Proceed:
+        async def rest(call: ToolCall) -> Result:
+            self._open_if_slow()
+            entered = time.time_ns()
+            try:
+                if self.span is None:
+                    return await proceed(call)
+                with trace.use_span(self.span, record_exception=False, set_status_on_exception=False):
+                    return await proceed(call)
+            except BaseException as exc:
+                self.passed_on = exc
+                raise
+            finally:
+                self.inside += time.time_ns() - entered
+
+        return rest
+
+    def failed(self, exc: Exception) -> None:
+        """Which step refused a call is what its trace is read for: that step has a span, whatever its time. Its
+        status is the outcome, not the refusal's text, which may carry a consent link."""
+        if exc is self.passed_on:
+            return
+        self._open()
+        if self.span is not None:
+            self.span.set_status(StatusCode.ERROR, _outcome(exc))
+
+    def end(self) -> None:
+        self._open_if_slow()
+        if self.span is not None:
+            self.span.end()
+
+    def _open_if_slow(self) -> None:
+        if time.time_ns() - self.began - self.inside >= STEP_SPAN_NS:
+            self._open()
+
+    def _open(self) -> None:
+        if self.span is None:
+            self.span = tracing.opened(self.name, self.began)
+
+
+def _outcome(exc: Exception) -> str:
+    if isinstance(exc, Refused):
+        return exc.outcome
+    return "denied" if isinstance(exc, PermissionDenied) else "error"
 
 
 def unlimited(usage: UsageRecorder) -> CallPipeline:

@@ -195,15 +195,30 @@ def span(name: str, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str,
         yield trace.INVALID_SPAN
         return
     parent = trace.get_current_span()
-    decided = parent.get_span_context()
-    if decided.is_valid and not decided.is_remote and not decided.trace_flags.sampled:
-        # This process's sampler dropped the trace: its steps would be dropped spans that cost as much to open as kept
-        # ones. The standard samplers decide a child as its trace's root was decided here (by the parent, or by the
-        # same trace id's ratio), so none is lost. A remote parent's flag is the caller's, and the sampler still asks.
+    if _dropped_here(parent):
         yield parent
         return
     with tracer().start_as_current_span(name, kind=kind, attributes=dict(attributes or {})) as current:
         yield current
+
+
+def opened(name: str, start_time: int, attributes: Mapping[str, Any] | None = None) -> Span:
+    """A span under the current one that began at `start_time` (`time.time_ns()`), opened late: for work worth a span
+    only if it took time, which is known only once it has (a pipeline step). Not made current; the caller ends it.
+    The invalid span when off, or under a trace this process's sampler dropped (as `span`)."""
+    if not _on:
+        return trace.INVALID_SPAN
+    if _dropped_here(trace.get_current_span()):
+        return trace.INVALID_SPAN
+    return tracer().start_span(name, attributes=dict(attributes or {}), start_time=start_time)
+
+
+def _dropped_here(parent: Span) -> bool:
+    """Whether this process's sampler dropped `parent`'s trace: a child would be a dropped span that costs as much to
+    open as a kept one. The standard samplers decide a child as its trace's root was decided here (by the parent, or
+    by the same trace id's ratio), so none is lost. A remote parent's flag is the caller's: the sampler still asks."""
+    decided = parent.get_span_context()
+    return decided.is_valid and not decided.is_remote and not decided.trace_flags.sampled
 
 
 def fields(stored: object) -> dict[str, str]:

@@ -229,8 +229,7 @@ class ProxySurface:
         of the target's servers' tools, and the call pipeline decides and records it (scopes, limits, quarantine, the
         person's consent) before `_forward` sends it."""
         target, person = call.target, person_of(call.principal)
-        with tracing.span("route"):  # where traced: a server never seen is started here, to learn its tools
-            exposed = await self._resolve(target, call.name, person)
+        exposed = await self._resolve(target, call.name, person)
         if exposed is None and (down := self._not_serving(target, call.name)) is not None:
             return text_result(down, is_error=True)
         if exposed is None:
@@ -269,7 +268,10 @@ class ProxySurface:
         transparent surface's one server, or a tool of a server each person connects to, not learned yet."""
         tools = self.tools(target, person)
         if name not in tools:
-            await self.host.learn_tools(self.servers_of(target), person=person)
+            # The one part of routing that takes time, so the one traced: a server never seen is started here, to
+            # learn its tools. A name already known is a lookup of microseconds, worth no span.
+            with tracing.span("route"):
+                await self.host.learn_tools(self.servers_of(target), person=person)
             tools = self.tools(target, person)
         exposed = tools.get(name) or self._quarantined(target, name)
         if exposed is None and (single := self.single_server(target)) is not None:
