@@ -1,7 +1,8 @@
 """What traces cost (issue 50): a proxied tool call and `jarvis_server action=list` through three `jarvis up`s
 at once, tracing off, on at 10 % sampling and on at 100 %, beside the same server called directly.
 
-Same run, same server (`mcp-server-time`), rounds interleaved so drift in the machine's load hits every Jarvis alike.
+Same run, same server (`mcp-server-time`), rounds interleaved so drift in the machine's load hits every Jarvis alike,
+and the order of the three rotated each round (use a multiple of 3 rounds).
 The traced ones export to a real OTLP/HTTP receiver (tests/support/otlp_receiver.py) in a process of its own, so
 decoding spans does not slow the callers measured here; it counts what it received. Targets: off within noise of a
 Jarvis without this code; 100 % adds at most 10 % to the p50.
@@ -93,9 +94,13 @@ async def main(receiver_url: str, calls: int, rounds: int, clients: int) -> None
         # The CPU each Jarvis spent on its proxied calls (its process, not the server's): steadier than latency on a
         # shared 2-core machine, where a neighbour's burst moves a p50 by a fifth.
         cpu: dict[str, float] = dict.fromkeys(MODES, 0.0)
-        for _ in range(rounds):
+        modes = list(MODES)
+        for round_ in range(rounds):
             latencies["direct"] += await direct(1, calls)
-            for mode, jarvis in jarvises.items():
+            # Each round starts with the next mode: a phase's place in the round moved its p50 by a tenth (the mode
+            # timed second was the slowest, whichever it was), so each mode takes each place alike.
+            for mode in modes[round_ % len(modes) :] + modes[: round_ % len(modes)]:
+                jarvis = jarvises[mode]
                 pids = jarvis_pids(jarvis)
                 before = cpu_seconds(pids)
                 latencies[mode] += await proxied(jarvis, calls)
@@ -119,7 +124,7 @@ async def main(receiver_url: str, calls: int, rounds: int, clients: int) -> None
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--clients", type=int, default=8)
     options = parser.parse_args()
     receiving = subprocess.Popen(
