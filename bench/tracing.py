@@ -1,9 +1,8 @@
 """What traces cost (issue 50): a proxied tool call and `jarvis_server action=list` through three `jarvis up`s
 at once, tracing off, on at 10 % sampling and on at 100 %, beside the same server called directly.
 
-Same run, same server (`mcp-server-time`), rounds interleaved so drift in the machine's load hits every Jarvis alike,
-and the order of the three rotated each round (use a multiple of 3 rounds).
-The traced ones export to a real OTLP/HTTP receiver (tests/support/otlp_receiver.py) in a process of its own, so
+Same run, same server (`mcp-server-time`), the three taking turns every few calls, in an order that rotates, so drift
+in the machine's speed hits every Jarvis alike. The traced ones export to a real OTLP/HTTP receiver (tests/support/otlp_receiver.py) in a process of its own, so
 decoding spans does not slow the callers measured here; it counts what it received. Targets: off within noise of a
 Jarvis without this code; 100 % adds at most 10 % to the p50.
 """
@@ -16,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.support.stack import RunningJarvis, mcp_client, start_jarvis
 # default); the next proxied calls, on any of the three, would share the 2 cores with that export. Each phase starts
 # once the last one's spans have left, so a proxied call's figure is its own cost, not the previous load's.
 SETTLE_SECONDS = 6.0
+BLOCK = 10  # proxied calls a mode makes before the next mode's turn
 MODES = {
     "off": {},
     "on, 10 %": {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
@@ -58,12 +58,6 @@ async def quiet(jarvis: RunningJarvis, idle: float = 0.02, longest: float = 120.
             return
 
 
-async def proxied(jarvis: RunningJarvis, calls: int) -> list[float]:
-    async with mcp_client(jarvis.url("/mcp/profile/bench")) as client:
-        await timed_calls([client], "clock__convert_time", 20)  # warm up
-        return await timed_calls([client], "clock__convert_time", calls, ARGS)
-
-
 async def lists_per_second(jarvis: RunningJarvis, clients: int, calls: int) -> float:
     async def one() -> None:
         async with mcp_client(jarvis.url()) as client:
@@ -76,49 +70,80 @@ async def lists_per_second(jarvis: RunningJarvis, clients: int, calls: int) -> f
     return clients * calls / (time.perf_counter() - started)
 
 
-async def main(receiver_url: str, calls: int, rounds: int, clients: int) -> None:
+def rotated(turn: int) -> list[str]:
+    """The modes, starting at the `turn`th: each takes each place alike."""
+    modes = list(MODES)
+    return modes[turn % len(modes) :] + modes[: turn % len(modes)]
+
+
+async def started(receiver_url: str, stack: ExitStack) -> dict[str, RunningJarvis]:
+    """One `jarvis up` per mode, each with the server installed, once all of them are idle."""
+    jarvises: dict[str, RunningJarvis] = {}
+    for mode, sampling in MODES.items():
+        home = stack.enter_context(tempfile.TemporaryDirectory())
+        env: dict[str, Any] = {"HOME": home, **sampling}
+        if sampling:
+            env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver_url
+        jarvises[mode] = start_jarvis(Path(home) / "data", env=env, timeout=180)
+        stack.callback(jarvises[mode].stop)
+        await prepare(jarvises[mode])
+    for jarvis in jarvises.values():
+        await quiet(jarvis)
+    return jarvises
+
+
+async def main(receiver_url: str, calls: int, rounds: int, list_clients: int) -> None:
+    latencies: dict[str, list[float]] = {mode: [] for mode in [*MODES, "direct"]}
+    rates: dict[str, list[float]] = {mode: [] for mode in MODES}
+    # The CPU each Jarvis spent on its proxied calls (its process, not the server's): steadier than latency on a
+    # shared 2-core machine, where a neighbour's burst moves a p50 by a fifth.
+    cpu: dict[str, float] = dict.fromkeys(MODES, 0.0)
     with ExitStack() as stack:
-        jarvises: dict[str, RunningJarvis] = {}
-        for mode, sampling in MODES.items():
-            home = stack.enter_context(tempfile.TemporaryDirectory())
-            env: dict[str, Any] = {"HOME": home, **sampling}
-            if sampling:
-                env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver_url
-            jarvises[mode] = start_jarvis(Path(home) / "data", env=env, timeout=180)
-            stack.callback(jarvises[mode].stop)
-            await prepare(jarvises[mode])
-        for jarvis in jarvises.values():
-            await quiet(jarvis)
-        latencies: dict[str, list[float]] = {mode: [] for mode in [*MODES, "direct"]}
-        rates: dict[str, list[float]] = {mode: [] for mode in MODES}
-        # The CPU each Jarvis spent on its proxied calls (its process, not the server's): steadier than latency on a
-        # shared 2-core machine, where a neighbour's burst moves a p50 by a fifth.
-        cpu: dict[str, float] = dict.fromkeys(MODES, 0.0)
-        modes = list(MODES)
-        for round_ in range(rounds):
-            latencies["direct"] += await direct(1, calls)
-            # Each round starts with the next mode: a phase's place in the round moved its p50 by a tenth (the mode
-            # timed second was the slowest, whichever it was), so each mode takes each place alike.
-            for mode in modes[round_ % len(modes) :] + modes[: round_ % len(modes)]:
-                jarvis = jarvises[mode]
-                pids = jarvis_pids(jarvis)
-                before = cpu_seconds(pids)
-                latencies[mode] += await proxied(jarvis, calls)
-                cpu[mode] += cpu_seconds(pids) - before
-                rates[mode].append(await lists_per_second(jarvis, clients, calls // 4))
-                await asyncio.sleep(SETTLE_SECONDS)
-        print(f"convert_time of mcp-server-time, 1 caller, {calls} calls in each of {rounds} rounds;")
-        print(f"jarvis_server action=list, {clients} callers")
-        print(f"  {'':<10} {'p50':>9} {'p99':>9} {'p50 vs off':>11} {'list/s':>8} {'CPU/call':>9} {'vs off':>7}")
-        base = percentile(latencies["off"], 0.5)
-        for mode in ["direct", *MODES]:
-            p50, p99 = percentile(latencies[mode], 0.5), percentile(latencies[mode], 0.99)
-            rate = f"{sorted(rates[mode])[len(rates[mode]) // 2]:8.1f}" if mode in rates else f"{'':>8}"
-            # the warm-up calls ran in the measured phase too
-            per_call = f"{1000 * cpu[mode] / (rounds * (calls + 20)):6.2f} ms" if mode in cpu else ""
-            versus = f"{100 * (cpu[mode] / cpu['off'] - 1):+6.1f}%" if mode in cpu else ""
-            latency = f"{p50:6.2f} ms {p99:6.2f} ms {100 * (p50 / base - 1):+10.1f}%"
-            print(f"  {mode:<10} {latency} {rate} {per_call:>9} {versus}")
+        jarvises = await started(receiver_url, stack)
+        pids = {mode: jarvis_pids(jarvis) for mode, jarvis in jarvises.items()}
+        async with AsyncExitStack() as open_clients:
+            clients = {
+                mode: await open_clients.enter_async_context(mcp_client(jarvis.url("/mcp/profile/bench")))
+                for mode, jarvis in jarvises.items()
+            }
+            for client in clients.values():
+                await timed_calls([client], "clock__convert_time", 20)  # warm up
+            for round_ in range(rounds):
+                latencies["direct"] += await direct(1, calls)
+                # The modes take turns every BLOCK calls, in an order that rotates: this machine's speed drifts by a
+                # fifth within seconds, and modes timed in phases of their own (a round's calls at once) moved by as
+                # much with their place in the round, whichever mode was there.
+                for block in range(calls // BLOCK):
+                    for mode in rotated(block):
+                        before = cpu_seconds(pids[mode])
+                        latencies[mode] += await timed_calls([clients[mode]], "clock__convert_time", BLOCK, ARGS)
+                        cpu[mode] += cpu_seconds(pids[mode]) - before
+                for mode in rotated(round_):
+                    await asyncio.sleep(SETTLE_SECONDS)  # the last spans leave before each list load
+                    rates[mode].append(await lists_per_second(jarvises[mode], list_clients, calls // 4))
+    report(calls, rounds, list_clients, latencies, rates, cpu)
+
+
+def report(
+    calls: int,
+    rounds: int,
+    list_clients: int,
+    latencies: dict[str, list[float]],
+    rates: dict[str, list[float]],
+    cpu: dict[str, float],
+) -> None:
+    timed = rounds * (calls // BLOCK) * BLOCK
+    print(f"convert_time of mcp-server-time, 1 caller, {timed} calls a mode in turns of {BLOCK};")
+    print(f"jarvis_server action=list, {list_clients} callers")
+    print(f"  {'':<10} {'p50':>9} {'p99':>9} {'p50 vs off':>11} {'list/s':>8} {'CPU/call':>9} {'vs off':>7}")
+    base = percentile(latencies["off"], 0.5)
+    for mode in ["direct", *MODES]:
+        p50, p99 = percentile(latencies[mode], 0.5), percentile(latencies[mode], 0.99)
+        rate = f"{sorted(rates[mode])[len(rates[mode]) // 2]:8.1f}" if mode in rates else f"{'':>8}"
+        per_call = f"{1000 * cpu[mode] / timed:6.2f} ms" if mode in cpu else ""
+        versus = f"{100 * (cpu[mode] / cpu['off'] - 1):+6.1f}%" if mode in cpu else ""
+        latency = f"{p50:6.2f} ms {p99:6.2f} ms {100 * (p50 / base - 1):+10.1f}%"
+        print(f"  {mode:<10} {latency} {rate} {per_call:>9} {versus}")
 
 
 if __name__ == "__main__":
