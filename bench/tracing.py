@@ -2,9 +2,9 @@
 at once, tracing off, on at 10 % sampling and on at 100 %, beside the same server called directly.
 
 Same run, same server (`mcp-server-time`), the three taking turns every few calls, in an order that rotates, so drift
-in the machine's speed hits every Jarvis alike. The traced ones export to a real OTLP/HTTP receiver (tests/support/otlp_receiver.py) in a process of its own, so
-decoding spans does not slow the callers measured here; it counts what it received. Targets: off within noise of a
-Jarvis without this code; 100 % adds at most 10 % to the p50.
+in the machine's speed hits every Jarvis alike. The traced ones export to a real OTLP/HTTP receiver
+(tests/support/otlp_receiver.py) in a process of its own, which counts what it received. Targets: off within noise
+of a Jarvis without this code; 100 % adds at most 10 % to the p50.
 """
 
 from __future__ import annotations

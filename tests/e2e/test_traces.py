@@ -123,7 +123,7 @@ STEP_CHAINS = [[step for i, step in enumerate(STEPS) if kept >> i & 1] for kept 
 
 def steps_between(spans: list[ReceivedSpan], child: ReceivedSpan, ancestor: ReceivedSpan) -> list[str]:
     """The names of the spans from `ancestor` down to `child`'s parent (`child` must descend from `ancestor`)."""
-    by_id, names = {s.span_id: s for s in spans}, []
+    by_id, names = {s.span_id: s for s in spans}, list[str]()
     parent = by_id[child.parent_id]
     while parent.span_id != ancestor.span_id:
         names.insert(0, parent.name)
