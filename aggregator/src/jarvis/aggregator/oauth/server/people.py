@@ -106,11 +106,16 @@ class People:
         return [role_from(r.key, r.body) for r in await self.store.list("role")]
 
     async def scopes_for(self, user: Identity) -> tuple[str, ...]:
-        granted: list[str] = []
-        for role in await self.roles():
-            if role.covers(user):
-                granted += [s for s in role.scopes if s not in granted]
-        return tuple(granted)
+        return granted_scopes(await self.roles(), user)
+
+
+def granted_scopes(roles: Iterable[Role], user: Identity) -> tuple[str, ...]:
+    """The scopes `roles` give `user`, each once, in the roles' order."""
+    granted: list[str] = []
+    for role in roles:
+        if role.covers(user):
+            granted += [s for s in role.scopes if s not in granted]
+    return tuple(granted)
 
 
 def meet(granted: str, asked: str) -> str | None:

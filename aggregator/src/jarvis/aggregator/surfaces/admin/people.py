@@ -119,10 +119,12 @@ class PeopleActions:
         return self.ctx.people
 
     async def list_users(self, p: ListUsers, _: Principal) -> UserList:
-        users = [user_view(body) for body in await self.admin.users()]
+        bodies = await self.admin.users()
+        users = [user_view(body) for body in bodies]
         users = [u for u in users if u.disabled] if p.disabled_only else users
         # Each person's effective scopes, as the authorization server computes them at their next token.
-        users = [replace(u, scopes=list(await self.admin.role_scopes(u.subject))) for u in users]
+        scopes = await self.admin.scopes_of(bodies)
+        users = [replace(u, scopes=list(scopes.get(u.subject, ()))) for u in users]
         return UserList(users, len(users))
 
     async def disable(self, p: Who, _: Principal) -> UserChanged:
