@@ -244,11 +244,8 @@ class _TimedStep:
     def failed(self, exc: Exception) -> None:
         """Which step refused a call is what its trace is read for: that step has a span, whatever its time. Its
         status is the outcome, not the refusal's text, which may carry a consent link."""
-        if exc is self.passed_on:
-            return
-        self._open()
-        if self.span is not None:
-            self.span.set_status(StatusCode.ERROR, _outcome(exc))
+        if exc is not self.passed_on:
+            self._open().set_status(StatusCode.ERROR, _outcome(exc))
 
     def end(self) -> None:
         self._open_if_slow()
@@ -259,9 +256,10 @@ class _TimedStep:
         if time.time_ns() - self.began - self.inside >= STEP_SPAN_NS:
             self._open()
 
-    def _open(self) -> None:
+    def _open(self) -> trace.Span:
         if self.span is None:
             self.span = tracing.opened(self.name, self.began)
+        return self.span
 
 
 def _outcome(exc: Exception) -> str:
